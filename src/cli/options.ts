@@ -1,0 +1,88 @@
+import { z } from "zod";
+import { UsageError } from "../errors.js";
+import { MESSAGE_TYPES, type MessageType } from "../messages/schemas.js";
+import { parseDuration } from "../util/duration.js";
+
+/**
+ * zod pieces for commander's raw option values. Each names its flag so a bad
+ * value is reported as `--timeout: invalid duration "5"`.
+ */
+export const duration = (flag: string) =>
+  z.string().transform((text) => parseDuration(text, { flag }));
+
+export const integer = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.string().transform((text) => {
+    const value = Number(text);
+    if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+      throw new UsageError(`invalid value "${text}": expected a whole number from ${min} to ${max}`, { flag });
+    }
+    return value;
+  });
+
+export const number = (flag: string, min: number, max: number) =>
+  z.string().transform((text) => {
+    const value = Number(text);
+    if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
+      throw new UsageError(`invalid value "${text}": expected a number from ${min} to ${max}`, { flag });
+    }
+    return value;
+  });
+
+export const jsonObject = (flag: string) =>
+  z.string().transform((text) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new UsageError(`not valid JSON (${(error as Error).message})`, { flag });
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw new UsageError(`expected a JSON object, got ${text}`, { flag });
+    }
+    return value as Record<string, unknown>;
+  });
+
+export const messageType = (flag: string) =>
+  z.string().transform((text): MessageType => {
+    if (!(MESSAGE_TYPES as readonly string[]).includes(text)) {
+      throw new UsageError(`unknown message type "${text}": expected one of ${MESSAGE_TYPES.join(", ")}`, { flag });
+    }
+    return text as MessageType;
+  });
+
+export const aliasKeys = z.string().transform((text) => {
+  if (text !== "spec" && text !== "camel") throw new UsageError(`invalid value "${text}": expected spec or camel`, { flag: "--alias-keys" });
+  return text;
+});
+
+export const isoDate = (flag: string) =>
+  z.string().transform((text) => {
+    const date = new Date(text);
+    if (Number.isNaN(date.getTime())) throw new UsageError(`invalid date "${text}": expected ISO 8601, e.g. 2024-01-01T00:00:00.000Z`, { flag });
+    return date;
+  });
+
+export const httpStatus = (flag: string) => integer(flag, 100, 599);
+
+/** Commander's repeatable-option collector. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/**
+ * Validates commander's option bag with a zod schema. Transforms above throw
+ * UsageError naming the flag; other zod issues are turned into one.
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const key = issue?.path[0];
+  const flag = typeof key === "string" ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : undefined;
+  throw new UsageError(issue?.message ?? "invalid options", flag ? { flag } : undefined);
+}
+
+/** exactOptionalPropertyTypes: zod's optional outputs carry explicit undefined; drop those keys. */
+export function stripUndefined<T extends Record<string, unknown>>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}

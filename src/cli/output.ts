@@ -1,0 +1,73 @@
+import { Chalk, type ChalkInstance } from "chalk";
+import ora, { type Ora } from "ora";
+import type { CliIo } from "./io.js";
+
+/** Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never with NO_COLOR. */
+export interface Output {
+  readonly color: ChalkInstance;
+  readonly json: boolean;
+  /** Human result lines (stdout). Suppressed under --json. */
+  line(text: string): void;
+  /** One JSON object per line on stdout (only under --json). */
+  event(event: string, fields: Record<string, unknown>): void;
+  /** Logs and warnings (stderr), kept under --json. */
+  log(text: string): void;
+  warn(text: string): void;
+  /** A spinner on stderr when it is a TTY; a no-op otherwise. */
+  spinner(text: string): Spinner;
+}
+
+export interface Spinner {
+  update(text: string): void;
+  stop(): void;
+}
+
+const NO_SPINNER: Spinner = { update() {}, stop() {} };
+
+export function createOutput(io: CliIo, options: { json?: boolean } = {}): Output {
+  const noColor = io.env["NO_COLOR"] !== undefined && io.env["NO_COLOR"] !== "";
+  const stdoutColor = new Chalk({ level: io.stdoutIsTTY && !noColor ? 1 : 0 });
+  const stderrColor = new Chalk({ level: io.stderrIsTTY && !noColor ? 1 : 0 });
+  const json = options.json ?? false;
+  let active: Ora | undefined;
+
+  // Writing while a spinner spins would tear its line: clear it first.
+  const withSpinnerCleared = (write: () => void): void => {
+    if (active?.isSpinning) {
+      active.clear();
+      write();
+      active.render();
+    } else write();
+  };
+
+  return {
+    color: stdoutColor,
+    json,
+    line(text) {
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${text}\n`));
+    },
+    event(event, fields) {
+      if (json) io.stdout.write(`${JSON.stringify({ event, ...fields })}\n`);
+    },
+    log(text) {
+      withSpinnerCleared(() => io.stderr.write(`${text}\n`));
+    },
+    warn(text) {
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${text}\n`));
+    },
+    spinner(text) {
+      if (!io.stderrIsTTY || noColor || io.env["CI"]) return NO_SPINNER;
+      const spinner = ora({ text, stream: io.stderr as NodeJS.WriteStream, discardStdin: false }).start();
+      active = spinner;
+      return {
+        update(next) {
+          spinner.text = next;
+        },
+        stop() {
+          spinner.stop();
+          if (active === spinner) active = undefined;
+        },
+      };
+    },
+  };
+}

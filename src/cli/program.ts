@@ -1,0 +1,56 @@
+import { Command } from "commander";
+import { createRequire } from "node:module";
+import { exitReportFor } from "./exit-codes.js";
+import type { CliIo, CommandContext } from "./io.js";
+import { registerAudience } from "./commands/audience.js";
+import { registerDemo } from "./commands/demo.js";
+import { registerGenerate } from "./commands/generate.js";
+import { registerListen } from "./commands/listen.js";
+import { registerReplay } from "./commands/replay.js";
+import { registerSend } from "./commands/send.js";
+import { registerServe } from "./commands/serve.js";
+
+const require = createRequire(import.meta.url);
+const { version } = require("../../package.json") as { version: string };
+
+/** Builds the command table; registration only wires options to command functions. */
+export function buildProgram(context: CommandContext): Command {
+  const program = new Command("webhook-cli")
+    .description("Test, sign, receive and replay analytics webhooks (the Webhooks destination, locally).")
+    .version(version, "-V, --version")
+    .showHelpAfterError("(run with --help for usage)")
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => context.io.stdout.write(text),
+      writeErr: (text) => context.io.stderr.write(text),
+    });
+  registerGenerate(program, context);
+  registerSend(program, context);
+  registerListen(program, context);
+  registerReplay(program, context);
+  registerServe(program, context);
+  registerAudience(program, context);
+  registerDemo(program, context);
+  for (const command of program.commands) command.exitOverride();
+  return program;
+}
+
+/** Runs one command line; returns the exit status. Never throws, never exits. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const context: CommandContext = { io, exitCode: 0 };
+  const program = buildProgram(context);
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 2;
+    }
+    await program.parseAsync([...argv], { from: "user" });
+    return context.exitCode;
+  } catch (error) {
+    const report = exitReportFor(error);
+    if (report.message) io.stderr.write(`${report.message}\n`);
+    if (report.stack) io.stderr.write(`${report.stack}\n`);
+    return report.code;
+  }
+}

@@ -1,0 +1,88 @@
+import type { Target } from "../settings.js";
+import type { Clock, Random } from "../util/clock.js";
+
+/**
+ * The one delivery engine's interface (CONTRACT.md 1 and 2). `send`, `replay`,
+ * `serve` and `audience sync` all deliver through `DeliveryEngine.deliver`.
+ */
+
+export const DEFAULT_TIMEOUT_MS = 5_000;
+export const DEFAULT_RETRY_WINDOW_MS = 4 * 60 * 60 * 1000;
+/** The wait before retry n is capped at this (CONTRACT.md 2). */
+export const MAX_BACKOFF_MS = 5 * 60 * 1000;
+
+export interface DeliveryOptions {
+  /** Deadline per attempt for the response status, connect and TLS included. Default 5 s. */
+  timeoutMs?: number;
+  /** No attempt starts later than this after the first one. Default 4 h. */
+  retryWindowMs?: number;
+  /** Extra trusted CA certificates (PEM), added to Node's default roots. */
+  ca?: readonly string[];
+  clock?: Clock;
+  random?: Random;
+  /** Keep-alive connections per origin. */
+  connections?: number;
+  /** Called after every attempt (for --verbose, spinners, logs). */
+  onAttempt?: (event: AttemptEvent) => void;
+}
+
+/** The exact request the engine sends to one target (also what --dry-run prints). */
+export interface PreparedRequest {
+  url: string;
+  method: "POST";
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** How one attempt ended. `kind` drives the retry policy. */
+export type AttemptOutcome =
+  | { kind: "status"; status: number; retryAfterMs?: number }
+  | { kind: "timeout" }
+  | { kind: "network"; code: string }
+  | { kind: "tls"; code: string }
+  | { kind: "invalid"; reason: string };
+
+export interface AttemptEvent {
+  url: string;
+  /** 1-based attempt number for this URL. */
+  attempt: number;
+  outcome: AttemptOutcome;
+  status: number | null;
+  /** Human-readable error, or null for a 2xx. */
+  error: string | null;
+  ms: number;
+  /** When another attempt follows, how long until it starts. */
+  retryInMs?: number;
+  request: PreparedRequest;
+  response?: { headers: Record<string, string | string[]>; body: string };
+}
+
+export interface UrlResult {
+  url: string;
+  /** Last HTTP status seen, or null when none arrived. */
+  status: number | null;
+  attempts: number;
+  /** Why the last attempt failed, or null when it succeeded. */
+  error: string | null;
+  /** Total time spent on this URL's attempts, in ms. */
+  ms: number;
+}
+
+export interface DeliveryResult {
+  /** At least one URL answered 2xx (CONTRACT.md 2: any-of). */
+  delivered: boolean;
+  urls: UrlResult[];
+  /** Rounds run (1 = no retry). */
+  rounds: number;
+  /** Stopped early by the abort signal: not delivered, not finally failed. */
+  interrupted: boolean;
+}
+
+export interface DeliverCall {
+  /** Cancels pending retry waits; an attempt in flight finishes (bounded by the timeout). */
+  signal?: AbortSignal;
+  /** Epoch ms of the first attempt, when resuming a delivery (serve after restart). */
+  firstAttemptAt?: number;
+  /** Override the engine's targets for this message. */
+  targets?: readonly Target[];
+}

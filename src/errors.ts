@@ -1,0 +1,94 @@
+/**
+ * One base error with a stable `code`. The CLI maps codes to exit statuses in
+ * one place (src/cli/exit-codes.ts); library users can switch on `code`.
+ */
+
+/** Where a bad value came from, so a message can name it. */
+export interface ErrorSource {
+  flag?: string;
+  file?: string;
+  line?: number;
+  key?: string;
+  env?: string;
+}
+
+export type ErrorCode =
+  | "E_USAGE"
+  | "E_INPUT"
+  | "E_CONFIG"
+  | "E_VALIDATION"
+  | "E_PORT"
+  | "E_TLS"
+  | "E_DELIVERY"
+  | "E_CLOSED"
+  | "E_INTERNAL";
+
+export class WebhookCliError extends Error {
+  readonly code: ErrorCode;
+  readonly source: ErrorSource | undefined;
+
+  constructor(code: ErrorCode, message: string, options?: { source?: ErrorSource; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.source = options?.source;
+  }
+
+  /** The message prefixed with where the value came from: `events.ndjson:3: …`, `--url: …`. */
+  describe(): string {
+    return `${formatSource(this.source)}${this.message}`;
+  }
+}
+
+/** A bad flag, argument or combination of them. */
+export class UsageError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_USAGE", message, source ? { source } : undefined);
+  }
+}
+
+/** Bad input data: a file, a line, a message. */
+export class InputError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_INPUT", message, source ? { source } : undefined);
+  }
+}
+
+/** An invalid config file or destination settings. */
+export class ConfigError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_CONFIG", message, source ? { source } : undefined);
+  }
+}
+
+/** A client-library call that is missing a required field (messages of the original library). */
+export class ValidationError extends WebhookCliError {
+  constructor(message: string) {
+    super("E_VALIDATION", message);
+  }
+}
+
+/** A port that cannot be listened on. */
+export class PortError extends WebhookCliError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("E_PORT", message, options);
+  }
+}
+
+/** Use of a closed client or server. */
+export class ClosedError extends WebhookCliError {
+  constructor(message: string) {
+    super("E_CLOSED", message);
+  }
+}
+
+export function formatSource(source: ErrorSource | undefined): string {
+  if (!source) return "";
+  const parts: string[] = [];
+  if (source.file !== undefined) parts.push(source.line !== undefined ? `${source.file}:${source.line}` : source.file);
+  else if (source.line !== undefined) parts.push(`line ${source.line}`);
+  if (source.flag !== undefined) parts.push(source.flag);
+  if (source.env !== undefined) parts.push(`$${source.env}`);
+  if (source.key !== undefined) parts.push(`key "${source.key}"`);
+  return parts.length > 0 ? `${parts.join(": ")}: ` : "";
+}

@@ -1,0 +1,214 @@
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { ConfigError, UsageError, type ErrorSource } from "./errors.js";
+import type { AliasKeys } from "./messages/schemas.js";
+
+/** SPEC.md 2.1: at most five webhook URLs. */
+export const MAX_TARGETS = 5;
+/** CONTRACT.md 1: at most fifty static headers per URL. */
+export const MAX_HEADERS_PER_TARGET = 50;
+export const DEFAULT_USER_AGENT = "Segment.io/1.0";
+export const DEFAULT_CONFIG_FILE = "webhook-cli.json";
+
+/** One webhook URL with its static headers. */
+export interface Target {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface Source {
+  name: string;
+  writeKey: string;
+}
+
+/** The destination's settings, resolved from flags, environment and config file. */
+export interface DestinationSettings {
+  targets: Target[];
+  secret: string | undefined;
+  userAgent: string;
+  aliasKeys: AliasKeys;
+  /** SPEC.md 3: a switched-off destination forwards nothing. */
+  enabled: boolean;
+  sources: Source[];
+}
+
+// Headers that would break framing, signing or the message itself.
+const REFUSED_HEADERS = new Set([
+  "content-type",
+  "x-signature",
+  "content-length",
+  "host",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "expect",
+]);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Latin-1 without CR, LF and NUL.
+const HEADER_VALUE = /^[^\r\n\0\u0100-\uffff]*$/;
+
+export const configSchema = z.strictObject({
+  sharedSecret: z.string().min(1).optional(),
+  webhooks: z
+    .array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() }))
+    .optional(),
+  userAgent: z.string().min(1).optional(),
+  aliasKeys: z.enum(["spec", "camel"]).optional(),
+  enabled: z.boolean().optional(),
+  sources: z.array(z.strictObject({ name: z.string().min(1), writeKey: z.string().min(1) })).optional(),
+});
+export type ConfigFile = z.infer<typeof configSchema>;
+
+/** Reads and validates a config file; errors name the file and the key. */
+export function loadConfig(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read config file: ${(error as Error).message}`, { file: path });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text.replace(/^\uFEFF/, ""));
+  } catch (error) {
+    throw new ConfigError(`not valid JSON: ${(error as Error).message}`, { file: path });
+  }
+  const result = configSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const key = issue ? issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") : "";
+    throw new ConfigError(issue?.message ?? "invalid config", { file: path, ...(key ? { key } : {}) });
+  }
+  return result.data;
+}
+
+/** Checks one static header, naming it and where it came from when refused. */
+export function validateHeader(name: string, value: string, source: ErrorSource): void {
+  if (!TOKEN.test(name)) throw new UsageError(`header name "${name}" is not a valid HTTP token`, source);
+  if (REFUSED_HEADERS.has(name.toLowerCase())) {
+    throw new UsageError(`header "${name}" cannot be set: webhook-cli sets it itself`, source);
+  }
+  if (!HEADER_VALUE.test(value)) {
+    throw new UsageError(`header "${name}" has a value with CR/LF, NUL or characters outside Latin-1`, source);
+  }
+}
+
+/** Parses `Name: value` (from `--header`). */
+export function parseHeaderFlag(text: string): [string, string] {
+  const colon = text.indexOf(":");
+  if (colon <= 0) throw new UsageError(`"${text}" is not of the form 'Name: value'`, { flag: "--header" });
+  const name = text.slice(0, colon).trim();
+  const value = text.slice(colon + 1).trim();
+  validateHeader(name, value, { flag: "--header" });
+  return [name, value];
+}
+
+/** Checks a webhook URL: absolute, http or https. */
+export function validateUrl(url: string, source: ErrorSource): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`"${url}" is not a valid URL (include http:// or https://)`, source);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UsageError(`"${url}" is not an http: or https: URL`, source);
+  }
+  return url;
+}
+
+export interface SettingsInput {
+  urls?: readonly string[];
+  headers?: readonly string[];
+  secret?: string;
+  secretFile?: string;
+  userAgent?: string;
+  aliasKeys?: AliasKeys;
+  /** An explicit `--config`; otherwise `./webhook-cli.json` is read when present. */
+  configPath?: string;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Fail when no URL is configured (send, replay); serve may start without one. */
+  requireTargets?: boolean;
+}
+
+/** Reads a secret file, stripping one trailing newline. */
+export function readSecretFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8").replace(/\r?\n$/, "");
+  } catch (error) {
+    throw new UsageError(`cannot read secret file: ${(error as Error).message}`, { flag: "--secret-file", file: path });
+  }
+}
+
+/**
+ * Resolves the destination settings. Precedence: flag > environment > config
+ * file; `--url` replaces the config's webhooks and `--header` applies to them.
+ */
+export function resolveSettings(input: SettingsInput): DestinationSettings {
+  const configPath = input.configPath ?? defaultConfigPath(input.cwd);
+  const configFile = configPath ? resolve(input.cwd, configPath) : undefined;
+  const config: ConfigFile = configFile ? loadConfig(configFile) : {};
+
+  let targets: Target[];
+  if (input.urls && input.urls.length > 0) {
+    const headers: Record<string, string> = {};
+    for (const text of input.headers ?? []) {
+      const [name, value] = parseHeaderFlag(text);
+      headers[name] = value;
+    }
+    if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
+      throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { flag: "--header" });
+    }
+    targets = input.urls.map((url) => ({ url: validateUrl(url, { flag: "--url" }), headers: { ...headers } }));
+    if (targets.length > MAX_TARGETS) {
+      throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { flag: "--url" });
+    }
+  } else {
+    if (input.headers && input.headers.length > 0) {
+      throw new UsageError("--header applies to --url targets; give --url too, or put headers in the config file", { flag: "--header" });
+    }
+    const webhooks = config.webhooks ?? [];
+    if (webhooks.length > MAX_TARGETS) {
+      throw new ConfigError(`${webhooks.length} webhooks configured; at most ${MAX_TARGETS}`, { file: configFile ?? "", key: "webhooks" });
+    }
+    targets = webhooks.map((hook, index) => {
+      const source = { file: configFile ?? "", key: `webhooks[${index}]` };
+      validateUrl(hook.url, { ...source, key: `webhooks[${index}].url` });
+      const headers = hook.headers ?? {};
+      if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
+        throw new ConfigError(`at most ${MAX_HEADERS_PER_TARGET} headers per URL`, { ...source, key: `webhooks[${index}].headers` });
+      }
+      for (const [name, value] of Object.entries(headers)) validateHeader(name, value, { ...source, key: `webhooks[${index}].headers.${name}` });
+      return { url: hook.url, headers: { ...headers } };
+    });
+  }
+  if (input.requireTargets && targets.length === 0) {
+    throw new UsageError(`no webhook URL: give --url or a config file with "webhooks"`, { flag: "--url" });
+  }
+
+  const secret =
+    input.secret ??
+    (input.secretFile !== undefined ? readSecretFile(resolve(input.cwd, input.secretFile)) : undefined) ??
+    nonEmpty(input.env["WEBHOOK_SECRET"]) ??
+    config.sharedSecret;
+
+  return {
+    targets,
+    secret: secret === "" ? undefined : secret,
+    userAgent: input.userAgent ?? config.userAgent ?? DEFAULT_USER_AGENT,
+    aliasKeys: input.aliasKeys ?? config.aliasKeys ?? "spec",
+    enabled: config.enabled ?? true,
+    sources: config.sources ?? [],
+  };
+}
+
+function defaultConfigPath(cwd: string): string | undefined {
+  return existsSync(resolve(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}

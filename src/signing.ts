@@ -1,0 +1,22 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** Bytes as sent on the wire; strings are taken as UTF-8. */
+export type BodyBytes = string | Uint8Array;
+
+/** Lowercase hex HMAC-SHA1 of the exact body bytes, keyed by the shared secret. */
+export function sign(secret: string | Uint8Array, body: BodyBytes): string {
+  return createHmac("sha1", secret).update(body).digest("hex");
+}
+
+/**
+ * True when `header` is the signature of `body` under `secret`. Compares in
+ * constant time and returns false (never throws) for missing, odd-length or
+ * non-string headers.
+ */
+export function verify(secret: string | Uint8Array, body: BodyBytes, header: unknown): boolean {
+  if (typeof header !== "string") return false;
+  const expected = Buffer.from(sign(secret, body), "latin1");
+  const given = Buffer.from(header, "latin1");
+  if (given.length !== expected.length) return false;
+  return timingSafeEqual(given, expected);
+}

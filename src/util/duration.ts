@@ -1,0 +1,24 @@
+import { UsageError, type ErrorSource } from "../errors.js";
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+
+/** Parses `250ms`, `5s`, `1.5m`, `4h` into milliseconds; the error names the value and its source. */
+export function parseDuration(text: string, source: ErrorSource = {}): number {
+  const match = PATTERN.exec(text.trim());
+  const unit = match?.[2];
+  if (!match || unit === undefined) {
+    throw new UsageError(`invalid duration "${text}": use a number with a unit, e.g. 250ms, 5s, 10m, 4h`, source);
+  }
+  const ms = Number(match[1]) * (UNITS[unit] ?? 1);
+  if (!Number.isFinite(ms)) throw new UsageError(`invalid duration "${text}"`, source);
+  return Math.round(ms);
+}
+
+/** `1234` → `1.2s`, `85` → `85ms`: for human output. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)}m`;
+  return `${(ms / 3_600_000).toFixed(1)}h`;
+}
