@@ -1,0 +1,147 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { checkMessage } from "../../src/messages/check.js";
+import { buildExamples } from "../../src/messages/examples.js";
+import { isTimestamp, MESSAGE_TYPES, schemaFor, type MessageType } from "../../src/messages/schemas.js";
+
+const NOW = new Date("2012-12-02T00:30:08.276Z");
+const fixture = (name: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(new URL(`../../fixtures/${name}.json`, import.meta.url), "utf8")) as Record<string, unknown>;
+
+/** SPEC.md 4.1: the exact keys of each request body. */
+const SPEC_KEYS: Record<MessageType, string[]> = {
+  page: ["version", "type", "userId", "properties", "timestamp"],
+  screen: ["version", "type", "userId", "name", "timestamp", "context"],
+  identify: ["version", "type", "userId", "traits", "timestamp"],
+  track: ["version", "type", "userId", "event", "properties", "timestamp"],
+  alias: ["version", "type", "Previous ID", "User ID", "timestamp"],
+  group: ["version", "type", "groupId", "userId", "traits", "timestamp"],
+  delete: ["type", "userId", "timestamp"],
+};
+
+describe("examples", () => {
+  it("cover the seven types, each with exactly the keys of SPEC.md 4.1", () => {
+    const examples = buildExamples(MESSAGE_TYPES, { now: NOW, seed: 1 });
+    expect(examples.map((m) => m.type)).toEqual([...MESSAGE_TYPES]);
+    for (const example of examples) {
+      expect(Object.keys(example).sort()).toEqual([...SPEC_KEYS[example.type]].sort());
+    }
+  });
+
+  it.each([1, 2, 3, 99])("validate strictly against their schema (seed %i)", (seed) => {
+    for (const example of buildExamples(MESSAGE_TYPES, { now: NOW, seed })) {
+      expect(checkMessage(example, { strict: true })).toEqual({ type: example.type, errors: [], warnings: [] });
+      expect(schemaFor(example.type).safeParse(example).success).toBe(true);
+    }
+  });
+
+  it("are deterministic for the same seed and time, and differ across seeds", () => {
+    expect(buildExamples(MESSAGE_TYPES, { now: NOW, seed: 5 })).toEqual(buildExamples(MESSAGE_TYPES, { now: NOW, seed: 5 }));
+    expect(buildExamples(MESSAGE_TYPES, { now: NOW, seed: 5 })).not.toEqual(buildExamples(MESSAGE_TYPES, { now: NOW, seed: 6 }));
+  });
+
+  it("apply overrides", () => {
+    const [track, identify] = buildExamples(["track", "identify"], {
+      now: NOW,
+      seed: 1,
+      userId: "u_42",
+      event: "Signed Up",
+      properties: { plan: "pro" },
+      traits: { vip: true },
+    });
+    expect(track).toMatchObject({ userId: "u_42", event: "Signed Up", properties: { plan: "pro" } });
+    expect(identify).toMatchObject({ userId: "u_42", traits: { vip: true } });
+  });
+
+  it("use camelCase alias keys on request, and those validate too", () => {
+    const [alias] = buildExamples(["alias"], { now: NOW, seed: 1, aliasKeys: "camel" });
+    expect(Object.keys(alias ?? {}).sort()).toEqual(["previousId", "timestamp", "type", "userId", "version"]);
+    expect(checkMessage(alias, { strict: true }).errors).toEqual([]);
+    expect(schemaFor("alias", "camel").safeParse(alias).success).toBe(true);
+  });
+});
+
+describe("fixtures", () => {
+  it.each([...MESSAGE_TYPES, "alias-camel"])("fixtures/%s.json validates strictly", (name) => {
+    expect(checkMessage(fixture(name), { strict: true }).errors).toEqual([]);
+  });
+
+  it("every line of fixtures/events.ndjson carries a valid message", () => {
+    const lines = readFileSync(new URL("../../fixtures/events.ndjson", import.meta.url), "utf8").trim().split("\n");
+    expect(lines).toHaveLength(7);
+    const types = lines.map((line) => {
+      const envelope = JSON.parse(line) as { body: unknown };
+      const check = checkMessage(envelope.body, { strict: true });
+      expect(check.errors).toEqual([]);
+      return check.type;
+    });
+    expect(new Set(types)).toEqual(new Set(MESSAGE_TYPES));
+  });
+});
+
+describe("checkMessage", () => {
+  const track = () => fixture("track");
+
+  it("names a missing key", () => {
+    const { event: _event, ...rest } = track();
+    expect(checkMessage(rest).errors).toEqual([{ key: "event", message: 'missing required key "event"' }]);
+  });
+
+  it("names an extra key: a warning, an error under strict", () => {
+    const message = { ...track(), extra: 1 };
+    expect(checkMessage(message).errors).toEqual([]);
+    expect(checkMessage(message).warnings).toEqual([{ key: "extra", message: 'unknown key "extra" for type track' }]);
+    expect(checkMessage(message, { strict: true }).errors.map((e) => e.key)).toEqual(["extra"]);
+  });
+
+  it("names a wrongly typed key", () => {
+    const errors = checkMessage({ ...track(), userId: 42 }).errors;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.key).toBe("userId");
+    expect(errors[0]?.message).toMatch(/^key "userId": .*string/);
+  });
+
+  it.each(["2012-12-02T00:30:08Z", "2012-12-02 00:30:08.276Z", "2012-12-02T00:30:08.276+01:00", "2012-02-30T00:00:00.000Z", "yesterday"])(
+    "rejects the timestamp %s, naming the key",
+    (timestamp) => {
+      const errors = checkMessage({ ...track(), timestamp }).errors;
+      expect(errors.map((e) => e.key)).toEqual(["timestamp"]);
+      expect(errors[0]?.message).toContain("ISO 8601");
+    },
+  );
+
+  it("rejects version other than 1 and a version on delete under strict", () => {
+    expect(checkMessage({ ...track(), version: 2 }).errors.map((e) => e.key)).toEqual(["version"]);
+    expect(checkMessage({ ...fixture("delete"), version: 1 }, { strict: true }).errors.map((e) => e.key)).toEqual(["version"]);
+  });
+
+  it("accepts anonymousId in place of userId, and context on any type but delete", () => {
+    const { userId: _userId, ...anonymous } = track();
+    expect(checkMessage({ ...anonymous, anonymousId: "anon_1", context: { ip: "1.2.3.4" } }, { strict: true }).errors).toEqual([]);
+    expect(checkMessage(anonymous).errors).toEqual([{ key: "userId", message: 'missing required key "userId" (or "anonymousId")' }]);
+  });
+
+  it("checks the screen context's nested keys", () => {
+    const screen = fixture("screen");
+    const context = screen["context"] as Record<string, Record<string, unknown>>;
+    const errors = checkMessage({ ...screen, context: { ...context, os: { name: "iOS" } } }).errors;
+    expect(errors.map((e) => e.key)).toEqual(["context"]);
+    expect(errors[0]?.message).toContain("context.os.version");
+  });
+
+  it.each([
+    [null, "(body)"],
+    [[1, 2], "(body)"],
+    ["text", "(body)"],
+    [{ type: "purchase" }, "type"],
+    [{ userId: "u" }, "type"],
+  ])("rejects %j naming %s", (value, key) => {
+    expect(checkMessage(value).errors.map((e) => e.key)).toEqual([key]);
+  });
+
+  it("isTimestamp accepts exactly the ms-precision UTC form", () => {
+    expect(isTimestamp("2012-12-02T00:30:08.276Z")).toBe(true);
+    expect(isTimestamp(new Date(0).toISOString())).toBe(true);
+    expect(isTimestamp("2012-12-02T00:30:08.2760Z")).toBe(false);
+  });
+});
