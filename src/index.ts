@@ -17,3 +17,17 @@ export {
 } from "./settings.js";
 export { systemClock, VirtualClock, seededRandom, sleep, type Clock, type Random, type TimerHandle } from "./util/clock.js";
 export { parseDuration } from "./util/duration.js";
+export { DeliveryEngine, type EngineSettings } from "./delivery/deliver.js";
+export {
+  classifyOutcome,
+  parseRetryAfter,
+  backoffCapMs,
+  backoffMs,
+  retryWaitMs,
+  mayStartAt,
+  planNextRound,
+  honoursRetryAfter,
+  type Verdict,
+  type NextRound,
+} from "./delivery/policy.js";
+export * from "./delivery/types.js";

@@ -1,0 +1,107 @@
+import type { Random } from "../util/clock.js";
+import { MAX_BACKOFF_MS, type AttemptOutcome } from "./types.js";
+
+/**
+ * The retry policy of CONTRACT.md 2 as pure functions: no I/O, no clock of its
+ * own, randomness passed in. The engine in deliver.ts applies it round by round.
+ */
+
+/** What an attempt's outcome means for its URL. */
+export type Verdict = "delivered" | "retry" | "permanent";
+
+/** Classifies one attempt: 2xx delivered; timeout, network, 5xx, 408, 429 retried; the rest permanent. */
+export function classifyOutcome(outcome: AttemptOutcome): Verdict {
+  switch (outcome.kind) {
+    case "status": {
+      const { status } = outcome;
+      if (status >= 200 && status < 300) return "delivered";
+      if (status >= 500 || status === 408 || status === 429) return "retry";
+      // 1xx final (should not happen), 3xx (redirects are not followed), other 4xx.
+      return "permanent";
+    }
+    case "timeout":
+    case "network":
+      return "retry";
+    case "tls":
+    case "invalid":
+      return "permanent";
+  }
+}
+
+/** Retry-After counts only on 429 and 503 (CONTRACT.md 2). */
+export function honoursRetryAfter(status: number): boolean {
+  return status === 429 || status === 503;
+}
+
+/**
+ * Parses a Retry-After value: delay-seconds or an HTTP-date. Returns the wait
+ * in ms from `nowMs`, or undefined when the value is not valid. A date in the
+ * past means "now" (0).
+ */
+export function parseRetryAfter(value: string | readonly string[] | undefined, nowMs: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value) as string | undefined;
+  if (text === undefined) return undefined;
+  const trimmed = text.trim();
+  if (/^\d+$/.test(trimmed)) {
+    const seconds = Number(trimmed);
+    return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
+  }
+  // HTTP-date (IMF-fixdate and the obsolete forms Date.parse understands); must name a weekday or month to
+  // avoid taking odd numbers as dates.
+  if (!/[A-Za-z]{3}/.test(trimmed)) return undefined;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+/** The upper bound of the jittered wait before retry `n` (1-based): min(5 min, 2^(n−1) s). */
+export function backoffCapMs(retry: number): number {
+  if (retry < 1) return 0;
+  // 2^19 s is already far above the cap; avoid huge exponents.
+  return Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(retry - 1, 20));
+}
+
+/** Full jitter: the wait before retry `n`, uniform in [0, backoffCapMs(n)]. */
+export function backoffMs(retry: number, random: Random): number {
+  return Math.round(random() * backoffCapMs(retry));
+}
+
+/**
+ * The wait before retry `n`: the largest valid Retry-After of the round when
+ * there is one (it replaces the jittered wait), else full jitter.
+ */
+export function retryWaitMs(retry: number, random: Random, retryAfterMs: readonly (number | undefined)[] = []): number {
+  const given = retryAfterMs.filter((ms): ms is number => ms !== undefined && Number.isFinite(ms) && ms >= 0);
+  if (given.length > 0) return Math.max(...given);
+  return backoffMs(retry, random);
+}
+
+/** No attempt starts after the window closes: `windowMs` after the first attempt. */
+export function mayStartAt(startAt: number, firstAttemptAt: number, windowMs: number): boolean {
+  return startAt <= firstAttemptAt + windowMs;
+}
+
+export type NextRound = { retry: true; waitMs: number } | { retry: false; reason: "delivered" | "permanent" | "window" };
+
+/**
+ * Decides what follows a round: stop when any URL was delivered or none can be
+ * retried; otherwise wait, unless the next attempt would start after the window.
+ * `round` is the round just finished (1-based); the next one is retry `round`.
+ */
+export function planNextRound(input: {
+  round: number;
+  outcomes: readonly AttemptOutcome[];
+  now: number;
+  firstAttemptAt: number;
+  windowMs: number;
+  random: Random;
+}): NextRound {
+  const verdicts = input.outcomes.map(classifyOutcome);
+  if (verdicts.includes("delivered")) return { retry: false, reason: "delivered" };
+  const retryable = input.outcomes.filter((_, i) => verdicts[i] === "retry");
+  if (retryable.length === 0) return { retry: false, reason: "permanent" };
+  const retryAfters = retryable.map((o) => (o.kind === "status" ? o.retryAfterMs : undefined));
+  const waitMs = retryWaitMs(input.round, input.random, retryAfters);
+  if (!mayStartAt(input.now + waitMs, input.firstAttemptAt, input.windowMs)) return { retry: false, reason: "window" };
+  return { retry: true, waitMs };
+}
