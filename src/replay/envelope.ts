@@ -1,0 +1,125 @@
+import { checkMessage } from "../messages/check.js";
+import type { MessageType } from "../messages/schemas.js";
+
+/**
+ * What one input line means for replay (CONTRACT.md 4): a recording envelope
+ * from `listen --record`, a dead-letter line (an envelope plus `failure`), or a
+ * bare message. Pure: no I/O.
+ */
+export interface ReplayEntry {
+  line: number;
+  /** The exact bytes to send: `rawBody` when recorded, else `JSON.stringify(body)`. */
+  body: string | Buffer;
+  type: MessageType;
+  /** Messages with the same key are delivered in file order. */
+  orderKey: string | undefined;
+  /** Recorded time in epoch ms (`receivedAt`, else the body's `timestamp`), for --speed. */
+  time: number | undefined;
+  /** The line itself, kept so a dead-letter envelope can be built only when needed. */
+  text: string;
+}
+
+export type EntryResult = { ok: true; entry: ReplayEntry } | { ok: false; reason: string };
+
+export interface Failure {
+  reason: string;
+  attempts: number;
+  status: number | null;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Turns a line into the entry to send. With `check`, the message is validated
+ * (checkMessage errors make the line bad); without it, only what is needed to
+ * send is read, for the second pass over an already validated file.
+ */
+export function parseEntry(text: string, line: number, check: boolean): EntryResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `not JSON: ${(error as Error).message}` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { ok: false, reason: `not a known message: expected a JSON object, got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}` };
+  }
+  const record = value as Record<string, unknown>;
+  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check);
+  return fromMessage(record, JSON.stringify(record), undefined, text, line, check);
+}
+
+function fromEnvelope(envelope: Record<string, unknown>, text: string, line: number, check: boolean): EntryResult {
+  const rawBody = envelope["rawBody"];
+  let bytes: Buffer | undefined;
+  if (rawBody !== undefined) {
+    if (typeof rawBody !== "string" || rawBody.length % 4 !== 0 || !BASE64.test(rawBody)) {
+      return { ok: false, reason: `key "rawBody": expected base64 text` };
+    }
+    bytes = Buffer.from(rawBody, "base64");
+  }
+  let message = envelope["body"];
+  if ((message === null || message === undefined) && bytes !== undefined) {
+    // The recorded body was not JSON-parsable by listen, or was left out: the raw bytes decide.
+    try {
+      message = JSON.parse(bytes.toString("utf8"));
+    } catch (error) {
+      return { ok: false, reason: `not a known message: the recorded body (rawBody) is not JSON: ${(error as Error).message}` };
+    }
+  }
+  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    return { ok: false, reason: `not a known message: key "body" is not a JSON object` };
+  }
+  let time: number | undefined;
+  const receivedAt = envelope["receivedAt"];
+  if (typeof receivedAt === "string") {
+    const parsed = Date.parse(receivedAt);
+    if (!Number.isNaN(parsed)) time = parsed;
+    else if (check) return { ok: false, reason: `key "receivedAt": not an ISO 8601 date` };
+  }
+  const record = message as Record<string, unknown>;
+  return fromMessage(record, bytes ?? JSON.stringify(record), time, text, line, check);
+}
+
+function fromMessage(
+  message: Record<string, unknown>,
+  body: string | Buffer,
+  recordedAt: number | undefined,
+  text: string,
+  line: number,
+  check: boolean,
+): EntryResult {
+  if (check) {
+    const result = checkMessage(message);
+    if (result.errors.length > 0) {
+      return { ok: false, reason: `not a known message: ${result.errors.map((e) => e.message).join("; ")}` };
+    }
+  }
+  const type = message["type"] as MessageType;
+  let time = recordedAt;
+  if (time === undefined && typeof message["timestamp"] === "string") {
+    const parsed = Date.parse(message["timestamp"]);
+    if (!Number.isNaN(parsed)) time = parsed;
+  }
+  return { ok: true, entry: { line, body, type, orderKey: orderKeyOf(message), time, text } };
+}
+
+/** The user a message belongs to: userId, the alias's new id, or anonymousId. */
+export function orderKeyOf(message: Record<string, unknown>): string | undefined {
+  const key = message["userId"] ?? message["User ID"] ?? message["anonymousId"];
+  return typeof key === "string" ? key : undefined;
+}
+
+/**
+ * The dead-letter line for an input line: its envelope (a bare message gets
+ * one) plus `failure`. A previous `failure` is replaced, so a dead-letter file
+ * can be replayed and dead-lettered again.
+ */
+export function deadLetterLine(text: string, failure: Failure): string {
+  const value = JSON.parse(text) as Record<string, unknown>;
+  const isEnvelope = !Object.hasOwn(value, "type") && Object.hasOwn(value, "body");
+  const envelope: Record<string, unknown> = isEnvelope ? { ...value } : { body: value };
+  delete envelope["failure"];
+  envelope["failure"] = { reason: failure.reason, attempts: failure.attempts, status: failure.status };
+  return JSON.stringify(envelope);
+}
