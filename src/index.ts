@@ -31,3 +31,21 @@ export {
   type NextRound,
 } from "./delivery/policy.js";
 export * from "./delivery/types.js";
+export { Analytics } from "./client/analytics.js";
+export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
+export type {
+  AnalyticsOptions,
+  AnalyticsEvents,
+  AnalyticsStats,
+  FlushEvent,
+  Callback,
+  CallType,
+  CommonFields,
+  Identity,
+  Integrations,
+  IdentifyMessage,
+  TrackMessage,
+  PageMessage,
+  GroupMessage,
+  AliasMessage,
+} from "./client/types.js";

@@ -1,0 +1,66 @@
+import type { Random } from "../util/clock.js";
+
+/** Retry policy of batch requests (pure): what is retried and how long to wait. */
+
+export const MIN_RETRY_DELAY_MS = 100;
+export const MAX_RETRY_DELAY_MS = 10_000;
+/** A longer Retry-After is capped, so one answer cannot park a batch (and close()) for hours. */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/** How one batch request ended. */
+export type SendOutcome =
+  | { kind: "status"; status: number; retryAfterMs?: number; body: string }
+  | { kind: "timeout" }
+  | { kind: "network"; code: string; message: string }
+  | { kind: "tls"; code: string; message: string };
+
+/** Network errors, timeouts, 5xx and 429 are retried; other statuses (4xx, 3xx) are final. */
+export function isRetryable(outcome: SendOutcome): boolean {
+  switch (outcome.kind) {
+    case "status":
+      return outcome.status >= 500 || outcome.status === 429;
+    case "timeout":
+    case "network":
+      return true;
+    case "tls":
+      return false;
+  }
+}
+
+export function isSuccess(outcome: SendOutcome): boolean {
+  return outcome.kind === "status" && outcome.status >= 200 && outcome.status < 300;
+}
+
+/**
+ * Wait before retry `n` (1-based): exponential, capped, with jitter in
+ * [half, full] so clients that failed together do not retry together.
+ * A Retry-After from the server replaces it.
+ */
+export function retryDelayMs(n: number, random: Random, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
+  const ceiling = Math.min(MAX_RETRY_DELAY_MS, MIN_RETRY_DELAY_MS * 2 ** (n - 1));
+  return Math.round(ceiling * (0.5 + random() / 2));
+}
+
+/** `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === "") return undefined;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export function describeOutcome(outcome: SendOutcome): string {
+  switch (outcome.kind) {
+    case "status": {
+      const body = outcome.body.trim();
+      return `HTTP ${outcome.status}${body ? `: ${body.length > 200 ? `${body.slice(0, 200)}…` : body}` : ""}`;
+    }
+    case "timeout":
+      return "timed out";
+    case "network":
+    case "tls":
+      return `${outcome.code}: ${outcome.message}`;
+  }
+}

@@ -1,0 +1,129 @@
+import type { Clock, Random } from "../util/clock.js";
+
+/**
+ * Public types of the client library (CONTRACT.md 6): the five call types in
+ * camelCase, the client's options and the events it emits.
+ */
+
+/** Destination selection (SPEC.md 4.3): `All`, or a destination name, to a boolean or a settings object. */
+export type Integrations = Record<string, boolean | Record<string, unknown>>;
+
+/** Fields every call accepts. */
+export interface CommonFields {
+  /** Free-form context that is not an attribute of the user (device, ip, locale, ...). */
+  context?: Record<string, unknown>;
+  integrations?: Integrations;
+  /** When the call happened (historical import). Default: now. A `Date` is sent as ISO 8601 UTC. */
+  timestamp?: Date | string;
+  /** Unique id of the call; a UUID is generated when absent. */
+  messageId?: string;
+}
+
+/** Who the call is about: `userId`, `anonymousId`, or both. */
+export interface Identity {
+  userId?: string;
+  anonymousId?: string;
+}
+
+export interface IdentifyMessage extends CommonFields, Identity {
+  traits?: Record<string, unknown>;
+}
+
+export interface TrackMessage extends CommonFields, Identity {
+  /** Name of the tracked event. Required. */
+  event: string;
+  properties?: Record<string, unknown>;
+}
+
+export interface PageMessage extends CommonFields, Identity {
+  name?: string;
+  category?: string;
+  /** SPEC.md's page "traits": recognized keys `url`, `title`, `referrer`, `path`; custom keys allowed. */
+  properties?: Record<string, unknown>;
+}
+
+export interface GroupMessage extends CommonFields, Identity {
+  /** The company, organization, account, project or team. Required. */
+  groupId: string;
+  traits?: Record<string, unknown>;
+}
+
+export interface AliasMessage extends CommonFields {
+  /** The new id. Required. */
+  userId: string;
+  /** The id to alias from. Required. */
+  previousId: string;
+}
+
+export type CallType = "identify" | "track" | "page" | "group" | "alias";
+
+export interface MessageByType {
+  identify: IdentifyMessage;
+  track: TrackMessage;
+  page: PageMessage;
+  group: GroupMessage;
+  alias: AliasMessage;
+}
+
+export type AnyMessage = MessageByType[CallType];
+
+/** Runs once per call: with no argument when its message was delivered, with the error when it finally failed. */
+export type Callback = (error?: Error) => void;
+
+export interface AnalyticsOptions {
+  /** Base URL of the collection API; batches go to `{endpoint}/v1/batch`. Default `https://api.segment.io`. */
+  endpoint?: string;
+  /** Messages per batch: a batch is sent as soon as this many are queued. Default 20; 1 sends each alone. */
+  flushAt?: number;
+  /** Milliseconds since the last flush after which queued messages are sent anyway. Default 5000. */
+  flushAfter?: number;
+  /** Deadline of one request (connect to full response), in ms. Default 10000. */
+  timeout?: number;
+  /** Retries of a batch after the first attempt (network errors, 5xx, 429). Default 3. */
+  maxRetries?: number;
+  /** Messages held in memory at most (waiting and in flight); further calls are dropped. Default 10000. */
+  maxQueueSize?: number;
+  /** Bytes of message JSON held in memory at most; further calls are dropped. Default 32 MiB. */
+  maxQueueBytes?: number;
+  /** Batch requests in flight at once. Default 4. */
+  concurrency?: number;
+  /** Time source for flushAfter and retry waits (tests pass a VirtualClock). Default: system clock, timers unref'd. */
+  clock?: Clock;
+  /** Randomness for backoff jitter. Default Math.random. */
+  random?: Random;
+  /** Log queueing, flushes and failures. Default: true when `DEBUG` names `analytics` at construction. */
+  debug?: boolean;
+  /** Where log lines go (debug lines and errors nobody listens for). Default: stderr. */
+  log?: (line: string) => void;
+}
+
+/** Payload of the `flush` event: one batch delivered. */
+export interface FlushEvent {
+  /** The batch request's own messageId. */
+  batchId: string;
+  /** `messageId`s of the messages it carried, in order. */
+  messageIds: string[];
+  /** Request body size in bytes. */
+  bytes: number;
+  attempts: number;
+  status: number;
+}
+
+export interface AnalyticsEvents {
+  flush: [event: FlushEvent];
+  error: [error: Error];
+}
+
+/** Counters for monitoring (and the benchmark). */
+export interface AnalyticsStats {
+  /** Messages accepted and not yet delivered or failed (waiting and in flight). */
+  queued: number;
+  /** Bytes of message JSON among `queued`. */
+  queuedBytes: number;
+  /** Batch requests in flight (including those waiting to retry). */
+  inFlight: number;
+  delivered: number;
+  failed: number;
+  /** Calls refused because the queue was full. */
+  dropped: number;
+}

@@ -1,0 +1,91 @@
+import { ValidationError } from "../errors.js";
+import type { CallType } from "./types.js";
+
+/**
+ * Synchronous checks of a call (pure). The required-field messages and their
+ * order are the original library's (CONTRACT.md 6); type checks follow them.
+ */
+
+/** Largest JSON of one message, in UTF-8 bytes (SPEC.md 8). */
+export const MAX_MESSAGE_BYTES = 32_768;
+
+export const MISSING_IDENTITY = "You must pass either an 'anonymousId' or 'userId'.";
+export const MISSING_EVENT = "You must pass 'event'.";
+export const MISSING_GROUP_ID = "You must pass a 'groupId'.";
+export const MISSING_USER_ID = "You must pass a 'userId'.";
+export const MISSING_PREVIOUS_ID = "You must pass a 'previousId'.";
+
+const STRING_KEYS = ["userId", "anonymousId", "event", "groupId", "previousId", "name", "category", "messageId"] as const;
+const OBJECT_KEYS = ["properties", "traits", "context", "integrations"] as const;
+
+/** An empty string counts as missing, as in the original library. */
+function missing(value: unknown): boolean {
+  return value === undefined || value === null || value === "";
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Throws the first problem of `message` as a call of `type`. */
+export function validateCall(type: CallType, message: unknown): asserts message is Record<string, unknown> {
+  if (!isPlainObject(message)) throw new ValidationError(`You must pass a message object to ${type}().`);
+  switch (type) {
+    case "identify":
+    case "page":
+      requireIdentity(message);
+      break;
+    case "track":
+      if (missing(message.event)) throw new ValidationError(MISSING_EVENT);
+      requireIdentity(message);
+      break;
+    case "group":
+      if (missing(message.groupId)) throw new ValidationError(MISSING_GROUP_ID);
+      requireIdentity(message);
+      break;
+    case "alias":
+      if (missing(message.userId)) throw new ValidationError(MISSING_USER_ID);
+      if (missing(message.previousId)) throw new ValidationError(MISSING_PREVIOUS_ID);
+      break;
+  }
+  for (const key of STRING_KEYS) {
+    const value = message[key];
+    if (value !== undefined && value !== null && typeof value !== "string") {
+      throw new ValidationError(`'${key}' must be a string, got ${describeType(value)}.`);
+    }
+  }
+  for (const key of OBJECT_KEYS) {
+    const value = message[key];
+    if (value !== undefined && value !== null && !isPlainObject(value)) {
+      throw new ValidationError(`'${key}' must be an object, got ${describeType(value)}.`);
+    }
+  }
+  const timestamp = message.timestamp;
+  if (timestamp !== undefined && timestamp !== null) {
+    const valid =
+      timestamp instanceof Date
+        ? !Number.isNaN(timestamp.getTime())
+        : typeof timestamp === "string" && !Number.isNaN(Date.parse(timestamp));
+    if (!valid) throw new ValidationError(`'timestamp' must be a valid Date or ISO 8601 string, got ${describeType(timestamp)}.`);
+  }
+}
+
+function requireIdentity(message: Record<string, unknown>): void {
+  if (missing(message.userId) && missing(message.anonymousId)) throw new ValidationError(MISSING_IDENTITY);
+}
+
+function describeType(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value instanceof Date) return "an invalid Date";
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+/** Throws when a message's JSON is over the 32 KB limit. */
+export function checkMessageSize(type: CallType, bytes: number): void {
+  if (bytes > MAX_MESSAGE_BYTES) {
+    throw new ValidationError(
+      `Your ${type} message is ${bytes} bytes of JSON; a message must be at most 32 KB (${MAX_MESSAGE_BYTES} bytes).`,
+    );
+  }
+}
