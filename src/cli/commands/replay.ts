@@ -1,5 +1,291 @@
+import { accessSync, constants, readFileSync, statSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { CommandContext } from "../io.js";
+import { z } from "zod";
+import { InputError, UsageError } from "../../errors.js";
+import type { DeliveryResult } from "../../delivery/types.js";
+import { MESSAGE_TYPES, type MessageType } from "../../messages/schemas.js";
+import type { ReplayEntry } from "../../replay/envelope.js";
+import { DEFAULT_CONCURRENCY, replay, type ReplaySummary } from "../../replay/replay.js";
+import { spoolToTempFile } from "../../replay/spool.js";
+import { junitXml, type JunitCase } from "../../report/junit.js";
+import { resolveSettings } from "../../settings.js";
+import type { Clock } from "../../util/clock.js";
+import { formatDuration } from "../../util/duration.js";
+import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
+import { collect, duration, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
+import { createOutput, type Output } from "../output.js";
 
-// Placeholder: the `replay` command lands with its issue.
-export function registerReplay(_program: Command, _context: CommandContext): void {}
+export interface ReplayCommandOptions {
+  /** A file, or `-` for standard input. */
+  file: string;
+  urls?: string[];
+  headers?: string[];
+  secret?: string;
+  secretFile?: string;
+  config?: string;
+  timeoutMs?: number;
+  retryWindowMs?: number;
+  /** Files of extra trusted CA certificates (PEM). */
+  ca?: string[];
+  userAgent?: string;
+  concurrency?: number;
+  rate?: number;
+  speed?: number;
+  types?: MessageType[];
+  fromLine?: number;
+  skipInvalid?: boolean;
+  deadLetter?: string;
+  dryRun?: boolean;
+  junit?: string;
+  json?: boolean;
+}
+
+/** Injected in tests; the CLI uses the system clock. */
+export interface ReplayDependencies {
+  clock?: Clock;
+}
+
+// Bad lines listed one by one up to this many; the rest are counted.
+const LISTED_BAD_LINES = 100;
+
+/**
+ * Re-signs and delivers a recorded NDJSON log (CONTRACT.md 3 and 4). Returns
+ * 0 when all were delivered, 1 when any failed, 130/143 when interrupted;
+ * bad input throws (exit 2) before anything is sent.
+ */
+export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
+  const output = createOutput(io, { json: options.json ?? false });
+  if (options.secret !== undefined && options.secretFile !== undefined) {
+    throw new UsageError("give --secret or --secret-file, not both", { flag: "--secret-file" });
+  }
+  if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
+    throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
+  }
+  const settings = resolveSettings({
+    ...(options.urls ? { urls: options.urls } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.secret !== undefined ? { secret: options.secret } : {}),
+    ...(options.secretFile !== undefined ? { secretFile: options.secretFile } : {}),
+    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
+    ...(options.config !== undefined ? { configPath: options.config } : {}),
+    cwd: io.cwd,
+    env: io.env,
+    requireTargets: options.dryRun !== true,
+  });
+  const ca = (options.ca ?? []).map((file) => readCa(resolve(io.cwd, file), file));
+
+  const fromStdin = options.file === "-";
+  const name = fromStdin ? "stdin" : options.file;
+  let path: string;
+  let removeSpool: (() => void) | undefined;
+  if (fromStdin) {
+    const spool = await spoolToTempFile(io.stdin);
+    path = spool.path;
+    removeSpool = spool.remove;
+  } else {
+    path = resolve(io.cwd, options.file);
+    // Fail early, with the file named, rather than deep inside the first pass.
+    let isFile = false;
+    try {
+      accessSync(path, constants.R_OK);
+      isFile = statSync(path).isFile();
+    } catch (error) {
+      throw new InputError(`cannot read: ${(error as Error).message}`, { file: options.file });
+    }
+    if (!isFile) throw new InputError("not a regular file (a pipe can be read as - from standard input)", { file: options.file });
+  }
+
+  const cases: JunitCase[] | undefined = options.junit !== undefined ? [] : undefined;
+  let badListed = 0;
+  const spinner = options.dryRun ? undefined : output.spinner("replaying…");
+  const c = output.color;
+  try {
+    const summary = await replay({
+      path,
+      name,
+      settings,
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
+      ...(ca.length > 0 ? { ca } : {}),
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      ...(options.rate !== undefined ? { rate: options.rate } : {}),
+      ...(options.speed !== undefined ? { speed: options.speed } : {}),
+      ...(options.types ? { types: options.types } : {}),
+      ...(options.fromLine !== undefined ? { fromLine: options.fromLine } : {}),
+      skipInvalid: options.skipInvalid === true,
+      ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
+      dryRun: options.dryRun === true,
+      signal: io.signal,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+      onInvalid(line, reason) {
+        badListed += 1;
+        if (badListed <= LISTED_BAD_LINES) {
+          const verb = options.skipInvalid ? "skipped" : "bad line";
+          output.log(`${name}:${line}: ${verb}: ${reason}`);
+          output.event("invalid", { line, reason, skipped: options.skipInvalid === true });
+        }
+      },
+      onFailure(entry, result, failure) {
+        output.event("delivery", {
+          line: entry.line,
+          type: entry.type,
+          userId: entry.orderKey ?? null,
+          delivered: false,
+          urls: result?.urls ?? [],
+          failure,
+        });
+        if (!output.json) output.log(`${c.red("✗")} ${name}:${entry.line} ${entry.type}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}: ${failure.reason}`);
+      },
+      ...(cases ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => cases.push(junitCase(entry, result, ms)) } : {}),
+      onProgress(progress) {
+        const rate = progress.elapsedMs > 0 ? (progress.sent * 1000) / progress.elapsedMs : 0;
+        spinner?.update(`replaying: ${progress.sent} sent, ${progress.delivered} delivered, ${progress.failed} failed, ${Math.round(rate)}/s`);
+      },
+    });
+    spinner?.stop();
+    if (badListed > LISTED_BAD_LINES) output.log(`… and ${badListed - LISTED_BAD_LINES} more bad lines`);
+    if (cases && options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, name, cases, summary);
+    printSummary(output, summary, options.deadLetter);
+    if (summary.resumeLine !== undefined) {
+      output.log(`interrupted: resume with --from-line ${summary.resumeLine}${options.deadLetter !== undefined ? ` (and replay ${options.deadLetter} for the ${summary.interrupted} interrupted)` : ""}`);
+      return interruptedExitCode(io.signal);
+    }
+    return summary.failed > 0 ? 1 : 0;
+  } finally {
+    spinner?.stop();
+    removeSpool?.();
+  }
+}
+
+function printSummary(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
+  output.event("summary", {
+    lines: s.lines,
+    messages: s.messages,
+    invalid: s.invalid,
+    filtered: s.filtered,
+    sent: s.sent,
+    delivered: s.delivered,
+    failed: s.failed,
+    interrupted: s.interrupted,
+    retried: s.retried,
+    deadLettered: s.deadLettered,
+    p50Ms: round(s.p50Ms),
+    p99Ms: round(s.p99Ms),
+    elapsedMs: Math.round(s.elapsedMs),
+    eventsPerSecond: Math.round(s.eventsPerSecond),
+    dryRun: s.dryRun,
+    resumeLine: s.resumeLine ?? null,
+  });
+  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered by --type` : ""].filter(Boolean).join(", ");
+  if (s.dryRun) {
+    output.line(`dry run: ${s.messages} message${s.messages === 1 ? "" : "s"} would be sent (${s.lines} lines${extras ? `, ${extras}` : ""})`);
+    return;
+  }
+  output.line(
+    `${s.sent} sent, ${s.delivered} delivered, ${s.failed} failed, ${s.retried} retried${s.interrupted > 0 ? `, ${s.interrupted} interrupted` : ""}${extras ? `, ${extras}` : ""}`,
+  );
+  output.line(`latency p50 ${formatDuration(s.p50Ms)}, p99 ${formatDuration(s.p99Ms)}; ${Math.round(s.eventsPerSecond)} events/s over ${formatDuration(s.elapsedMs)}`);
+  if (s.deadLettered > 0 && deadLetter !== undefined) output.line(`${s.deadLettered} written to ${deadLetter}`);
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+function junitCase(entry: ReplayEntry, result: DeliveryResult | undefined, ms: number): JunitCase {
+  const name = `line ${entry.line}: ${entry.type}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`;
+  const base = { name, classname: "webhook-cli.replay", time: ms / 1000 };
+  if (result?.delivered) return base;
+  const message = result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? "failed"}`).join("; ");
+  return { ...base, failure: { message, type: "delivery" } };
+}
+
+function writeJunit(path: string, flagValue: string, name: string, cases: JunitCase[], summary: ReplaySummary): void {
+  try {
+    writeFileSync(path, junitXml({ name: `webhook-cli replay ${name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 }));
+  } catch (error) {
+    throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: flagValue });
+  }
+}
+
+function readCa(path: string, name: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file: name });
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file: name });
+  }
+  return text;
+}
+
+const rawSchema = z.object({
+  url: z.array(z.string()).optional(),
+  header: z.array(z.string()).optional(),
+  secret: z.string().optional(),
+  secretFile: z.string().optional(),
+  config: z.string().optional(),
+  timeout: duration("--timeout").optional(),
+  retryWindow: duration("--retry-window").optional(),
+  ca: z.array(z.string()).optional(),
+  userAgent: z.string().min(1).optional(),
+  concurrency: integer("--concurrency", 1, 10_000).optional(),
+  rate: number("--rate", 0.001, 1_000_000).optional(),
+  speed: number("--speed", 0.001, 1_000_000).optional(),
+  type: z.array(z.string()).optional(),
+  fromLine: integer("--from-line", 1).optional(),
+  skipInvalid: z.boolean().optional(),
+  deadLetter: z.string().optional(),
+  dryRun: z.boolean().optional(),
+  junit: z.string().optional(),
+  json: z.boolean().optional(),
+});
+
+export function registerReplay(program: Command, context: CommandContext): void {
+  program
+    .command("replay")
+    .description("re-sign and deliver a recorded NDJSON log (listen --record envelopes, bare messages or dead-letter lines)")
+    .argument("<file>", "the NDJSON log: a file, or - for standard input")
+    .option("--url <url>", "webhook URL (repeatable, at most 5; replaces the config's webhooks)", collect)
+    .option("--header <header>", "static header 'Name: value' for the --url targets (repeatable)", collect)
+    .option("--secret <secret>", "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)")
+    .option("--secret-file <file>", "read the shared secret from a file")
+    .option("--config <file>", "destination settings file (default ./webhook-cli.json when present)")
+    .option("--timeout <duration>", "deadline per attempt for the response status, connect and TLS included (default 5s)")
+    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
+    .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
+    .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)")
+    .option("--concurrency <n>", `messages in flight at once (default ${DEFAULT_CONCURRENCY}); one user's messages stay in file order`)
+    .option("--rate <n>", "at most this many messages started per second")
+    .option("--speed <x>", "keep the recorded spacing (receivedAt, else timestamp), x times faster")
+    .option("--type <type>", `only replay this message type (repeatable): ${MESSAGE_TYPES.join(", ")}`, collect)
+    .option("--from-line <n>", "start at this line (inclusive), e.g. to resume an interrupted replay")
+    .option("--skip-invalid", "send the valid lines even when some are bad (the bad ones are listed)")
+    .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
+    .option("--dry-run", "validate and count; send nothing")
+    .option("--junit <file>", "write a JUnit XML report, one test case per message")
+    .option("--json", "one JSON object per failed message on stdout, then a summary")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
+    )
+    .action(async (file: string, raw: Record<string, unknown>) => {
+      const parsed = stripUndefined(parseOptions(rawSchema, raw));
+      const { url, header, timeout, retryWindow, type, ...rest } = parsed;
+      context.exitCode = await replayCommand(
+        {
+          ...rest,
+          file,
+          ...(url ? { urls: url } : {}),
+          ...(header ? { headers: header } : {}),
+          ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
+          ...(retryWindow !== undefined ? { retryWindowMs: retryWindow } : {}),
+          ...(type ? { types: type.map((t) => messageType("--type").parse(t)) } : {}),
+        },
+        context.io,
+      );
+    });
+}
