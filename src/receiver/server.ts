@@ -1,0 +1,292 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import type { Socket } from "node:net";
+import { PortError, UsageError } from "../errors.js";
+import { systemClock, type Clock } from "../util/clock.js";
+import { FaultPlan } from "./faults.js";
+import { formatRecordLine } from "./record.js";
+import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
+
+/** Bodies above this get 413 without being buffered (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface ReceivedRequest {
+  /** 1-based, in arrival order of complete requests. */
+  index: number;
+  receivedAt: Date;
+  method: string;
+  path: string;
+  headers: RequestHeaders;
+  verdict: RequestVerdict;
+  /** The status answered (or about to be), or null for `timeout` and `drop`. */
+  status: number | null;
+  /** An injected hold or dropped connection. */
+  fault: "timeout" | "drop" | null;
+  /** The status came from a fault flag rather than the signature rule. */
+  injected: boolean;
+}
+
+export interface ReceiverOptions {
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  secret?: string | undefined;
+  strict?: boolean;
+  faults?: FaultPlan;
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Gets one line per POST (CONTRACT.md 4), before the answer is sent. */
+  recording?: { append(line: string): void };
+  maxBodyBytes?: number;
+  clock?: Clock;
+  /** Called once per POST, before its answer is sent. */
+  onRequest?: (request: ReceivedRequest) => void;
+}
+
+export interface Receiver {
+  /** `http://127.0.0.1:PORT` (no trailing slash). */
+  url: string;
+  port: number;
+  /** Stops accepting, lets answers in flight finish (held ones are cut), then closes every connection. */
+  close(): Promise<void>;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+const OK_BODY = '{"ok":true}';
+
+/** The node:http(s) adapter around the verifier: POST on any path, verdict, record, answer. */
+export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  const host = options.host ?? "127.0.0.1";
+  const secret = options.secret;
+  const strict = options.strict ?? false;
+  const faults = options.faults ?? new FaultPlan();
+  const recording = options.recording;
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const clock = options.clock ?? systemClock;
+  const onRequest = options.onRequest;
+  const held = new Set<Socket>();
+  let inflight = 0;
+  let drained: (() => void) | undefined;
+  let closing = false;
+  let index = 0;
+
+  // Counts each request once, whichever of its answer, hold or close comes first.
+  const track = (res: ServerResponse): (() => void) => {
+    inflight += 1;
+    let counted = true;
+    const finish = (): void => {
+      if (!counted) return;
+      counted = false;
+      inflight -= 1;
+      if (inflight === 0 && drained) drained();
+    };
+    res.once("close", finish);
+    return finish;
+  };
+
+  const answer = (res: ServerResponse, status: number, body: string): void => {
+    if (res.destroyed) return;
+    // 1xx, 204 and 304 carry no body.
+    if (status < 200 || status === 204 || status === 304) res.writeHead(status).end();
+    else res.writeHead(status, JSON_HEADERS).end(body);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer, finish: () => void): void => {
+    const receivedAt = new Date(clock.now());
+    const verdict = judgeRequest(raw, req.headers, { secret, strict });
+    const action = faults.next(verdict.signatureValid !== false);
+    const status = action.kind === "answer" ? action.status : null;
+    const path = req.url ?? "/";
+    if (recording) {
+      recording.append(
+        formatRecordLine({
+          receivedAt,
+          method: "POST",
+          path,
+          headers: req.headers,
+          signatureValid: verdict.signatureValid,
+          raw,
+          text: verdict.text,
+          body: verdict.body,
+          secret,
+        }),
+      );
+    }
+    onRequest?.({
+      index: ++index,
+      receivedAt,
+      method: "POST",
+      path,
+      headers: req.headers,
+      verdict,
+      status,
+      fault: action.kind === "answer" ? null : action.kind,
+      injected: action.kind === "answer" ? action.injected : true,
+    });
+
+    if (action.kind === "timeout") {
+      // Held until the sender gives up (or we close); it no longer counts as in flight.
+      held.add(req.socket);
+      req.socket.once("close", () => held.delete(req.socket));
+      finish();
+      return;
+    }
+    const act = (): void => {
+      if (action.kind === "drop") {
+        req.socket.destroy();
+        return;
+      }
+      let body = OK_BODY;
+      if (action.injected) body = `{"error":"injected failure (${action.status})"}`;
+      else if (verdict.signatureValid === false) {
+        body = JSON.stringify(verdict.diagnosis ? { error: verdict.signatureError, hint: verdict.diagnosis.message } : { error: verdict.signatureError });
+      }
+      answer(res, action.status, body);
+    };
+    if (action.delayMs > 0) clock.setTimeout(act, action.delayMs);
+    else act();
+  };
+
+  const tooLarge = (req: IncomingMessage, res: ServerResponse, size: number | null): void => {
+    const verdict: RequestVerdict = {
+      size: size ?? maxBody + 1,
+      signatureValid: null,
+      signatureError: null,
+      diagnosis: null,
+      text: null,
+      body: undefined,
+      type: undefined,
+      userId: undefined,
+      name: undefined,
+      shapeErrors: [{ key: "(body)", message: `the body is over ${maxBody} bytes${size !== null ? ` (${size})` : ""}` }],
+      shapeWarnings: [],
+      valid: false,
+    };
+    const path = req.url ?? "/";
+    onRequest?.({ index: ++index, receivedAt: new Date(clock.now()), method: "POST", path, headers: req.headers, verdict, status: 413, fault: null, injected: false });
+    res.shouldKeepAlive = false;
+    res.writeHead(413, { ...JSON_HEADERS, connection: "close" }).end(`{"error":"body over ${maxBody} bytes"}`);
+    // Read and discard the rest (never buffered) so the sender sees the 413, within reason.
+    let discarded = 0;
+    req.on("data", (chunk: Buffer) => {
+      discarded += chunk.length;
+      if (discarded > 16 * maxBody) req.socket.destroy();
+    });
+    req.resume();
+  };
+
+  const onHttpRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (closing) {
+      res.shouldKeepAlive = false;
+      answer(res, 503, '{"error":"shutting down"}');
+      req.resume();
+      return;
+    }
+    if (req.method !== "POST") {
+      res.setHeader("allow", "POST");
+      answer(res, 405, '{"error":"only POST is accepted"}');
+      req.resume();
+      return;
+    }
+    const finish = track(res);
+    const declared = req.headers["content-length"];
+    if (declared !== undefined && Number(declared) > maxBody) {
+      tooLarge(req, res, Number(declared));
+      return;
+    }
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
+    let size = 0;
+    let over = false;
+    req.on("data", (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > maxBody) {
+        over = true;
+        first = undefined;
+        chunks = undefined;
+        tooLarge(req, res, null);
+        return;
+      }
+      if (first === undefined) first = chunk;
+      else (chunks ??= [first]).push(chunk);
+    });
+    req.on("end", () => {
+      if (over) return;
+      handle(req, res, chunks ? Buffer.concat(chunks, size) : (first ?? Buffer.alloc(0)), finish);
+    });
+    // An aborted request is not a request: nothing to judge or answer.
+    req.on("error", () => {});
+  };
+
+  let server: Server;
+  if (options.tls) {
+    try {
+      server = createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, onHttpRequest);
+    } catch (error) {
+      throw new UsageError(`cannot use the certificate and key: ${(error as Error).message}`, { flag: "--tls-cert" });
+    }
+  } else {
+    server = createHttpServer(onHttpRequest);
+  }
+  // A bad request line or TLS handshake must not take the receiver down.
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  server.on("tlsClientError", () => {});
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      reject(new PortError(`cannot listen on ${formatHost(host)}:${options.port ?? 0}: ${portProblem(error)}`, { cause: error }));
+    };
+    server.once("error", onError);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: `${options.tls ? "https" : "http"}://${formatHost(host)}:${port}`,
+    port,
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        for (const socket of held) socket.destroy();
+        if (inflight > 0) {
+          await new Promise<void>((resolve) => {
+            drained = resolve;
+            // Answers held by --delay finish first, but never wait forever.
+            setTimeout(resolve, 10_000).unref();
+          });
+        }
+        server.closeAllConnections();
+        await done;
+      })();
+      return closed;
+    },
+  };
+}
+
+function formatHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+function portProblem(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case "EADDRINUSE":
+      return "the port is already in use (EADDRINUSE)";
+    case "EACCES":
+      return "permission denied (EACCES): ports below 1024 need privileges";
+    case "EADDRNOTAVAIL":
+      return "the address is not available on this machine (EADDRNOTAVAIL)";
+    case "ENOTFOUND":
+      return "the host name does not resolve (ENOTFOUND)";
+    default:
+      return error.message;
+  }
+}

@@ -1,0 +1,102 @@
+import { isUtf8 } from "node:buffer";
+import { checkMessage, type ShapeIssue } from "../messages/check.js";
+import type { MessageType } from "../messages/schemas.js";
+import { verify } from "../signing.js";
+import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
+
+/** Request headers as node:http gives them (lower-case names). */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+export interface VerdictOptions {
+  /** The shared secret; without one every request is accepted and marked unsigned. */
+  secret?: string | undefined;
+  /** Unknown top-level keys are errors instead of warnings. */
+  strict?: boolean;
+}
+
+export interface RequestVerdict {
+  /** Body size in bytes. */
+  size: number;
+  /** true: verified; false: missing or wrong; null: no secret configured (unsigned). */
+  signatureValid: boolean | null;
+  /** Short reason when `signatureValid` is false. */
+  signatureError: string | null;
+  diagnosis: Diagnosis | null;
+  /** The body decoded as UTF-8, or null when it is not valid UTF-8. */
+  text: string | null;
+  /** The parsed JSON body; undefined when the body is not JSON. */
+  body: unknown;
+  type: MessageType | undefined;
+  userId: string | undefined;
+  /** Track's event name or screen's name, for display. */
+  name: string | undefined;
+  /** Body problems (not JSON, missing or wrongly typed keys), named by key. */
+  shapeErrors: ShapeIssue[];
+  shapeWarnings: ShapeIssue[];
+  /** Signature (when checked) and shape both fine: what the exit code counts. */
+  valid: boolean;
+}
+
+/**
+ * The one request verifier (CONTRACT.md 3): HMAC-SHA1 over the raw bytes as
+ * received, then the message shape. Pure: bytes and headers in, verdict out.
+ */
+export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: VerdictOptions = {}): RequestVerdict {
+  const { signatureValid, signatureError, diagnosis } = checkSignature(raw, headers, options.secret);
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const text = isUtf8(bytes) ? bytes.toString("utf8") : null;
+
+  let body: unknown;
+  let shapeErrors: ShapeIssue[];
+  let shapeWarnings: ShapeIssue[] = [];
+  if (text === null) {
+    shapeErrors = [{ key: "(body)", message: "the body is not valid UTF-8" }];
+  } else if (text.length === 0) {
+    shapeErrors = [{ key: "(body)", message: "the body is empty" }];
+  } else {
+    try {
+      body = JSON.parse(text);
+      const check = checkMessage(body, options.strict ? { strict: true } : {});
+      shapeErrors = check.errors;
+      shapeWarnings = check.warnings;
+    } catch (error) {
+      shapeErrors = [{ key: "(body)", message: `not JSON: ${(error as Error).message}` }];
+    }
+  }
+
+  const message = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const type = message?.["type"];
+  return {
+    size: raw.byteLength,
+    signatureValid,
+    signatureError,
+    diagnosis,
+    text,
+    body,
+    type: shapeErrors.some((e) => e.key === "type" || e.key === "(body)") ? undefined : (type as MessageType),
+    userId: stringOf(message?.["userId"]) ?? stringOf(message?.["User ID"]) ?? stringOf(message?.["anonymousId"]),
+    name: stringOf(message?.["event"]) ?? stringOf(message?.["name"]),
+    shapeErrors,
+    shapeWarnings,
+    valid: signatureValid !== false && shapeErrors.length === 0,
+  };
+}
+
+function checkSignature(
+  raw: Uint8Array,
+  headers: RequestHeaders,
+  secret: string | undefined,
+): Pick<RequestVerdict, "signatureValid" | "signatureError" | "diagnosis"> {
+  if (secret === undefined) return { signatureValid: null, signatureError: null, diagnosis: null };
+  const header = headers["x-signature"];
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value === "") {
+    return { signatureValid: false, signatureError: "missing X-Signature header", diagnosis: null };
+  }
+  if (verify(secret, raw, value)) return { signatureValid: true, signatureError: null, diagnosis: null };
+  return { signatureValid: false, signatureError: "X-Signature does not match the body", diagnosis: diagnoseSignature(raw, value, secret) };
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
