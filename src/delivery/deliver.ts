@@ -108,10 +108,14 @@ export class DeliveryEngine {
         return result(plan.reason === "delivered", round, false);
       }
       if (stopping) return result(false, round, true);
+      // The clock's timers may be unref'd (systemClock); a caller awaiting this delivery must not see its process exit mid-wait.
+      const hold = setInterval(() => {}, 1 << 30);
       try {
         await sleep(this.clock, plan.waitMs, call.signal);
       } catch {
         return result(false, round, true);
+      } finally {
+        clearInterval(hold);
       }
       pending = retryable;
     }

@@ -1,5 +1,356 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Command } from "commander";
-import type { CommandContext } from "../io.js";
+import { z } from "zod";
+import { InputError, UsageError } from "../../errors.js";
+import { DeliveryEngine } from "../../delivery/deliver.js";
+import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
+import { exampleMessage } from "../../messages/examples.js";
+import { parseMessages, type InputMessage } from "../../messages/input.js";
+import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
+import { resolveSettings } from "../../settings.js";
+import type { Clock, Random } from "../../util/clock.js";
+import { formatDuration } from "../../util/duration.js";
+import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
+import {
+  aliasKeys,
+  collect,
+  duration,
+  integer,
+  isoDate,
+  jsonObject,
+  messageType,
+  parseOptions,
+  stripUndefined,
+} from "../options.js";
+import { createOutput, type Output, type Spinner } from "../output.js";
 
-// Placeholder: the `send` command lands with its issue.
-export function registerSend(_program: Command, _context: CommandContext): void {}
+export interface SendOptions {
+  /** A file, `-` for stdin; or use `type`. */
+  file?: string;
+  type?: MessageType;
+  urls?: string[];
+  headers?: string[];
+  secret?: string;
+  secretFile?: string;
+  config?: string;
+  timeoutMs?: number;
+  retryWindowMs?: number;
+  /** Files of extra trusted CA certificates (PEM). */
+  ca?: string[];
+  userAgent?: string;
+  aliasKeys?: AliasKeys;
+  // Overrides of the generated example (--type only), as in `generate`.
+  userId?: string;
+  event?: string;
+  properties?: Record<string, unknown>;
+  traits?: Record<string, unknown>;
+  now?: Date;
+  seed?: number;
+  dryRun?: boolean;
+  verbose?: boolean;
+  json?: boolean;
+}
+
+/** Injected in tests; the CLI uses the system clock and Math.random. */
+export interface SendDependencies {
+  clock?: Clock;
+  random?: Random;
+}
+
+// Header values that are credentials of their own: shown redacted, like recordings do.
+const REDACTED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
+
+/**
+ * Signs and delivers messages in input order, one at a time, through the
+ * delivery engine. Everything is validated before the first request; returns
+ * 0 when all were delivered, 1 when any failed, 130/143 when interrupted.
+ */
+export async function send(options: SendOptions, io: CliIo, deps: SendDependencies = {}): Promise<number> {
+  const output = createOutput(io, { json: options.json ?? false });
+  checkCombination(options);
+  const settings = resolveSettings({
+    ...(options.urls ? { urls: options.urls } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.secret !== undefined ? { secret: options.secret } : {}),
+    ...(options.secretFile !== undefined ? { secretFile: options.secretFile } : {}),
+    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
+    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
+    ...(options.config !== undefined ? { configPath: options.config } : {}),
+    cwd: io.cwd,
+    env: io.env,
+    requireTargets: true,
+  });
+  const ca = (options.ca ?? []).map((file) => readCa(resolve(io.cwd, file), file));
+  const messages = await readInput(options, io, settings.aliasKeys, output);
+
+  let spinner: Spinner | undefined;
+  const stopSpinner = (): void => {
+    spinner?.stop();
+    spinner = undefined;
+  };
+  const engine = new DeliveryEngine(settings, {
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
+    ...(ca.length > 0 ? { ca } : {}),
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.random ? { random: deps.random } : {}),
+    onAttempt: (event) => {
+      stopSpinner();
+      if (options.verbose) logAttempt(output, event);
+      if (event.error !== null) {
+        const next = event.retryInMs !== undefined ? `; retrying in ${formatDuration(event.retryInMs)}` : "";
+        output.log(`${event.url}: attempt ${event.attempt} failed: ${event.error}${next}`);
+      }
+      if (event.retryInMs !== undefined) spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
+    },
+  });
+
+  try {
+    if (options.dryRun) {
+      for (const input of messages) {
+        const body = JSON.stringify(input.message);
+        for (const target of settings.targets) printDryRun(output, input, engine.prepare(body, target));
+      }
+      return 0;
+    }
+
+    let delivered = 0;
+    let failed = 0;
+    let interrupted = false;
+    let sent = 0;
+    for (const input of messages) {
+      if (io.signal.aborted) {
+        interrupted = true;
+        break;
+      }
+      const result = await engine.deliver(JSON.stringify(input.message), { signal: io.signal });
+      stopSpinner();
+      sent += 1;
+      report(output, input, result);
+      if (result.interrupted) {
+        interrupted = true;
+        break;
+      }
+      if (result.delivered) delivered += 1;
+      else failed += 1;
+    }
+    const notDelivered = messages.length - delivered - failed;
+    output.event("summary", { messages: messages.length, delivered, failed, notDelivered, interrupted });
+    const summary = `${messages.length} message${messages.length === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
+    if (interrupted) {
+      output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
+      output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${messages.length - sent} not sent)`);
+      return interruptedExitCode(io.signal);
+    }
+    output.line(summary);
+    return failed > 0 ? 1 : 0;
+  } finally {
+    stopSpinner();
+    await engine.close();
+  }
+}
+
+function checkCombination(options: SendOptions): void {
+  if (options.file !== undefined && options.type !== undefined) {
+    throw new UsageError("give either a FILE (or - for stdin) or --type, not both", { flag: "--type" });
+  }
+  if (options.file === undefined && options.type === undefined) {
+    throw new UsageError("nothing to send: give a FILE, - for standard input, or --type TYPE", { flag: "[FILE]" });
+  }
+  if (options.type === undefined) {
+    const overrides: [keyof SendOptions, string][] = [
+      ["userId", "--user-id"],
+      ["event", "--event"],
+      ["properties", "--properties"],
+      ["traits", "--traits"],
+      ["now", "--now"],
+      ["seed", "--seed"],
+    ];
+    for (const [key, flag] of overrides) {
+      if (options[key] !== undefined) throw new UsageError(`${flag} applies to the message generated with --type`, { flag });
+    }
+  }
+  if (options.secret !== undefined && options.secretFile !== undefined) {
+    throw new UsageError("give --secret or --secret-file, not both", { flag: "--secret-file" });
+  }
+  if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
+    throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
+  }
+}
+
+function readCa(path: string, name: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file: name });
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file: name });
+  }
+  return text;
+}
+
+async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
+  if (options.type !== undefined) {
+    const message = exampleMessage(options.type, {
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.seed !== undefined ? { seed: options.seed } : {}),
+      ...(options.userId !== undefined ? { userId: options.userId } : {}),
+      ...(options.event !== undefined ? { event: options.event } : {}),
+      ...(options.properties ? { properties: options.properties } : {}),
+      ...(options.traits ? { traits: options.traits } : {}),
+      aliasKeys: keys,
+    });
+    return [{ message, line: 1, where: "--type" }];
+  }
+  const file = options.file as string;
+  let text: string;
+  if (file === "-") {
+    text = await readStream(io.stdin);
+  } else {
+    try {
+      text = readFileSync(resolve(io.cwd, file), "utf8");
+    } catch (error) {
+      throw new InputError(`cannot read: ${(error as Error).message}`, { file });
+    }
+  }
+  const parsed = parseMessages(text, file === "-" ? "stdin" : file);
+  for (const warning of parsed.warnings) output.warn(warning);
+  return parsed.messages;
+}
+
+async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function userIdOf(input: InputMessage): string | null {
+  const m = input.message as unknown as Record<string, unknown>;
+  const id = m["userId"] ?? m["User ID"] ?? m["anonymousId"];
+  return typeof id === "string" ? id : null;
+}
+
+function report(output: Output, input: InputMessage, result: DeliveryResult): void {
+  const type = input.message.type;
+  const userId = userIdOf(input);
+  output.event("delivery", { line: input.line, type, userId, delivered: result.delivered, urls: result.urls });
+  const c = output.color;
+  for (const url of result.urls) {
+    const ok = url.status !== null && url.status >= 200 && url.status < 300;
+    const mark = ok ? c.green("✓") : result.interrupted ? c.yellow("!") : c.red("✗");
+    const status = url.status === null ? "---" : String(url.status);
+    const attempts = `${url.attempts} attempt${url.attempts === 1 ? "" : "s"}`;
+    const verdict = ok ? "delivered" : result.interrupted ? "interrupted" : result.delivered ? "not retried (delivered elsewhere)" : "failed";
+    const why = !ok && url.error ? `: ${url.error}` : "";
+    output.line(`${mark} ${input.where} ${type}${userId !== null ? ` ${userId}` : ""} → ${url.url} ${status} ${verdict}, ${attempts}, ${formatDuration(url.ms)}${why}`);
+  }
+}
+
+function headerLines(headers: Record<string, string>): string[] {
+  return Object.entries(headers).map(([name, value]) => `${name}: ${REDACTED_HEADERS.has(name.toLowerCase()) ? "[redacted]" : value}`);
+}
+
+function printDryRun(output: Output, input: InputMessage, request: PreparedRequest): void {
+  if (output.json) {
+    output.event("request", {
+      line: input.line,
+      url: request.url,
+      method: request.method,
+      headers: Object.fromEntries(headerLines(request.headers).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)])),
+      body: request.body.toString("utf8"),
+    });
+    return;
+  }
+  output.line(`# ${input.where} → ${request.url}`);
+  output.line(`${request.method} ${request.url}`);
+  for (const line of headerLines(request.headers)) output.line(line);
+  output.line("");
+  output.line(request.body.toString("utf8"));
+  output.line("");
+}
+
+function logAttempt(output: Output, event: AttemptEvent): void {
+  const { request } = event;
+  output.log(`> ${request.method} ${request.url} (attempt ${event.attempt})`);
+  for (const line of headerLines(request.headers)) output.log(`> ${line}`);
+  output.log(`> ${request.body.toString("utf8")}`);
+  if (event.response && event.status !== null) {
+    output.log(`< ${event.status} (${formatDuration(event.ms)})`);
+    for (const [name, value] of Object.entries(event.response.headers)) output.log(`< ${name}: ${Array.isArray(value) ? value.join(", ") : value}`);
+    if (event.response.body !== "") output.log(`< ${event.response.body}`);
+  } else {
+    output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
+  }
+}
+
+const rawSchema = z.object({
+  url: z.array(z.string()).optional(),
+  header: z.array(z.string()).optional(),
+  secret: z.string().optional(),
+  secretFile: z.string().optional(),
+  config: z.string().optional(),
+  type: messageType("--type").optional(),
+  timeout: duration("--timeout").optional(),
+  retryWindow: duration("--retry-window").optional(),
+  ca: z.array(z.string()).optional(),
+  userAgent: z.string().min(1).optional(),
+  aliasKeys: aliasKeys.optional(),
+  userId: z.string().optional(),
+  event: z.string().min(1).optional(),
+  properties: jsonObject("--properties").optional(),
+  traits: jsonObject("--traits").optional(),
+  now: isoDate("--now").optional(),
+  seed: integer("--seed", 0, 2 ** 32 - 1).optional(),
+  dryRun: z.boolean().optional(),
+  verbose: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+export function registerSend(program: Command, context: CommandContext): void {
+  program
+    .command("send")
+    .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, or NDJSON; or --type)")
+    .argument("[file]", "messages to send: a file, or - for standard input")
+    .option("--url <url>", "webhook URL (repeatable, at most 5; replaces the config's webhooks)", collect)
+    .option("--header <header>", "static header 'Name: value' for the --url targets (repeatable)", collect)
+    .option("--secret <secret>", "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)")
+    .option("--secret-file <file>", "read the shared secret from a file")
+    .option("--config <file>", "destination settings file (default ./webhook-cli.json when present)")
+    .option("--type <type>", `send one generated example: ${MESSAGE_TYPES.join(", ")}`)
+    .option("--timeout <duration>", "deadline per attempt for the response status, connect and TLS included (default 5s)")
+    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
+    .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
+    .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)")
+    .option("--alias-keys <style>", "alias keys of --type alias: spec or camel")
+    .option("--user-id <id>", "with --type: userId of the example")
+    .option("--event <name>", "with --type track: the event name")
+    .option("--properties <json>", "with --type page/track: properties (a JSON object)")
+    .option("--traits <json>", "with --type identify/group: traits (a JSON object)")
+    .option("--now <iso>", "with --type: the example's timestamp")
+    .option("--seed <n>", "with --type: seed for the example's random choices")
+    .option("--dry-run", "print the exact requests (headers, signature, body); send nothing")
+    .option("--verbose", "show each attempt's request and response (stderr)")
+    .option("--json", "one JSON object per message on stdout, then a summary")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  $ webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli generate | webhook-cli send - --url https://example.com/hook --retry-window 30s --json",
+    )
+    .action(async (file: string | undefined, raw: Record<string, unknown>) => {
+      const parsed = stripUndefined(parseOptions(rawSchema, raw));
+      const { url, header, timeout, retryWindow, ...rest } = parsed;
+      context.exitCode = await send(
+        {
+          ...rest,
+          ...(file !== undefined ? { file } : {}),
+          ...(url ? { urls: url } : {}),
+          ...(header ? { headers: header } : {}),
+          ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
+          ...(retryWindow !== undefined ? { retryWindowMs: retryWindow } : {}),
+        },
+        context.io,
+      );
+    });
+}
