@@ -1,0 +1,321 @@
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+
+/**
+ * The queue of accepted messages between ingest and delivery. `enqueue`
+ * returns only once the messages would survive a crash of the process, so the
+ * 2xx can follow it. Rows leave `pending` when delivered, or move to `failed`
+ * when given up. Deliveries are acknowledged in batches (one transaction per
+ * tick): a crash can lose at most the acks of that tick, whose messages are
+ * then resent (at least once).
+ */
+
+export interface NewMessage {
+  /** The outgoing JSON body, exactly as it will be signed and sent. */
+  body: string;
+  source: string;
+}
+
+/** A user a source has sent calls about (for deletion requests). */
+export interface SeenUser {
+  source: string;
+  userId: string;
+}
+
+export interface QueuedMessage {
+  id: number;
+  body: string;
+  /** Epoch ms of the first delivery attempt, when one was recorded (before a restart). */
+  firstAttemptAt: number | undefined;
+}
+
+export interface Failure {
+  reason: string;
+  attempts: number;
+  status: number | null;
+}
+
+export interface FailedMessage {
+  id: number;
+  body: string;
+  failedAt: number;
+  failure: Failure;
+}
+
+export interface MessageQueue {
+  /** Stores the messages of one request, and the users it mentions, in one transaction. */
+  enqueue(messages: readonly NewMessage[], seen?: readonly SeenUser[]): void;
+  /** Up to `limit` pending messages not handed out before by this queue object, oldest first. */
+  claim(limit: number): QueuedMessage[];
+  /** Records when delivery of each message started, so the retry window survives a restart. */
+  recordFirstAttempts(starts: ReadonlyMap<number, number>): void;
+  delivered(id: number): void;
+  failed(id: number, failure: Failure): void;
+  /** Messages stored and not yet delivered or given up. */
+  pendingCount(): number;
+  failedCount(): number;
+  listFailed(limit?: number): FailedMessage[];
+  /** Sources that have sent a message about `userId` (CONTRACT.md 5, deletions). */
+  sourcesThatSaw(userId: string): string[];
+  /** Writes batched acknowledgements now. */
+  flush(): void;
+  close(): void;
+}
+
+export const DATABASE_FILE = "serve.db";
+
+/** Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded only here. */
+export async function openSqliteQueue(stateDir: string): Promise<MessageQueue> {
+  const { default: Database } = await import("better-sqlite3");
+  const dir = resolve(stateDir);
+  mkdirSync(dir, { recursive: true });
+  return new SqliteQueue(new Database(join(dir, DATABASE_FILE)));
+}
+
+// Remembering seen (source, user) pairs spares an INSERT per message; bounded so memory stays flat.
+const SEEN_CACHE_LIMIT = 100_000;
+
+class SqliteQueue implements MessageQueue {
+  private readonly db: BetterSqlite3.Database;
+  private readonly insertTransaction: (messages: readonly NewMessage[], seen: readonly SeenUser[]) => void;
+  private readonly ackTransaction: () => void;
+  private readonly statements: {
+    insert: BetterSqlite3.Statement<[string, string, number]>;
+    seen: BetterSqlite3.Statement<[string, string]>;
+    claim: BetterSqlite3.Statement<[number, number], { id: number; body: string; first_attempt_at: number | null }>;
+    firstAttempt: BetterSqlite3.Statement<[number, number]>;
+    remove: BetterSqlite3.Statement<[number]>;
+  };
+  private cursor = 0;
+  private pending: number;
+  private failedTotal: number;
+  private acks: number[] = [];
+  private failures: { id: number; failure: Failure; at: number }[] = [];
+  private ackScheduled = false;
+  private readonly seenCache = new Set<string>();
+  private closed = false;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.db = db;
+    db.pragma("journal_mode = WAL");
+    // In WAL mode NORMAL still survives a killed process; only an OS crash can drop the last commits.
+    db.pragma("synchronous = NORMAL");
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS pending (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        body TEXT NOT NULL,
+        source TEXT NOT NULL,
+        accepted_at INTEGER NOT NULL,
+        first_attempt_at INTEGER
+      );
+      CREATE TABLE IF NOT EXISTS failed (
+        id INTEGER PRIMARY KEY,
+        body TEXT NOT NULL,
+        source TEXT NOT NULL,
+        accepted_at INTEGER NOT NULL,
+        reason TEXT NOT NULL,
+        status INTEGER,
+        attempts INTEGER NOT NULL,
+        failed_at INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS seen_users (
+        user_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        PRIMARY KEY (user_id, source)
+      ) WITHOUT ROWID;
+    `);
+    this.statements = {
+      insert: db.prepare("INSERT INTO pending (body, source, accepted_at) VALUES (?, ?, ?)"),
+      seen: db.prepare("INSERT OR IGNORE INTO seen_users (user_id, source) VALUES (?, ?)"),
+      claim: db.prepare("SELECT id, body, first_attempt_at FROM pending WHERE id > ? ORDER BY id LIMIT ?"),
+      firstAttempt: db.prepare("UPDATE pending SET first_attempt_at = ? WHERE id = ? AND first_attempt_at IS NULL"),
+      remove: db.prepare("DELETE FROM pending WHERE id = ?"),
+    };
+    this.pending = (db.prepare("SELECT COUNT(*) AS n FROM pending").get() as { n: number }).n;
+    this.failedTotal = (db.prepare("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n;
+
+    this.insertTransaction = db.transaction((messages: readonly NewMessage[], seen: readonly SeenUser[]) => {
+      const now = Date.now();
+      for (const message of messages) this.statements.insert.run(message.body, message.source, now);
+      for (const user of seen) this.rememberSeen(user.source, user.userId);
+    });
+    const failStatement = db.prepare<[string, number | null, number, number, number]>(
+      "INSERT OR REPLACE INTO failed (id, body, source, accepted_at, reason, status, attempts, failed_at) " +
+        "SELECT id, body, source, accepted_at, ?, ?, ?, ? FROM pending WHERE id = ?",
+    );
+    this.ackTransaction = db.transaction(() => {
+      for (const { id, failure, at } of this.failures) failStatement.run(failure.reason, failure.status, failure.attempts, at, id);
+      for (const { id } of this.failures) this.statements.remove.run(id);
+      for (const id of this.acks) this.statements.remove.run(id);
+    });
+  }
+
+  enqueue(messages: readonly NewMessage[], seen: readonly SeenUser[] = []): void {
+    this.assertOpen();
+    if (messages.length === 0 && seen.every((user) => this.seenCache.has(seenKey(user.source, user.userId)))) return;
+    this.insertTransaction(messages, seen);
+    this.pending += messages.length;
+  }
+
+  claim(limit: number): QueuedMessage[] {
+    this.assertOpen();
+    const rows = this.statements.claim.all(this.cursor, limit);
+    const last = rows[rows.length - 1];
+    if (last) this.cursor = last.id;
+    return rows.map((row) => ({ id: row.id, body: row.body, firstAttemptAt: row.first_attempt_at ?? undefined }));
+  }
+
+  recordFirstAttempts(starts: ReadonlyMap<number, number>): void {
+    if (this.closed || starts.size === 0) return;
+    this.db.transaction(() => {
+      for (const [id, at] of starts) this.statements.firstAttempt.run(at, id);
+    })();
+  }
+
+  delivered(id: number): void {
+    this.acks.push(id);
+    this.pending -= 1;
+    this.scheduleAck();
+  }
+
+  failed(id: number, failure: Failure): void {
+    this.failures.push({ id, failure, at: Date.now() });
+    this.pending -= 1;
+    this.failedTotal += 1;
+    this.scheduleAck();
+  }
+
+  pendingCount(): number {
+    return this.pending;
+  }
+
+  failedCount(): number {
+    return this.failedTotal;
+  }
+
+  listFailed(limit = 1_000_000): FailedMessage[] {
+    this.flush();
+    const rows = this.db
+      .prepare("SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?")
+      .all(limit) as { id: number; body: string; reason: string; status: number | null; attempts: number; failed_at: number }[];
+    return rows.map((row) => ({
+      id: row.id,
+      body: row.body,
+      failedAt: row.failed_at,
+      failure: { reason: row.reason, status: row.status, attempts: row.attempts },
+    }));
+  }
+
+  sourcesThatSaw(userId: string): string[] {
+    const rows = this.db.prepare("SELECT source FROM seen_users WHERE user_id = ? ORDER BY source").all(userId) as { source: string }[];
+    return rows.map((row) => row.source);
+  }
+
+  flush(): void {
+    if (this.closed || (this.acks.length === 0 && this.failures.length === 0)) return;
+    this.ackTransaction();
+    this.acks = [];
+    this.failures = [];
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.db.close();
+  }
+
+  private rememberSeen(source: string, userId: string): void {
+    const key = seenKey(source, userId);
+    if (this.seenCache.has(key)) return;
+    if (this.seenCache.size >= SEEN_CACHE_LIMIT) this.seenCache.clear();
+    this.seenCache.add(key);
+    this.statements.seen.run(userId, source);
+  }
+
+  private scheduleAck(): void {
+    if (this.ackScheduled) return;
+    this.ackScheduled = true;
+    setImmediate(() => {
+      this.ackScheduled = false;
+      this.flush();
+    });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error("the queue is closed");
+  }
+}
+
+function seenKey(source: string, userId: string): string {
+  return `${source}\u0000${userId}`;
+}
+
+/** The same queue in memory: nothing survives the process (the durability benchmark's baseline). */
+export class MemoryQueue implements MessageQueue {
+  private nextId = 1;
+  private readonly rows = new Map<number, { body: string; firstAttemptAt: number | undefined }>();
+  private readonly failedRows: FailedMessage[] = [];
+  private readonly seen = new Map<string, Set<string>>();
+  private cursor = 0;
+
+  enqueue(messages: readonly NewMessage[], seen: readonly SeenUser[] = []): void {
+    for (const message of messages) this.rows.set(this.nextId++, { body: message.body, firstAttemptAt: undefined });
+    for (const user of seen) {
+      const sources = this.seen.get(user.userId) ?? new Set<string>();
+      sources.add(user.source);
+      this.seen.set(user.userId, sources);
+    }
+  }
+
+  claim(limit: number): QueuedMessage[] {
+    const claimed: QueuedMessage[] = [];
+    // Map iteration is insertion (= id) order.
+    for (const [id, row] of this.rows) {
+      if (claimed.length >= limit) break;
+      if (id <= this.cursor) continue;
+      claimed.push({ id, body: row.body, firstAttemptAt: row.firstAttemptAt });
+    }
+    const last = claimed[claimed.length - 1];
+    if (last) this.cursor = last.id;
+    return claimed;
+  }
+
+  recordFirstAttempts(starts: ReadonlyMap<number, number>): void {
+    for (const [id, at] of starts) {
+      const row = this.rows.get(id);
+      if (row && row.firstAttemptAt === undefined) row.firstAttemptAt = at;
+    }
+  }
+
+  delivered(id: number): void {
+    this.rows.delete(id);
+  }
+
+  failed(id: number, failure: Failure): void {
+    const row = this.rows.get(id);
+    if (!row) return;
+    this.rows.delete(id);
+    this.failedRows.push({ id, body: row.body, failedAt: Date.now(), failure });
+  }
+
+  pendingCount(): number {
+    return this.rows.size;
+  }
+
+  failedCount(): number {
+    return this.failedRows.length;
+  }
+
+  listFailed(limit = Number.MAX_SAFE_INTEGER): FailedMessage[] {
+    return this.failedRows.slice(0, limit);
+  }
+
+  sourcesThatSaw(userId: string): string[] {
+    return [...(this.seen.get(userId) ?? [])].sort();
+  }
+
+  flush(): void {}
+  close(): void {}
+}

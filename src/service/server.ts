@@ -1,0 +1,98 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PortError } from "../errors.js";
+import type { Collector } from "./collector.js";
+import { MAX_REQUEST_BYTES } from "./ingest.js";
+
+export interface ServeServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+// Past this much of an oversized body, stop draining it and drop the connection.
+const DRAIN_LIMIT_BYTES = 8 * MAX_REQUEST_BYTES;
+
+/** The node:http adapter of the collector: reads bodies (bounded), answers JSON, serves GET /health. */
+export async function listenCollector(collector: Collector, options: { host: string; port: number }): Promise<ServeServer> {
+  const server = createServer((req, res) => handle(collector, req, res));
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      reject(new PortError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, { cause: error }));
+    };
+    server.once("error", onError);
+    server.listen(options.port, options.host, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return { url: `http://${host}:${port}`, port, close: () => closeServer(server) };
+}
+
+function handle(collector: Collector, req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  if (path === "/health" || path === "/health/") {
+    req.resume();
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, { success: false, error: "use GET /health" });
+    return send(res, 200, { status: "ok", ...collector.counts() });
+  }
+
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > MAX_REQUEST_BYTES) {
+    // Answer at once and close: the rest of the body is not worth reading.
+    res.setHeader("Connection", "close");
+    send(res, 400, { success: false, error: `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)` });
+    req.resume();
+    return;
+  }
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_REQUEST_BYTES + 1) chunks.push(chunk);
+    else if (size > DRAIN_LIMIT_BYTES) req.destroy();
+  });
+  req.on("error", () => req.destroy());
+  req.on("end", () => {
+    // parseJsonBody names the limit when the body is over it.
+    const body = Buffer.concat(chunks);
+    let result;
+    try {
+      result = collector.handle({
+        method: req.method ?? "GET",
+        path,
+        authorization: req.headers.authorization,
+        body,
+        ip: clientIp(req),
+      });
+    } catch (error) {
+      // The queue could not store the request (disk full, closed): the client must retry, so no 2xx.
+      return send(res, 503, { success: false, error: `cannot store the request: ${(error as Error).message}` });
+    }
+    send(res, result.status, result.body);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function clientIp(req: IncomingMessage): string | undefined {
+  const address = req.socket.remoteAddress;
+  return address?.startsWith("::ffff:") ? address.slice(7) : address;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // Connections still busy after a moment are cut: a stop must not hang on a slow client.
+    setTimeout(() => server.closeAllConnections(), 1_000).unref();
+  });
+}
