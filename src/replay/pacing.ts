@@ -86,8 +86,9 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
   const rate = options.rate;
   const speed = options.speed;
   const signal = options.signal;
-  // A burst of about 10 ms of the rate keeps timer granularity from lowering high rates.
-  const bucketSize = rate !== undefined ? Math.max(1, rate / 100) : 0;
+  // A burst of about 20 ms of the rate (at least 2) keeps late timers and their
+  // granularity from lowering the rate; the bucket starts with one token, so no initial burst.
+  const bucketSize = rate !== undefined ? Math.max(2, rate / 50) : 0;
   let tokens = rate !== undefined ? 1 : 0;
   let tokensAt = clock.now();
 
