@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_SOURCE,
+  MAX_MESSAGE_BYTES,
+  MAX_REQUEST_BYTES,
+  authenticate,
+  normalizeTimestamp,
+  parseCalls,
+  parseJsonBody,
+  routeFor,
+  writeKeyOf,
+} from "../../src/service/ingest.js";
+
+const basic = (key: string): string => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
+
+describe("routeFor", () => {
+  it("knows the batch, import, single-call and delete paths", () => {
+    expect(routeFor("/v1/batch")).toEqual({ kind: "batch" });
+    expect(routeFor("/v1/import/")).toEqual({ kind: "batch" });
+    expect(routeFor("/v1/track")).toEqual({ kind: "single", type: "track" });
+    expect(routeFor("/v1/screen")).toEqual({ kind: "single", type: "screen" });
+    expect(routeFor("/v1/delete")).toEqual({ kind: "delete" });
+    expect(routeFor("/v1/Track")).toBeUndefined();
+    expect(routeFor("/v2/batch")).toBeUndefined();
+  });
+});
+
+describe("parseJsonBody", () => {
+  it("names the 500 KB limit", () => {
+    const result = parseJsonBody(Buffer.alloc(MAX_REQUEST_BYTES + 1, " "));
+    expect(result).toMatchObject({ ok: false, status: 400 });
+    if (!result.ok) expect(result.error).toContain("500 KB limit");
+  });
+
+  it("names malformed JSON, empty bodies and non-objects", () => {
+    for (const [raw, words] of [
+      ['{"batch": [', "not valid JSON"],
+      ["", "empty"],
+      ["[1,2]", "must be a JSON object"],
+    ] as const) {
+      const result = parseJsonBody(Buffer.from(raw));
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.error).toContain(words);
+    }
+  });
+});
+
+describe("write keys", () => {
+  it("reads Basic auth (writeKey:) first, then the body's writeKey", () => {
+    expect(writeKeyOf(basic("wk_1"), { writeKey: "other" })).toBe("wk_1");
+    expect(writeKeyOf(undefined, { writeKey: "wk_2" })).toBe("wk_2");
+    expect(writeKeyOf("Bearer x", undefined)).toBeUndefined();
+    expect(writeKeyOf(`Basic ${Buffer.from("nokeycolon").toString("base64")}`, undefined)).toBe("nokeycolon");
+  });
+
+  it("maps keys to sources; with none configured every key (or none) is the default source", () => {
+    const sources = [
+      { name: "web", writeKey: "wk_web" },
+      { name: "ios", writeKey: "wk_ios" },
+    ];
+    expect(authenticate("wk_ios", sources)).toBe("ios");
+    expect(authenticate("wrong", sources)).toBeUndefined();
+    expect(authenticate(undefined, sources)).toBeUndefined();
+    expect(authenticate("anything", [])).toBe(DEFAULT_SOURCE);
+    expect(authenticate(undefined, [])).toBe(DEFAULT_SOURCE);
+  });
+});
+
+describe("parseCalls", () => {
+  it("accepts a client batch, merging batch-level context and integrations under each call's own", () => {
+    const result = parseCalls(
+      { kind: "batch" },
+      {
+        batch: [
+          { type: "track", userId: "u1", event: "E", context: { page: "x" }, messageId: "m1", timestamp: "2009-11-10T23:00:00+0000" },
+          { type: "identify", anonymousId: "a1", integrations: { All: true } },
+        ],
+        context: { library: { name: "analytics-python" }, page: "batch" },
+        integrations: { All: false },
+        sentAt: "2024-01-01T00:00:00Z",
+        writeKey: "wk",
+      },
+    );
+    expect(result).toEqual({
+      ok: true,
+      calls: [
+        {
+          type: "track",
+          userId: "u1",
+          event: "E",
+          messageId: "m1",
+          context: { library: { name: "analytics-python" }, page: "x" },
+          integrations: { All: false },
+          timestamp: "2009-11-10T23:00:00.000Z",
+        },
+        { type: "identify", anonymousId: "a1", context: { library: { name: "analytics-python" }, page: "batch" }, integrations: { All: true } },
+      ],
+    });
+  });
+
+  it("takes a single call's type from the path, and refuses a contradicting one", () => {
+    expect(parseCalls({ kind: "single", type: "group" }, { userId: 7, groupId: "g" })).toEqual({ ok: true, calls: [{ type: "group", userId: "7", groupId: "g" }] });
+    const bad = parseCalls({ kind: "single", type: "track" }, { type: "identify", userId: "u" });
+    expect(bad.ok).toBe(false);
+  });
+
+  it("rejects the whole batch naming the first invalid index", () => {
+    const result = parseCalls({ kind: "batch" }, { batch: [{ type: "track", userId: "u", event: "ok" }, { type: "track", userId: "u" }] });
+    expect(result).toMatchObject({ ok: false, status: 400, index: 1 });
+    if (!result.ok) expect(result.error).toBe('batch[1]: track call needs "event"');
+  });
+
+  it.each([
+    [{ type: "nope", userId: "u" }, '"type" must be one of'],
+    [{ type: "identify" }, 'needs "userId" or "anonymousId"'],
+    [{ type: "group", userId: "u" }, 'needs "groupId"'],
+    [{ type: "alias", userId: "u" }, 'needs "previousId"'],
+    [{ type: "alias", previousId: "p" }, 'needs "userId"'],
+    [{ type: "track", userId: "u", event: "e", properties: [1] }, '"properties" must be an object'],
+    [{ type: "track", userId: { id: 1 }, event: "e" }, '"userId" must be a string'],
+    [{ type: "track", userId: "u", event: "e", timestamp: "yesterday" }, "not an ISO 8601 date-time"],
+    ["just a string", "must be a JSON object"],
+  ])("rejects %j", (call, words) => {
+    const result = parseCalls({ kind: "batch" }, { batch: [call] });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toContain(words);
+  });
+
+  it("names the 32 KB limit of one message", () => {
+    const big = { type: "track", userId: "u", event: "e", properties: { blob: "x".repeat(MAX_MESSAGE_BYTES) } };
+    const result = parseCalls({ kind: "batch" }, { batch: [{ type: "identify", userId: "u" }, big] });
+    expect(result).toMatchObject({ ok: false, index: 1 });
+    if (!result.ok) expect(result.error).toContain("32 KB limit");
+  });
+
+  it("needs a batch array", () => {
+    expect(parseCalls({ kind: "batch" }, { batch: {} }).ok).toBe(false);
+    expect(parseCalls({ kind: "batch" }, { batch: [], context: "x" }).ok).toBe(false);
+  });
+});
+
+describe("normalizeTimestamp", () => {
+  it.each([
+    ["2009-11-10T23:00:00+0000", "2009-11-10T23:00:00.000Z"],
+    ["2009-11-10T23:00:00+01:00", "2009-11-10T22:00:00.000Z"],
+    ["2012-12-02T00:30:08.276Z", "2012-12-02T00:30:08.276Z"],
+    ["2012-12-02T00:30:08.276543Z", "2012-12-02T00:30:08.276Z"],
+    ["2009-11-10 23:00:00 +0000", "2009-11-10T23:00:00.000Z"],
+    ["2009-11-10T23:00:00", "2009-11-10T23:00:00.000Z"],
+    ["2009-11-10", "2009-11-10T00:00:00.000Z"],
+  ])("%s → %s", (input, expected) => {
+    expect(normalizeTimestamp(input)).toBe(expected);
+  });
+
+  it("refuses what is not an ISO date-time", () => {
+    for (const bad of ["yesterday", "2009-13-45T99:00:00Z", 1700000000, "Tue, 10 Nov 2009 23:00:00 GMT"]) expect(normalizeTimestamp(bad)).toBeUndefined();
+  });
+});

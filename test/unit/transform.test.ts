@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { checkMessage } from "../../src/messages/check.js";
+import type { IngestCall } from "../../src/service/ingest.js";
+import { deleteMessage, toMessage } from "../../src/service/transform.js";
+
+const receivedAt = new Date("2024-05-01T12:00:00.000Z");
+const base = { aliasKeys: "spec" as const, receivedAt, ip: "10.1.2.3" };
+
+describe("toMessage (CONTRACT.md 1 and 5)", () => {
+  it("track: exact keys in SPEC.md order, context kept with ip added, server time when no timestamp", () => {
+    const call: IngestCall = { type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, context: { locale: "en" } };
+    const message = toMessage(call, base);
+    expect(JSON.stringify(message)).toBe(
+      JSON.stringify({
+        version: 1,
+        type: "track",
+        userId: "u1",
+        event: "Signed Up",
+        properties: { plan: "pro" },
+        timestamp: "2024-05-01T12:00:00.000Z",
+        context: { locale: "en", ip: "10.1.2.3" },
+      }),
+    );
+    expect(checkMessage(message, { strict: true }).errors).toEqual([]);
+  });
+
+  it("keeps a given timestamp (already normalized at ingest) and a client-supplied context.ip", () => {
+    const message = toMessage({ type: "identify", userId: "u1", timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" } }, base);
+    expect(message).toEqual({ version: 1, type: "identify", userId: "u1", traits: {}, timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" } });
+  });
+
+  it("uses anonymousId in userId's place when there is no userId", () => {
+    const message = toMessage({ type: "page", anonymousId: "anon-1", properties: { path: "/" } }, base);
+    expect(message).toMatchObject({ type: "page", anonymousId: "anon-1", properties: { path: "/" } });
+    expect(message).not.toHaveProperty("userId");
+    expect(checkMessage(message, { strict: true }).errors).toEqual([]);
+  });
+
+  it("alias keys follow settings.aliasKeys", () => {
+    const call: IngestCall = { type: "alias", userId: "new", previousId: "old" };
+    expect(toMessage(call, base)).toEqual({ version: 1, type: "alias", "Previous ID": "old", "User ID": "new", timestamp: receivedAt.toISOString(), context: { ip: "10.1.2.3" } });
+    expect(toMessage(call, { ...base, aliasKeys: "camel" })).toEqual({ version: 1, type: "alias", previousId: "old", userId: "new", timestamp: receivedAt.toISOString(), context: { ip: "10.1.2.3" } });
+  });
+
+  it("group and screen shapes", () => {
+    expect(Object.keys(toMessage({ type: "group", userId: "u", groupId: "g", traits: { n: 1 } }, base))).toEqual(["version", "type", "groupId", "userId", "traits", "timestamp", "context"]);
+    const context = { device: { model: "m", type: "ios" }, os: { name: "iOS", version: "17" }, app: { build: "1", name: "a", version: "1.0" } };
+    const screen = toMessage({ type: "screen", userId: "u", name: "Home", context }, base);
+    expect(screen).toEqual({ version: 1, type: "screen", userId: "u", name: "Home", timestamp: receivedAt.toISOString(), context: { ...context, ip: "10.1.2.3" } });
+    expect(checkMessage(screen).errors).toEqual([]);
+  });
+
+  it("no context and no ip: no context key", () => {
+    expect(toMessage({ type: "identify", userId: "u" }, { aliasKeys: "spec", receivedAt })).not.toHaveProperty("context");
+  });
+
+  it("delete messages have type, userId, timestamp only", () => {
+    expect(deleteMessage("u1", receivedAt)).toEqual({ type: "delete", userId: "u1", timestamp: "2024-05-01T12:00:00.000Z" });
+  });
+});
