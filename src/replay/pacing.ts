@@ -43,7 +43,9 @@ export interface PacingResult<T> {
 }
 
 export function defaultMaxBuffered(concurrency: number): number {
-  return Math.max(1024, concurrency * 16);
+  // Enough lookahead for other users to go on while some wait; small enough
+  // that an interruption has little admitted-but-unstarted work to hand back.
+  return Math.max(256, concurrency * 8);
 }
 
 /** A FIFO without Array#shift's O(n) copies. */
@@ -79,6 +81,59 @@ class Queue<T> {
   }
 }
 
+/**
+ * Items ready to start, oldest (by admission) first: an item released by its
+ * key's previous one goes before later items of other keys, so file order is
+ * kept wherever the per-key rule allows (exactly, at concurrency 1).
+ */
+class ReadyHeap<T> {
+  private readonly items: { seq: number; item: T }[] = [];
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  push(seq: number, item: T): void {
+    const items = this.items;
+    items.push({ seq, item });
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((items[parent] as { seq: number }).seq <= seq) break;
+      items[i] = items[parent] as { seq: number; item: T };
+      i = parent;
+    }
+    items[i] = { seq, item };
+  }
+
+  shift(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (top === undefined || last === undefined) return undefined;
+    if (items.length > 0) {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= items.length) break;
+        const right = left + 1;
+        const child = right < items.length && (items[right] as { seq: number }).seq < (items[left] as { seq: number }).seq ? right : left;
+        if ((items[child] as { seq: number }).seq >= last.seq) break;
+        items[i] = items[child] as { seq: number; item: T };
+        i = child;
+      }
+      items[i] = last;
+    }
+    return top.item;
+  }
+
+  drain(): T[] {
+    const rest: T[] = [];
+    for (let item = this.shift(); item !== undefined; item = this.shift()) rest.push(item);
+    return rest;
+  }
+}
+
 export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: PacingOptions, handlers: PacingHandlers<T>): Promise<PacingResult<T>> {
   const clock = options.clock ?? systemClock;
   const concurrency = Math.max(1, Math.floor(options.concurrency));
@@ -100,9 +155,10 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
   let failure: { error: unknown } | undefined;
   let lastAdmitted: T | undefined;
 
-  const ready = new Queue<T>();
-  // Keys with an item in flight or ready; their later items wait here.
-  const busy = new Map<string, Queue<T>>();
+  const ready = new ReadyHeap<T>();
+  let admitted = 0;
+  // Keys with an item in flight or ready; their later items wait here, with their admission number.
+  const busy = new Map<string, Queue<{ seq: number; item: T }>>();
   let blocked = 0;
   let inFlight = 0;
 
@@ -138,7 +194,7 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
     for (const item of ready.drain()) handlers.dropped(item);
-    for (const queue of busy.values()) for (const item of queue.drain()) handlers.dropped(item);
+    for (const queue of busy.values()) for (const waiting of queue.drain()) handlers.dropped(waiting.item);
     busy.clear();
     blocked = 0;
     pump();
@@ -169,17 +225,18 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
 
   const admit = (item: T): void => {
     lastAdmitted = item;
+    const seq = admitted++;
     const key = item.orderKey;
     if (key === undefined) {
-      ready.push(item);
+      ready.push(seq, item);
       return;
     }
     const queue = busy.get(key);
     if (queue === undefined) {
-      busy.set(key, new Queue<T>());
-      ready.push(item);
+      busy.set(key, new Queue());
+      ready.push(seq, item);
     } else {
-      queue.push(item);
+      queue.push({ seq, item });
       blocked += 1;
     }
   };
@@ -192,7 +249,7 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
       const next = queue?.shift();
       if (next !== undefined) {
         blocked -= 1;
-        ready.push(next);
+        ready.push(next.seq, next.item);
       } else busy.delete(key);
     }
     pump();

@@ -172,6 +172,8 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     }
   }
 
+  // The clock's timers are unref'd; a run waiting only on --rate/--speed or a retry must still keep the process alive.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   try {
     const result = await pace(
       entries(),
@@ -218,6 +220,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     );
     if (result.stopped) summary.resumeLine = result.lastAdmitted ? result.lastAdmitted.line + 1 : fromLine;
   } finally {
+    clearInterval(keepAlive);
     deadLetter?.close();
     await engine.close();
   }

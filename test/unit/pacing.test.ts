@@ -151,3 +151,18 @@ describe("pace", () => {
     expect(last).toBeLessThan(99);
   });
 });
+
+describe("pace at concurrency 1", () => {
+  it("keeps file order across users", async () => {
+    const clock = new VirtualClock(0, { autoAdvance: true });
+    const order: number[] = [];
+    await pace(batches(items(50, (n) => `u${n % 3 === 0 ? 0 : n % 5}`)), { concurrency: 1, clock }, {
+      async run(item) {
+        await sleep(clock, 5);
+        order.push(item.n);
+      },
+      dropped() {},
+    });
+    expect(order).toEqual(items(50).map((i) => i.n));
+  });
+});
