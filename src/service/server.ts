@@ -41,8 +41,8 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse)
   }
 
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > MAX_REQUEST_BYTES) {
-    // Answer at once and close: the rest of the body is not worth reading.
+  if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
+    // Far too big to be worth reading: answer at once and close the connection.
     res.setHeader("Connection", "close");
     send(res, 400, { success: false, error: `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)` });
     req.resume();
@@ -53,7 +53,8 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse)
   let size = 0;
   req.on("data", (chunk: Buffer) => {
     size += chunk.length;
-    if (size <= MAX_REQUEST_BYTES + 1) chunks.push(chunk);
+    // Keep up to the first chunk past the limit: enough for parseJsonBody to see the size.
+    if (size - chunk.length <= MAX_REQUEST_BYTES) chunks.push(chunk);
     else if (size > DRAIN_LIMIT_BYTES) req.destroy();
   });
   req.on("error", () => req.destroy());

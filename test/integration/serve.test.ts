@@ -1,0 +1,227 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Collector } from "../../src/service/collector.js";
+import { MemoryQueue, openSqliteQueue, type MessageQueue } from "../../src/service/queue.js";
+import { listenCollector, type ServeServer } from "../../src/service/server.js";
+import type { DestinationSettings } from "../../src/settings.js";
+import { verify } from "../../src/signing.js";
+import { startServer, statuses, type Responder, type TestServer } from "../helpers/http-server.js";
+
+const SECRET = "s3cret";
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Setup {
+  receiver: TestServer;
+  collector: Collector;
+  server: ServeServer;
+  queue: MessageQueue;
+  post(path: string, body: unknown, key?: string | null): Promise<{ status: number; json: Record<string, unknown> }>;
+  health(): Promise<Record<string, number>>;
+  waitFor(predicate: () => boolean): Promise<void>;
+}
+
+async function setup(options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean } = {}): Promise<Setup> {
+  const receiver = await startServer(options.respond);
+  cleanups.push(() => receiver.close());
+  let queue: MessageQueue = new MemoryQueue();
+  if (options.sqlite) {
+    const dir = mkdtempSync(join(tmpdir(), "webhook-cli-serve-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    queue = await openSqliteQueue(dir);
+  }
+  const settings: DestinationSettings = {
+    targets: [{ url: `${receiver.url}/hook`, headers: { "X-Env": "ci" } }],
+    secret: SECRET,
+    userAgent: "Segment.io/1.0",
+    aliasKeys: "spec",
+    enabled: true,
+    sources: [{ name: "web", writeKey: "wk_web" }],
+    ...options.settings,
+  };
+  const collector = new Collector({ settings, queue, delivery: { timeoutMs: 2_000, retryWindowMs: 3_000 }, concurrency: 4 });
+  collector.start();
+  const server = await listenCollector(collector, { host: "127.0.0.1", port: 0 });
+  cleanups.push(async () => {
+    await server.close();
+    await collector.close();
+  });
+  return {
+    receiver,
+    collector,
+    server,
+    queue,
+    async post(path, body, key = "wk_web") {
+      const headers: Record<string, string> = { "Content-Type": "application/json" };
+      if (key !== null) headers["Authorization"] = `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
+      const response = await fetch(`${server.url}${path}`, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body) });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    },
+    async health() {
+      return (await (await fetch(`${server.url}/health`)).json()) as Record<string, number>;
+    },
+    async waitFor(predicate) {
+      const deadline = Date.now() + 10_000;
+      while (!predicate()) {
+        if (Date.now() > deadline) throw new Error("timed out waiting");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+  };
+}
+
+const bodies = (receiver: TestServer) => receiver.requests.map((r) => JSON.parse(r.body.toString("utf8")) as Record<string, unknown>);
+
+describe("serve: ingest → queue → THE delivery engine", () => {
+  it("forwards batch and single calls of all types as signed messages of the exact shapes", async () => {
+    const s = await setup({ sqlite: true });
+    const batch = await s.post("/v1/batch", {
+      batch: [
+        { type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: "2009-11-10T23:00:00+0000", messageId: "m1" },
+        { type: "track", userId: "u1", event: "Signed Up", properties: { n: 1 }, messageId: "m2" },
+        { type: "page", anonymousId: "a1", properties: { path: "/p" }, messageId: "m3" },
+      ],
+      context: { library: { name: "analytics-node", version: "1" } },
+      sentAt: new Date().toISOString(),
+    });
+    expect(batch).toEqual({ status: 200, json: { success: true } });
+    expect((await s.post("/v1/group", { userId: "u1", groupId: "g1", traits: { size: 3 } })).status).toBe(200);
+    expect((await s.post("/v1/alias", { userId: "u2", previousId: "u1", writeKey: "wk_web" }, null)).status).toBe(200);
+    await s.waitFor(() => s.receiver.requests.length === 5);
+
+    for (const request of s.receiver.requests) {
+      expect(request.url).toBe("/hook");
+      expect(request.headers["content-type"]).toBe("application/json");
+      expect(request.headers["user-agent"]).toBe("Segment.io/1.0");
+      expect(request.headers["x-env"]).toBe("ci");
+      expect(verify(SECRET, request.body, String(request.headers["x-signature"]))).toBe(true);
+    }
+    const messages = bodies(s.receiver).sort((a, b) => String(a["type"]).localeCompare(String(b["type"])));
+    const library = { name: "analytics-node", version: "1" };
+    expect(messages.map((m) => Object.keys(m))).toEqual([
+      ["version", "type", "Previous ID", "User ID", "timestamp", "context"],
+      ["version", "type", "groupId", "userId", "traits", "timestamp", "context"],
+      ["version", "type", "userId", "traits", "timestamp", "context"],
+      ["version", "type", "anonymousId", "properties", "timestamp", "context"],
+      ["version", "type", "userId", "event", "properties", "timestamp", "context"],
+    ]);
+    expect(messages[2]).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: "2009-11-10T23:00:00.000Z", context: { library, ip: "127.0.0.1" } });
+    expect(messages[0]).toMatchObject({ "Previous ID": "u1", "User ID": "u2", context: { ip: "127.0.0.1" } });
+    expect(String(messages[4]!["timestamp"])).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await s.waitFor(() => s.queue.pendingCount() === 0);
+    expect(await s.health()).toMatchObject({ accepted: 5, filtered: 0, delivered: 5, failed: 0, pending: 0 });
+  });
+
+  it("routes by integrations: All:false blocks, All:false + Webhooks:true passes, Webhooks:false blocks", async () => {
+    const s = await setup();
+    const result = await s.post("/v1/batch", {
+      batch: [
+        { type: "track", userId: "blocked", event: "E", integrations: { All: false } },
+        { type: "track", userId: "passes", event: "E", integrations: { All: false, Webhooks: true } },
+        { type: "track", userId: "off", event: "E", integrations: { Webhooks: false } },
+        { type: "track", userId: "case", event: "E", integrations: { All: false, webhooks: true } },
+        { type: "track", userId: "default", event: "E" },
+      ],
+    });
+    expect(result.status).toBe(200);
+    await s.waitFor(() => s.collector.counts().delivered === 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bodies(s.receiver).map((m) => m["userId"]).sort()).toEqual(["default", "passes"]);
+    expect(await s.health()).toMatchObject({ accepted: 5, filtered: 3, delivered: 2 });
+  });
+
+  it("refuses wrong or missing keys with 401 and bad bodies with 400, queueing nothing and staying up", async () => {
+    const s = await setup();
+    expect(await s.post("/v1/track", { userId: "u", event: "E" }, "wrong")).toEqual({ status: 401, json: { success: false, error: "invalid write key" } });
+    expect((await s.post("/v1/track", { userId: "u", event: "E", writeKey: "wrong" }, null)).status).toBe(401);
+    expect(await s.post("/v1/track", { userId: "u", event: "E" }, null)).toEqual({ status: 401, json: { success: false, error: "missing write key" } });
+
+    const malformed = await s.post("/v1/batch", '{"batch": [', "wk_web");
+    expect(malformed.status).toBe(400);
+    expect(malformed.json["error"]).toContain("not valid JSON");
+
+    const invalid = await s.post("/v1/batch", { batch: [{ type: "track", userId: "u", event: "fine" }, { type: "track", userId: "u" }] });
+    expect(invalid).toEqual({ status: 400, json: { success: false, error: 'batch[1]: track call needs "event"', index: 1 } });
+
+    const bigMessage = await s.post("/v1/batch", { batch: [{ type: "track", userId: "u", event: "E" }, { type: "track", userId: "u", event: "E", properties: { x: "y".repeat(33_000) } }] });
+    expect(bigMessage.status).toBe(400);
+    expect(bigMessage.json).toMatchObject({ index: 1 });
+    expect(bigMessage.json["error"]).toContain("32 KB limit");
+
+    const many = Array.from({ length: 20 }, () => ({ type: "track", userId: "u", event: "E", properties: { x: "y".repeat(30_000) } }));
+    const bigRequest = await s.post("/v1/batch", { batch: many });
+    expect(bigRequest.status).toBe(400);
+    expect(bigRequest.json["error"]).toContain("500 KB limit");
+
+    expect((await s.post("/v1/nothing", {})).status).toBe(404);
+    expect((await fetch(`${s.server.url}/v1/batch`)).status).toBe(405);
+    expect(await s.health()).toMatchObject({ status: "ok", accepted: 0, pending: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(s.receiver.requests).toHaveLength(0);
+  });
+
+  it("a switched-off destination accepts and counts calls but forwards nothing", async () => {
+    const s = await setup({ settings: { enabled: false } });
+    expect((await s.post("/v1/batch", { batch: [{ type: "identify", userId: "u" }, { type: "track", userId: "u", event: "E" }] })).status).toBe(200);
+    expect((await s.post("/v1/delete", { userId: "u" })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(s.receiver.requests).toHaveLength(0);
+    expect(await s.health()).toMatchObject({ accepted: 3, filtered: 3, delivered: 0, pending: 0 });
+  });
+
+  it("a deletion forwards one delete per configured source that has seen the user", async () => {
+    const s = await setup({
+      settings: {
+        sources: [
+          { name: "web", writeKey: "wk_web" },
+          { name: "ios", writeKey: "wk_ios" },
+        ],
+      },
+    });
+    await s.post("/v1/identify", { userId: "both" }, "wk_web");
+    await s.post("/v1/track", { userId: "both", event: "E", integrations: { All: false } }, "wk_ios");
+    await s.post("/v1/identify", { userId: "webonly" }, "wk_web");
+    await s.waitFor(() => s.receiver.requests.length === 2);
+
+    expect(await s.post("/v1/delete", { userId: "both" }, "wk_web")).toEqual({ status: 200, json: { success: true, sources: ["ios", "web"] } });
+    expect(await s.post("/v1/delete", { userId: "webonly" }, "wk_ios")).toEqual({ status: 200, json: { success: true, sources: ["web"] } });
+    expect(await s.post("/v1/delete", { userId: "stranger" })).toEqual({ status: 200, json: { success: true, sources: [] } });
+    expect((await s.post("/v1/delete", {})).status).toBe(400);
+    await s.waitFor(() => s.receiver.requests.length === 5);
+    const deletes = bodies(s.receiver).filter((m) => m["type"] === "delete");
+    expect(deletes.map((m) => m["userId"]).sort()).toEqual(["both", "both", "webonly"]);
+    for (const message of deletes) expect(Object.keys(message)).toEqual(["type", "userId", "timestamp"]);
+  });
+
+  it("retries 5xx through the engine and moves permanent failures to the failed table", async () => {
+    const s = await setup({
+      sqlite: true,
+      respond: (request, res) => {
+        const message = JSON.parse(request.body.toString()) as { userId: string };
+        const seen = s.receiver.requests.filter((r) => r.body.equals(request.body)).length;
+        res.statusCode = message.userId === "bad" ? 400 : seen === 1 ? 503 : 200;
+        res.end();
+      },
+    });
+    await s.post("/v1/batch", { batch: [{ type: "identify", userId: "flaky" }, { type: "identify", userId: "bad" }] });
+    await s.waitFor(() => s.collector.counts().delivered + s.collector.counts().failed === 2);
+    expect(s.collector.counts()).toMatchObject({ delivered: 1, failed: 1, pending: 0 });
+    const failed = s.queue.listFailed();
+    expect(failed).toHaveLength(1);
+    expect(JSON.parse(failed[0]!.body)).toMatchObject({ userId: "bad" });
+    expect(failed[0]!.failure).toMatchObject({ status: 400, attempts: 1 });
+    expect(s.receiver.requests.filter((r) => JSON.parse(r.body.toString()).userId === "flaky")).toHaveLength(2);
+  });
+
+  it("counts retrying deliveries in /health while the receiver answers 503", async () => {
+    const s = await setup({ respond: statuses(503) });
+    await s.post("/v1/identify", { userId: "u" });
+    await s.waitFor(() => s.receiver.requests.length >= 1);
+    await s.waitFor(() => s.collector.counts().retrying === 1);
+    expect(await s.health()).toMatchObject({ accepted: 1, retrying: 1, delivered: 0, pending: 1 });
+  });
+});
