@@ -18,6 +18,8 @@ export interface TransportOptions {
   ca?: readonly string[];
   /** Keep-alive connections per origin. */
   connections?: number;
+  /** The per-attempt deadline; undici's connect timeout is set to it so a stalled handshake is dropped too. */
+  timeoutMs?: number;
 }
 
 // Enough of a response body for --verbose; the rest is read and dropped so the connection is reused.
@@ -53,8 +55,8 @@ export class Transport {
     this.agent = new Agent({
       connections: options.connections ?? 16,
       keepAliveTimeout: 10_000,
-      // Our own per-attempt deadline is the one that counts; undici's must not fire first.
-      connectTimeout: 60_000,
+      // Our own deadline (in post) is the one reported; this one closes a stalled TCP/TLS connect.
+      connectTimeout: options.timeoutMs ?? 10_000,
       headersTimeout: 0,
       bodyTimeout: 0,
       // Node's `ca` replaces the default store, so the roots are passed too. Verification stays on.
@@ -80,19 +82,34 @@ export class Transport {
 
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
+    let responseBody: { destroy(): unknown } | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    // undici does not settle an aborted request while its connect (TCP + TLS) is pending, so the
+    // deadline races the request instead of only aborting it.
+    const deadline = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+        responseBody?.destroy();
+        resolve("timeout");
+      }, timeoutMs);
+    });
+    const pending = this.agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+      signal: controller.signal,
+    });
     try {
-      const response = await this.agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: "POST",
-        headers: request.headers,
-        body: request.body,
-        signal: controller.signal,
-      });
+      const response = await Promise.race([pending, deadline]);
+      if (response === "timeout") {
+        // Whatever the abandoned request does later is of no interest; free its body if it comes.
+        pending.then((late) => late.body.destroy(), () => undefined);
+        return this.timeout(timeoutMs, elapsed());
+      }
+      responseBody = response.body;
       const status = response.statusCode;
       const headers = response.headers as Record<string, string | string[]>;
       // The head arrived in time; the body gets what is left of the deadline, then is cut off.
@@ -104,16 +121,13 @@ export class Transport {
       return { outcome, status, error: ok ? null : `HTTP ${status}`, ms: elapsed(), response: { headers, body } };
     } catch (error) {
       clearTimeout(timer);
-      if (timedOut) {
-        return {
-          outcome: { kind: "timeout" },
-          status: null,
-          error: `timeout: no response within ${formatDuration(timeoutMs)}`,
-          ms: elapsed(),
-        };
-      }
+      if (timedOut || errorCode(error) === "UND_ERR_CONNECT_TIMEOUT") return this.timeout(timeoutMs, elapsed());
       return { ...describeFailure(error, request.url), status: null, ms: elapsed() };
     }
+  }
+
+  private timeout(timeoutMs: number, ms: number): AttemptReport {
+    return { outcome: { kind: "timeout" }, status: null, error: `timeout: no response within ${formatDuration(timeoutMs)}`, ms };
   }
 
   async close(): Promise<void> {

@@ -51,6 +51,7 @@ export class DeliveryEngine {
     this.random = options.random ?? Math.random;
     this.onAttempt = options.onAttempt;
     this.transport = new Transport({
+      timeoutMs: this.timeoutMs,
       ...(options.ca ? { ca: options.ca } : {}),
       ...(options.connections !== undefined ? { connections: options.connections } : {}),
     });
