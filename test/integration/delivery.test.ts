@@ -113,7 +113,9 @@ describe("DeliveryEngine against a real server", () => {
   });
 
   it("sends to every URL at once and waits for every answer in a round", async () => {
-    const slow = await server((_req, res) => setTimeout(() => res.end(), 300));
+    const slow = await server((_req, res) => {
+      setTimeout(() => res.end(), 300);
+    });
     const fast = await server(statuses(404));
     const started = Date.now();
     const result = await engine([slow.url, fast.url]).deliver(BODY);
