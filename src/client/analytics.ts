@@ -67,6 +67,8 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private pumpScheduled = false;
   private closing: Promise<void> | undefined;
   private full = false;
+  private lastIsoAt = Number.NaN;
+  private lastIso = "";
   private holds = 0;
   private keepAlive: NodeJS.Timeout | undefined;
   private readonly counters = { queued: 0, queuedBytes: 0, delivered: 0, failed: 0, dropped: 0 };
@@ -152,12 +154,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     }
     const messageId = (message.messageId as string | undefined) || randomUUID();
     const given = message.timestamp as Date | string | undefined | null;
-    const timestamp =
-      given === undefined || given === null
-        ? new Date(this.clock.now()).toISOString()
-        : given instanceof Date
-          ? given.toISOString()
-          : given;
+    const timestamp = given === undefined || given === null ? this.isoNow() : given instanceof Date ? given.toISOString() : given;
     const wire: Record<string, unknown> = { type, ...message, messageId, timestamp };
     wire.type = type;
     let json: string;
@@ -185,19 +182,30 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (this.batcher.size > 0 && this.timer === undefined) this.armTimer();
   }
 
+  /** Now as ISO 8601; calls within the same millisecond share one string. */
+  private isoNow(): string {
+    const now = this.clock.now();
+    if (now !== this.lastIsoAt) {
+      this.lastIsoAt = now;
+      this.lastIso = new Date(now).toISOString();
+    }
+    return this.lastIso;
+  }
+
   private drop(type: CallType, messageId: string, callback: Callback | undefined): void {
     this.counters.dropped += 1;
-    const limits = `${this.maxQueueSize} messages or ${this.maxQueueBytes} bytes`;
-    if (this.debug) this.log(`analytics: queue full (${limits}); dropped ${type} ${messageId}`);
+    // Built only when someone will read it: under overload this path runs for every call.
+    const limits = (): string => `${this.maxQueueSize} messages or ${this.maxQueueBytes} bytes`;
+    if (this.debug) this.log(`analytics: queue full (${limits()}); dropped ${type} ${messageId}`);
     if (callback) {
-      const error = new QueueFullError(`The queue is full (${limits}): ${type} ${messageId} was dropped.`);
+      const error = new QueueFullError(`The queue is full (${limits()}): ${type} ${messageId} was dropped.`);
       queueMicrotask(() => this.callSafely(callback, error));
     }
     if (!this.full) {
       // One error per overflow episode, not one per dropped call.
       this.full = true;
       const error = new QueueFullError(
-        `The queue is full (${limits}): new calls are dropped until it drains. The server is slower than the calls.`,
+        `The queue is full (${limits()}): new calls are dropped until it drains. The server is slower than the calls.`,
       );
       queueMicrotask(() => this.emitError(error));
     }

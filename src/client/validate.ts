@@ -15,9 +15,6 @@ export const MISSING_GROUP_ID = "You must pass a 'groupId'.";
 export const MISSING_USER_ID = "You must pass a 'userId'.";
 export const MISSING_PREVIOUS_ID = "You must pass a 'previousId'.";
 
-const STRING_KEYS = ["userId", "anonymousId", "event", "groupId", "previousId", "name", "category", "messageId"] as const;
-const OBJECT_KEYS = ["properties", "traits", "context", "integrations"] as const;
-
 /** An empty string counts as missing, as in the original library. */
 function missing(value: unknown): boolean {
   return value === undefined || value === null || value === "";
@@ -48,18 +45,19 @@ export function validateCall(type: CallType, message: unknown): asserts message 
       if (missing(message.previousId)) throw new ValidationError(MISSING_PREVIOUS_ID);
       break;
   }
-  for (const key of STRING_KEYS) {
-    const value = message[key];
-    if (value !== undefined && value !== null && typeof value !== "string") {
-      throw new ValidationError(`'${key}' must be a string, got ${describeType(value)}.`);
-    }
-  }
-  for (const key of OBJECT_KEYS) {
-    const value = message[key];
-    if (value !== undefined && value !== null && !isPlainObject(value)) {
-      throw new ValidationError(`'${key}' must be an object, got ${describeType(value)}.`);
-    }
-  }
+  // Unrolled (not a loop over key names): this runs on every call of a hot path.
+  expectString(message.userId, "userId");
+  expectString(message.anonymousId, "anonymousId");
+  expectString(message.event, "event");
+  expectString(message.groupId, "groupId");
+  expectString(message.previousId, "previousId");
+  expectString(message.name, "name");
+  expectString(message.category, "category");
+  expectString(message.messageId, "messageId");
+  expectObject(message.properties, "properties");
+  expectObject(message.traits, "traits");
+  expectObject(message.context, "context");
+  expectObject(message.integrations, "integrations");
   const timestamp = message.timestamp;
   if (timestamp !== undefined && timestamp !== null) {
     const valid =
@@ -67,6 +65,18 @@ export function validateCall(type: CallType, message: unknown): asserts message 
         ? !Number.isNaN(timestamp.getTime())
         : typeof timestamp === "string" && !Number.isNaN(Date.parse(timestamp));
     if (!valid) throw new ValidationError(`'timestamp' must be a valid Date or ISO 8601 string, got ${describeType(timestamp)}.`);
+  }
+}
+
+function expectString(value: unknown, key: string): void {
+  if (value !== undefined && value !== null && typeof value !== "string") {
+    throw new ValidationError(`'${key}' must be a string, got ${describeType(value)}.`);
+  }
+}
+
+function expectObject(value: unknown, key: string): void {
+  if (value !== undefined && value !== null && !isPlainObject(value)) {
+    throw new ValidationError(`'${key}' must be an object, got ${describeType(value)}.`);
   }
 }
 
