@@ -35,7 +35,10 @@ export function parseMessages(text: string, file: string): ParsedInput {
         whole.value.map((value, index) => ({ value, line: index + 1, where: `${file}: [${index}]`, source: { file, key: `[${index}]` } })),
       );
     }
-    return checkAll([{ value: whole.value, line: 1, where: file, source: { file } }]);
+    // A one-line document is also a one-line NDJSON file: name its line.
+    const oneLine = !source.trim().includes("\n");
+    const line = source.split("\n").findIndex((l) => l.trim() !== "") + 1;
+    return checkAll([{ value: whole.value, line: oneLine ? line : 1, where: oneLine ? `${file}:${line}` : file, source: oneLine ? { file, line } : { file } }]);
   }
   // A document that starts as an array cannot be NDJSON of objects: report the JSON error.
   if (source.trimStart().startsWith("[")) throw new InputError(`not valid JSON: ${whole.error}`, { file });
