@@ -41,6 +41,9 @@ export class FaultPlan {
   private readonly failStatus: number;
   private readonly script: readonly ScriptStep[];
   private readonly random: Random;
+  // The two common answers, allocated once: this runs for every request.
+  private readonly normal: FaultAction;
+  private readonly unauthorized: FaultAction;
 
   constructor(options: FaultOptions = {}) {
     this.respond = options.respond ?? 200;
@@ -50,6 +53,8 @@ export class FaultPlan {
     this.failStatus = options.failStatus ?? 503;
     this.script = options.script ?? [];
     this.random = options.random ?? Math.random;
+    this.normal = { kind: "answer", status: this.respond, injected: false, delayMs: this.delayMs };
+    this.unauthorized = { kind: "answer", status: 401, injected: false, delayMs: this.delayMs };
   }
 
   /** The answer to the next request; `signatureOk` is false only for a failed signature. */
@@ -65,7 +70,7 @@ export class FaultPlan {
     if (index < this.failFirst || (this.failRate > 0 && this.random() < this.failRate)) {
       return { kind: "answer", status: this.failStatus, injected: true, delayMs };
     }
-    return { kind: "answer", status: signatureOk ? this.respond : 401, injected: false, delayMs };
+    return signatureOk ? this.normal : this.unauthorized;
   }
 }
 

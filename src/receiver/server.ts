@@ -70,18 +70,10 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   let closing = false;
   let index = 0;
 
-  // Counts each request once, whichever of its answer, hold or close comes first.
-  const track = (res: ServerResponse): (() => void) => {
-    inflight += 1;
-    let counted = true;
-    const finish = (): void => {
-      if (!counted) return;
-      counted = false;
-      inflight -= 1;
-      if (inflight === 0 && drained) drained();
-    };
-    res.once("close", finish);
-    return finish;
+  // Only answers held by --delay are waited for on close; everything else is answered at once.
+  const delayed = (): void => {
+    inflight -= 1;
+    if (inflight === 0 && drained) drained();
   };
 
   const answer = (res: ServerResponse, status: number, body: string): void => {
@@ -91,7 +83,11 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     else res.writeHead(status, JSON_HEADERS).end(body);
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer, finish: () => void): void => {
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer): void => {
+    if (closing) {
+      refuse(req, res);
+      return;
+    }
     const receivedAt = new Date(clock.now());
     const verdict = judgeRequest(raw, req.headers, { secret, strict });
     const action = faults.next(verdict.signatureValid !== false);
@@ -128,7 +124,6 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       // Held until the sender gives up (or we close); it no longer counts as in flight.
       held.add(req.socket);
       req.socket.once("close", () => held.delete(req.socket));
-      finish();
       return;
     }
     const act = (): void => {
@@ -143,8 +138,19 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       }
       answer(res, action.status, body);
     };
-    if (action.delayMs > 0) clock.setTimeout(act, action.delayMs);
-    else act();
+    if (action.delayMs > 0) {
+      inflight += 1;
+      clock.setTimeout(() => {
+        act();
+        delayed();
+      }, action.delayMs);
+    } else act();
+  };
+
+  const refuse = (req: IncomingMessage, res: ServerResponse): void => {
+    res.shouldKeepAlive = false;
+    answer(res, 503, '{"error":"shutting down"}');
+    req.resume();
   };
 
   const tooLarge = (req: IncomingMessage, res: ServerResponse, size: number | null): void => {
@@ -177,9 +183,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 
   const onHttpRequest = (req: IncomingMessage, res: ServerResponse): void => {
     if (closing) {
-      res.shouldKeepAlive = false;
-      answer(res, 503, '{"error":"shutting down"}');
-      req.resume();
+      refuse(req, res);
       return;
     }
     if (req.method !== "POST") {
@@ -188,7 +192,6 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       req.resume();
       return;
     }
-    const finish = track(res);
     const declared = req.headers["content-length"];
     if (declared !== undefined && Number(declared) > maxBody) {
       tooLarge(req, res, Number(declared));
@@ -213,7 +216,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     });
     req.on("end", () => {
       if (over) return;
-      handle(req, res, chunks ? Buffer.concat(chunks, size) : (first ?? Buffer.alloc(0)), finish);
+      handle(req, res, chunks ? Buffer.concat(chunks, size) : (first ?? Buffer.alloc(0)));
     });
     // An aborted request is not a request: nothing to judge or answer.
     req.on("error", () => {});

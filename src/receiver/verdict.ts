@@ -1,8 +1,9 @@
 import { isUtf8 } from "node:buffer";
-import { checkMessage, type ShapeIssue } from "../messages/check.js";
+import type { ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import { verify } from "../signing.js";
 import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
+import { checkShape } from "./shape.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -56,7 +57,7 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
   } else {
     try {
       body = JSON.parse(text);
-      const check = checkMessage(body, options.strict ? { strict: true } : {});
+      const check = checkShape(body, options.strict ?? false);
       shapeErrors = check.errors;
       shapeWarnings = check.warnings;
     } catch (error) {
