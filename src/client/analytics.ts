@@ -88,7 +88,15 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.debug = options.debug ?? debugFromEnv(process.env.DEBUG);
-    this.log = options.log ?? stderrLog;
+    const sink = options.log ?? stderrLog;
+    // Logging must never be the thing that breaks a call or a delivery.
+    this.log = (line) => {
+      try {
+        sink(line);
+      } catch {
+        // nowhere left to report it
+      }
+    };
     this.transport = new Transport({
       endpoint: options.endpoint ?? DEFAULT_ENDPOINT,
       writeKey,
@@ -275,9 +283,18 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       }
     } catch (error) {
       // Not expected (the transport never rejects), but a batch must still finish.
-      failure = (error as Error)?.message ?? String(error);
+      failure = describeError(error);
     }
-    this.finish(outgoing, count, bytes, attempts, outcome, failure);
+    try {
+      this.finish(outgoing, count, bytes, attempts, outcome, failure);
+    } catch (error) {
+      this.log(`analytics: internal error while finishing batch ${id}: ${describeError(error)}`);
+    } finally {
+      // Whatever happened above, flush() waiters are released and the next batch may start.
+      this.active.delete(outgoing);
+      outgoing.resolve();
+      this.pump();
+    }
   }
 
   private finish(
@@ -289,7 +306,6 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     failure: string | undefined,
   ): void {
     const { batch, id } = outgoing;
-    this.active.delete(outgoing);
     this.counters.queued -= count;
     this.counters.queuedBytes -= batch.bytes - (count - 1);
     const delivered = failure === undefined && outcome !== undefined && isSuccess(outcome);
@@ -323,8 +339,6 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
       this.full = false;
       if (this.debug) this.log(`analytics: queue has room again (${this.counters.dropped} dropped so far)`);
     }
-    outgoing.resolve();
-    this.pump();
   }
 
   private emitError(error: Error): void {
