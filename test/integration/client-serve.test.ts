@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Analytics, sign } from "../../src/index.js";
+import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
+import { startServer, type TestServer } from "../helpers/http-server.js";
+
+// The client against the real consumer of its batches: the BUILT `webhook-cli serve` (run `npm run build` first).
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("Analytics → webhook-cli serve → webhook", () => {
+  it("serve accepts the client's batches with its write key and forwards each call, signed", async () => {
+    const hook: TestServer = await startServer();
+    cleanups.push(() => hook.close());
+    const dir = mkdtempSync(join(tmpdir(), "client-serve-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const config = join(dir, "webhook-cli.json");
+    writeFileSync(
+      config,
+      JSON.stringify({ sharedSecret: "s3cret", webhooks: [{ url: `${hook.url}/hook` }], sources: [{ name: "web", writeKey: "wk_serve" }] }),
+    );
+    const serve = spawnCli(["serve", "--port", "0", "--config", config, "--state", join(dir, "state")], { cwd: dir });
+    const done = collect(serve, 20_000);
+    cleanups.push(async () => {
+      serve.kill("SIGTERM");
+      await done;
+    });
+    const [, url] = await waitForLine(serve, /Listening on (\S+)/);
+
+    const wrongKey = new Analytics("wk_wrong", { endpoint: url!, log: () => {} });
+    let rejected: Error | undefined;
+    wrongKey.identify({ userId: "u" }, (error) => (rejected = error));
+    await wrongKey.close();
+    expect(rejected?.message).toMatch(/HTTP 401/);
+
+    const analytics = new Analytics("wk_serve", { endpoint: url! });
+    const results: (Error | undefined)[] = [];
+    analytics.track({ userId: "u1", event: "Clicked", properties: { n: 1 } }, (error) => results.push(error));
+    analytics.alias({ userId: "u2", previousId: "u1" }, (error) => results.push(error));
+    await analytics.close();
+    expect(results).toEqual([undefined, undefined]);
+
+    await waitFor(() => hook.requests.length === 2, "two forwarded webhooks");
+    const bodies = hook.requests.map((r) => JSON.parse(r.body.toString()) as Record<string, unknown>);
+    const track = bodies.find((b) => b.type === "track");
+    const alias = bodies.find((b) => b.type === "alias");
+    expect(track).toMatchObject({ version: 1, type: "track", userId: "u1", event: "Clicked", properties: { n: 1 } });
+    expect(alias).toMatchObject({ version: 1, type: "alias", "Previous ID": "u1", "User ID": "u2" });
+    for (const request of hook.requests) expect(request.headers["x-signature"]).toBe(sign("s3cret", request.body));
+  });
+});
