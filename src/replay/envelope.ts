@@ -21,6 +21,18 @@ export interface ReplayEntry {
 
 export type EntryResult = { ok: true; entry: ReplayEntry } | { ok: false; reason: string };
 
+/** The validation pass's answer: only what it needs (no body bytes are built). */
+export type LineCheck = { ok: true; type: MessageType } | { ok: false; reason: string };
+
+/**
+ * Validates a line as the first pass does: JSON, an envelope or a message,
+ * and a known message by checkMessage. Cheaper than parseEntry with `check`.
+ */
+export function checkLine(text: string, line: number): LineCheck {
+  const result = parseEntry(text, line, true, false);
+  return result.ok ? { ok: true, type: result.entry.type } : result;
+}
+
 export interface Failure {
   reason: string;
   attempts: number;
@@ -34,7 +46,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * (checkMessage errors make the line bad); without it, only what is needed to
  * send is read, for the second pass over an already validated file.
  */
-export function parseEntry(text: string, line: number, check: boolean): EntryResult {
+export function parseEntry(text: string, line: number, check: boolean, withBody = true): EntryResult {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -45,11 +57,11 @@ export function parseEntry(text: string, line: number, check: boolean): EntryRes
     return { ok: false, reason: `not a known message: expected a JSON object, got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}` };
   }
   const record = value as Record<string, unknown>;
-  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check);
-  return fromMessage(record, JSON.stringify(record), undefined, text, line, check);
+  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody);
+  return fromMessage(record, withBody ? JSON.stringify(record) : "", undefined, text, line, check);
 }
 
-function fromEnvelope(envelope: Record<string, unknown>, text: string, line: number, check: boolean): EntryResult {
+function fromEnvelope(envelope: Record<string, unknown>, text: string, line: number, check: boolean, withBody: boolean): EntryResult {
   const rawBody = envelope["rawBody"];
   let bytes: Buffer | undefined;
   if (rawBody !== undefined) {
@@ -78,7 +90,7 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
     else if (check) return { ok: false, reason: `key "receivedAt": not an ISO 8601 date` };
   }
   const record = message as Record<string, unknown>;
-  return fromMessage(record, bytes ?? JSON.stringify(record), time, text, line, check);
+  return fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check);
 }
 
 function fromMessage(

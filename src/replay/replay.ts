@@ -5,7 +5,7 @@ import { InputError } from "../errors.js";
 import type { MessageType } from "../messages/schemas.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
-import { deadLetterLine, parseEntry, type Failure, type ReplayEntry } from "./envelope.js";
+import { checkLine, deadLetterLine, parseEntry, type Failure, type ReplayEntry } from "./envelope.js";
 import { readLineBatches } from "./ndjson.js";
 import { pace } from "./pacing.js";
 import { LatencyHistogram } from "./stats.js";
@@ -93,7 +93,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   let lines = 0;
   let messages = 0;
   let filtered = 0;
-  for await (const batch of readLineBatches(options.path)) {
+  for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
     for (const line of batch) {
       lines = line.number;
       if (line.number < fromLine) continue;
@@ -105,13 +105,13 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     }
   }
   function validate(text: string, number: number): string | undefined {
-    const result = parseEntry(text, number, true);
+    const result = checkLine(text, number);
     if (!result.ok) return result.reason;
-    if (types && !types.has(result.entry.type)) filtered += 1;
+    if (types && !types.has(result.type)) filtered += 1;
     else messages += 1;
     return undefined;
   }
-  if (bad.size > 0 && !options.skipInvalid) {
+  if (bad.size > 0 && !options.skipInvalid && !signal?.aborted) {
     throw new InputError(`${bad.size} bad line${bad.size === 1 ? "" : "s"}; nothing sent (--skip-invalid sends the rest)`, { file: options.name });
   }
 
@@ -133,6 +133,8 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     dryRun: options.dryRun === true,
     resumeLine: undefined,
   };
+  // Interrupted while validating: nothing was sent, resume where this run started.
+  if (signal?.aborted) return { ...summary, resumeLine: fromLine };
   if (options.dryRun) return summary;
 
   // Pass 2: send.
