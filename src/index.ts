@@ -49,3 +49,11 @@ export type {
   GroupMessage,
   AliasMessage,
 } from "./client/types.js";
+// The collection service stand-in (serve); better-sqlite3 loads only when openSqliteQueue is called.
+export { Collector, type CollectorOptions, type CollectorCounts, type IngestRequest, type IngestResponse } from "./service/collector.js";
+export { listenCollector, type ServeServer } from "./service/server.js";
+export { MemoryQueue, openSqliteQueue, type MessageQueue, type NewMessage, type QueuedMessage, type FailedMessage, type SeenUser } from "./service/queue.js";
+export { isDestinationEnabled, DESTINATION_NAME } from "./service/routing.js";
+export { toMessage, deleteMessage, type TransformOptions } from "./service/transform.js";
+export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, normalizeTimestamp, type IngestCall } from "./service/ingest.js";
+export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";

@@ -1,7 +1,8 @@
-import type { ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/client/analytics.js";
 import { verify } from "../../src/signing.js";
@@ -211,5 +212,20 @@ describe("webhook-cli serve (built CLI)", () => {
 
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--port");
+  });
+
+  it("the library loads better-sqlite3 only when a durable queue is opened", () => {
+    const dist = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
+    const dir = tempDir();
+    const script = `
+      import { createRequire } from "node:module";
+      const lib = await import(${JSON.stringify(dist)});
+      const cache = createRequire(import.meta.url).cache;
+      const loaded = () => Object.keys(cache).some((path) => path.includes("better-sqlite3"));
+      const before = loaded();
+      (await lib.openSqliteQueue(${JSON.stringify(join(dir, "state"))})).close();
+      console.log(JSON.stringify({ before, after: loaded() }));`;
+    const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(JSON.parse(output)).toEqual({ before: false, after: true });
   });
 });
