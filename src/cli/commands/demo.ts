@@ -1,5 +1,104 @@
+import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
-import type { CommandContext } from "../io.js";
+import { z } from "zod";
+import { DeliveryEngine } from "../../delivery/deliver.js";
+import { buildExamples } from "../../messages/examples.js";
+import { MESSAGE_TYPES, type AliasKeys } from "../../messages/schemas.js";
+import { startReceiver, type ReceivedRequest } from "../../receiver/server.js";
+import { DEFAULT_USER_AGENT } from "../../settings.js";
+import { formatDuration } from "../../util/duration.js";
+import type { CliIo, CommandContext } from "../io.js";
+import { interruptedExitCode } from "../io.js";
+import { createOutput } from "../output.js";
+import { aliasKeys, parseOptions } from "../options.js";
+import { painter, requestEvent, requestLines } from "./listen.js";
 
-// Placeholder: the `demo` command lands with its issue.
-export function registerDemo(_program: Command, _context: CommandContext): void {}
+export interface DemoOptions {
+  json: boolean;
+  verbose: boolean;
+  aliasKeys: AliasKeys;
+}
+
+/**
+ * Starts the receiver of `listen` on a free loopback port with a fresh random
+ * secret, sends one example of every message type through the delivery engine,
+ * and shows what arrived. 0 when all seven arrived verified and well-formed.
+ */
+export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
+  const output = createOutput(io, { json: options.json });
+  const paint = painter(output.color);
+  const secret = randomBytes(24).toString("base64url");
+  const arrived: ReceivedRequest[] = [];
+  const receiver = await startReceiver({ host: "127.0.0.1", port: 0, secret, strict: true, onRequest: (request) => arrived.push(request) });
+  const url = `${receiver.url}/webhook`;
+  const engine = new DeliveryEngine({ targets: [{ url, headers: {} }], secret, userAgent: DEFAULT_USER_AGENT }, { retryWindowMs: 5_000 });
+
+  let verified = 0;
+  let interrupted = false;
+  try {
+    if (options.json) output.event("listening", { url: receiver.url, port: receiver.port });
+    else {
+      output.line(`Listening on ${receiver.url} (a demo receiver with a fresh random secret)`);
+      output.line(`Sending one signed message of each type to ${url}:\n`);
+    }
+    const spinner = output.spinner("Sending…");
+    for (const message of buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys })) {
+      const before = arrived.length;
+      const result = await engine.deliver(JSON.stringify(message), { signal: io.signal });
+      if (result.interrupted) {
+        interrupted = true;
+        break;
+      }
+      // Requests that reached the receiver for this message (more than one when retried).
+      const requests = arrived.slice(before);
+      const last = requests.at(-1);
+      const ok = result.delivered && last !== undefined && last.verdict.signatureValid === true && last.verdict.valid;
+      if (ok) verified += 1;
+      const ms = result.urls[0]?.ms ?? 0;
+      if (options.json) {
+        output.event("request", last ? { ...requestEvent(last), verified: ok, ms } : { type: message.type, verified: false, error: result.urls[0]?.error ?? "not delivered" });
+        continue;
+      }
+      const mark = ok ? paint.ok("✓ verified") : paint.bad("✗ NOT verified");
+      if (last) output.line(`${mark}  ${requestLines(last, paint, options.verbose)}  ${paint.dim(formatDuration(ms))}`);
+      else output.line(`${mark}  ${message.type}: ${result.urls[0]?.error ?? "not delivered"}`);
+      if (last && !result.delivered) output.line(`    not delivered: ${result.urls[0]?.error ?? "unknown"}`);
+    }
+    spinner.stop();
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+
+  const total = MESSAGE_TYPES.length;
+  const code = interrupted ? interruptedExitCode(io.signal) : verified === total ? 0 : 1;
+  output.event("summary", { sent: total, verified, exitCode: code });
+  if (!options.json) {
+    output.line(`\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`);
+    if (code === 0) {
+      output.line("\nNext: run your own receiver and send to it:");
+      output.line("  webhook-cli listen --secret s3cret");
+      output.line("  webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret");
+    }
+  }
+  return code;
+}
+
+const rawSchema = z.object({
+  json: z.boolean().default(false),
+  verbose: z.boolean().default(false),
+  aliasKeys: aliasKeys.default("spec"),
+});
+
+export function registerDemo(program: Command, context: CommandContext): void {
+  program
+    .command("demo")
+    .description("start a receiver, send every message type signed to it, show the verified results")
+    .option("--verbose", "print each message's full body")
+    .option("--json", "one JSON object per line on stdout")
+    .option("--alias-keys <style>", "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)", "spec")
+    .addHelpText("after", "\nExamples:\n  $ webhook-cli demo\n  $ webhook-cli demo --verbose")
+    .action(async (raw: Record<string, unknown>) => {
+      context.exitCode = await demo(parseOptions(rawSchema, raw), context.io);
+    });
+}
