@@ -57,3 +57,8 @@ export { isDestinationEnabled, DESTINATION_NAME } from "./service/routing.js";
 export { toMessage, deleteMessage, type TransformOptions } from "./service/transform.js";
 export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, normalizeTimestamp, type IngestCall } from "./service/ingest.js";
 export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
+// replay: re-sign and deliver recorded NDJSON logs.
+export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
+export { parseEntry, checkLine, deadLetterLine, orderKeyOf, type ReplayEntry, type Failure } from "./replay/envelope.js";
+export { LineSplitter, readLineBatches, MAX_LINE_BYTES, type Line } from "./replay/ndjson.js";
+export { pace, type PacedItem, type PacingOptions, type PacingHandlers, type PacingResult } from "./replay/pacing.js";
