@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { rootCertificates } from "node:tls";
 import { Agent } from "undici";
 import { formatDuration } from "../util/duration.js";
@@ -49,6 +50,7 @@ const CERT_CODES = new Set([
  */
 export class Transport {
   private readonly agent: Agent;
+  private readonly locations = new Map<string, { origin: string; path: string } | { invalid: string }>();
 
   constructor(options: TransportOptions = {}) {
     const ca = options.ca && options.ca.length > 0 ? [...rootCertificates, ...options.ca] : undefined;
@@ -71,16 +73,11 @@ export class Transport {
   async post(request: PreparedRequest, timeoutMs: number): Promise<AttemptReport> {
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    let url: URL;
-    try {
-      url = new URL(request.url);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`not an http: or https: URL`);
-    } catch (error) {
-      const reason = `invalid URL "${request.url}": ${(error as Error).message}`;
-      return { outcome: { kind: "invalid", reason }, status: null, error: reason, ms: 0 };
-    }
+    const where = this.locate(request.url);
+    if ("invalid" in where) return { outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 };
 
-    const controller = new AbortController();
+    // undici takes an EventEmitter as the signal: cheaper than an AbortController on this hot path.
+    const abort = new AbortEmitter();
     let timedOut = false;
     let responseBody: { destroy(): unknown } | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -89,18 +86,18 @@ export class Transport {
     const deadline = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => {
         timedOut = true;
-        controller.abort();
+        abort.fire();
         responseBody?.destroy();
         resolve("timeout");
       }, timeoutMs);
     });
     const pending = this.agent.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+      origin: where.origin,
+      path: where.path,
       method: "POST",
       headers: request.headers,
       body: request.body,
-      signal: controller.signal,
+      signal: abort,
     });
     try {
       const response = await Promise.race([pending, deadline]);
@@ -126,6 +123,24 @@ export class Transport {
     }
   }
 
+  /** Origin and path of a target URL, parsed once per URL rather than per attempt. */
+  private locate(url: string): { origin: string; path: string } | { invalid: string } {
+    let found = this.locations.get(url);
+    if (!found) {
+      try {
+        const parsed = new URL(url);
+        if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not an http: or https: URL");
+        found = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      } catch (error) {
+        found = { invalid: `invalid URL "${url}": ${(error as Error).message}` };
+      }
+      // At most 5 targets per destination; the bound only guards callers that vary targets per call.
+      if (this.locations.size >= 1000) this.locations.clear();
+      this.locations.set(url, found);
+    }
+    return found;
+  }
+
   private timeout(timeoutMs: number, ms: number): AttemptReport {
     return { outcome: { kind: "timeout" }, status: null, error: `timeout: no response within ${formatDuration(timeoutMs)}`, ms };
   }
@@ -139,22 +154,37 @@ export class Transport {
   }
 }
 
-async function readBody(body: AsyncIterable<Buffer> & { destroy(): unknown }, expired: () => boolean): Promise<string> {
-  const kept: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
+/** Reads the body (keeping the first KEPT_BODY_BYTES for --verbose) so the connection is reused. */
+function readBody(body: NodeJS.ReadableStream & { destroy(): unknown }, expired: () => boolean): Promise<string> {
+  return new Promise((resolve) => {
+    const kept: Buffer[] = [];
+    let size = 0;
+    const finish = (): void => {
+      if (expired()) body.destroy();
+      const all = kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);
+      resolve(all.subarray(0, KEPT_BODY_BYTES).toString("utf8"));
+    };
+    body.on("data", (chunk: Buffer) => {
       if (size < KEPT_BODY_BYTES) {
         kept.push(chunk);
         size += chunk.length;
       }
-      if (expired()) break;
-    }
-  } catch {
+    });
+    body.on("end", finish);
     // A body cut short (deadline, reset) does not change the status already received.
+    body.on("error", finish);
+    body.on("close", finish);
+  });
+}
+
+/** The minimal abort signal undici accepts: an EventEmitter with `aborted`. */
+class AbortEmitter extends EventEmitter {
+  aborted = false;
+  fire(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit("abort");
   }
-  if (expired()) body.destroy();
-  return Buffer.concat(kept).subarray(0, KEPT_BODY_BYTES).toString("utf8");
 }
 
 function describeFailure(error: unknown, url: string): { outcome: AttemptOutcome; error: string } {
