@@ -191,8 +191,15 @@ function identifier(value: unknown): string | undefined | null {
 // An ISO 8601 date with a time: clients send `Z`, `+00:00` or `+0000` offsets and other precisions.
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** Any ISO 8601 date-time → `2012-12-02T00:30:08.276Z`; undefined when it is not one. */
 export function normalizeTimestamp(value: unknown): string | undefined {
+  // Most clients already send the canonical form: keep it when it names a real instant.
+  if (typeof value === "string" && CANONICAL.test(value)) {
+    const date = new Date(value);
+    if (!Number.isNaN(date.getTime()) && date.toISOString() === value) return value;
+  }
   if (typeof value !== "string" || !ISO_DATE_TIME.test(value.trim())) return undefined;
   let text = value.trim().replace(/^(\d{4}-\d{2}-\d{2})\s+/, "$1T").replace(/\s+/g, "");
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text += "T00:00:00";
