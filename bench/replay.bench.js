@@ -37,9 +37,8 @@ function event(i) {
       orderId: `order_${i.toString(16).padStart(8, "0")}`,
       revenue: 129.95,
       currency: "USD",
-      coupon: "SPRING-SALE",
       products: [
-        { sku: "sku_a1b2c3d4", name: "Mechanical keyboard", price: 99.95, quantity: 1 },
+        { sku: "sku_a1b2c3d4", name: "Keyboard", price: 99.95, quantity: 1 },
         { sku: "sku_e5f6g7h8", name: "Wrist rest", price: 30, quantity: 1 },
       ],
       shipping: { method: "express", country: "NL", days: 2 },
@@ -119,7 +118,7 @@ function runReplay(args, limitS) {
       } catch {
         summary = {};
       }
-      if (summary.event !== "summary") process.stderr.write(`replay gave no summary (exit ${code}):\n${stderr.slice(-2000)}\n`);
+      if (summary.event !== "summary") process.stderr.write(`replay gave no summary (exit ${code}); stdout ends: ${stdout.slice(-600)}\nstderr: ${stderr.slice(0, 1500)}\n`);
       resolve({ code, wallMs, rssKb, summary, interrupted });
     });
   });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
 import { DeliveryEngine, type EngineSettings } from "../delivery/deliver.js";
 import type { DeliveryResult } from "../delivery/types.js";
@@ -137,7 +138,14 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   if (signal?.aborted) return { ...summary, resumeLine: fromLine };
   if (options.dryRun) return summary;
 
-  // Pass 2: send.
+  // Pass 2: send. Every message in flight listens on the stop signal (retry waits), so the
+  // send pass gets its own signal with room for that many listeners, linked to the caller's.
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const forward = (): void => stop.abort(signal?.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener("abort", forward, { once: true });
+  const sendSignal = stop.signal;
   const deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const engine = new DeliveryEngine(options.settings, {
@@ -161,7 +169,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   };
 
   async function* entries(): AsyncGenerator<ReplayEntry[]> {
-    for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
+    for await (const batch of readLineBatches(options.path, { signal: sendSignal })) {
       const out: ReplayEntry[] = [];
       for (const line of batch) {
         if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
@@ -184,13 +192,13 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
         ...(options.rate !== undefined ? { rate: options.rate } : {}),
         ...(options.speed !== undefined ? { speed: options.speed } : {}),
         clock,
-        ...(signal ? { signal } : {}),
+        signal: sendSignal,
       },
       {
         async run(entry) {
           summary.sent += 1;
           const begin = performance.now();
-          const outcome = await engine.deliver(entry.body, signal ? { signal } : {});
+          const outcome = await engine.deliver(entry.body, { signal: sendSignal });
           const ms = performance.now() - begin;
           if (outcome.delivered) {
             summary.delivered += 1;
@@ -223,6 +231,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     if (result.stopped) summary.resumeLine = result.lastAdmitted ? result.lastAdmitted.line + 1 : fromLine;
   } finally {
     clearInterval(keepAlive);
+    signal?.removeEventListener("abort", forward);
     deadLetter?.close();
     await engine.close();
   }
