@@ -51,6 +51,7 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+const CLOSE_GRACE_MS = 10_000;
 const JSON_HEADERS = { "content-type": "application/json" };
 const OK_BODY = '{"ok":true}';
 
@@ -65,19 +66,13 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   const clock = options.clock ?? systemClock;
   const onRequest = options.onRequest;
   const held = new Set<Socket>();
-  let inflight = 0;
-  let drained: (() => void) | undefined;
   let closing = false;
   let index = 0;
 
-  // Only answers held by --delay are waited for on close; everything else is answered at once.
-  const delayed = (): void => {
-    inflight -= 1;
-    if (inflight === 0 && drained) drained();
-  };
-
   const answer = (res: ServerResponse, status: number, body: string): void => {
     if (res.destroyed) return;
+    // While closing, each answer ends its connection, so server.close() completes once they are out.
+    if (closing) res.shouldKeepAlive = false;
     // 1xx, 204 and 304 carry no body.
     if (status < 200 || status === 204 || status === 304) res.writeHead(status).end();
     else res.writeHead(status, JSON_HEADERS).end(body);
@@ -138,13 +133,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       }
       answer(res, action.status, body);
     };
-    if (action.delayMs > 0) {
-      inflight += 1;
-      clock.setTimeout(() => {
-        act();
-        delayed();
-      }, action.delayMs);
-    } else act();
+    if (action.delayMs > 0) clock.setTimeout(act, action.delayMs);
+    else act();
   };
 
   const refuse = (req: IncomingMessage, res: ServerResponse): void => {
@@ -255,21 +245,17 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     url: `${options.tls ? "https" : "http"}://${formatHost(host)}:${port}`,
     port,
     close() {
-      closed ??= (async () => {
+      closed ??= new Promise<void>((resolve) => {
         closing = true;
-        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Answers in flight (a --delay included) go out first, but never wait forever.
+        const cap = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearTimeout(cap);
+          resolve();
+        });
         server.closeIdleConnections();
         for (const socket of held) socket.destroy();
-        if (inflight > 0) {
-          await new Promise<void>((resolve) => {
-            drained = resolve;
-            // Answers held by --delay finish first, but never wait forever.
-            setTimeout(resolve, 10_000).unref();
-          });
-        }
-        server.closeAllConnections();
-        await done;
-      })();
+      });
       return closed;
     },
   };

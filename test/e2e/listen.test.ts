@@ -1,0 +1,196 @@
+import type { ChildProcess } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
+import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
+import { startServer } from "../helpers/http-server.js";
+import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
+
+const SECRET = "e2e-listen-secret";
+const hmac = (body: string) => createHmac("sha1", SECRET).update(body).digest("hex");
+const track = (userId = "u1") =>
+  JSON.stringify({ version: 1, type: "track", userId, event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+
+let dir: string;
+const children: ChildProcess[] = [];
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-listen-"));
+});
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function listen(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; done: Promise<CliResult> }> {
+  const child = spawnCli(["listen", "--port", "0", ...args], { env });
+  children.push(child);
+  const done = collect(child, 30_000);
+  const [, url] = await waitForLine(child, /(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
+  return { child, url: url as string, done };
+}
+
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  const response = await request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  await response.body.dump();
+  return response.statusCode;
+}
+
+const jsonLines = (stdout: string) => stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe("webhook-cli listen (built CLI)", () => {
+  it("prints Listening first, one line per request, a summary; --count exits 0 when all were valid", async () => {
+    const { url, done } = await listen(["--secret", SECRET, "--count", "2"]);
+    expect(await post(`${url}/hook`, track("ada"), { "x-signature": hmac(track("ada")) })).toBe(200);
+    expect(await post(`${url}/hook`, track("bob"), { "x-signature": hmac(track("bob")) })).toBe(200);
+    const result = await done;
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    expect(lines[0]).toBe(`Listening on ${url}`);
+    expect(lines[1]).toMatch(/^#1 POST \/hook {2}track {2}ada {2}"Signed Up" {2}signature ok {2}\d+ B {2}→ 200$/);
+    expect(lines.at(-1)).toBe("Summary: 2 requests, 2 valid, 0 invalid");
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+  });
+
+  it("--json: listening, request events and a summary; an invalid request makes --count exit 1", async () => {
+    const { url, done } = await listen(["--secret", SECRET, "--count", "3", "--json"]);
+    await post(`${url}/a`, track(), { "x-signature": hmac(track()) });
+    await post(`${url}/b`, track(), { "x-signature": hmac(track()).toUpperCase() });
+    const broken = JSON.stringify({ version: 1, type: "page", userId: "u2", timestamp: "2024-01-01T00:00:00.000Z" });
+    await post(`${url}/c`, broken, { "x-signature": hmac(broken) });
+    const result = await done;
+    expect(result.code).toBe(1);
+    const events = jsonLines(result.stdout);
+    expect(events.map((e) => e["event"])).toEqual(["listening", "request", "request", "request", "summary"]);
+    expect(events[0]).toMatchObject({ url, port: Number(new URL(url).port) });
+    expect(events[1]).toEqual({ event: "request", method: "POST", path: "/a", type: "track", userId: "u1", signatureValid: true, shapeErrors: [], status: 200 });
+    expect(events[2]).toMatchObject({ path: "/b", signatureValid: false, status: 401, diagnosis: "the digest is upper-case hex: send it lowercase" });
+    expect(events[3]).toMatchObject({ path: "/c", signatureValid: true, status: 200, shapeErrors: [{ key: "properties", message: 'missing required key "properties"' }] });
+    expect(events[4]).toMatchObject({ event: "summary", received: 3, valid: 1, invalid: 2 });
+  });
+
+  it("--exit-after before --count exits 1; --junit writes one test case per request", async () => {
+    const junit = join(dir, "report.xml");
+    const { url, done } = await listen(["--count", "3", "--exit-after", "1500ms", "--junit", junit], { WEBHOOK_SECRET: SECRET });
+    await post(url, track(), { "x-signature": hmac(track()) });
+    await post(url, track(), { "x-signature": "0".repeat(40) });
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/--exit-after 1\.5s came before --count 3 requests \(2 received\)/);
+    const xml = readFileSync(junit, "utf8");
+    expect(xml).toContain('<testsuite name="webhook-cli listen" tests="2" failures="1"');
+    expect(xml).toContain('<testcase name="#1 track POST /" classname="webhook-cli.listen"');
+    expect(xml).toMatch(/<failure message="signature: X-Signature does not match the body" type="signature">/);
+  });
+
+  it("a recording survives SIGINT intact, holds every request and never the secret; exit 0", async () => {
+    const record = join(dir, "sigint.ndjson");
+    const secretFile = join(dir, "secret.txt");
+    writeFileSync(secretFile, `${SECRET}\n`);
+    const { child, url, done } = await listen(["--secret-file", secretFile, "--record", record]);
+    const bodies = Array.from({ length: 20 }, (_, i) => track(`user-${i}`));
+    await Promise.all(bodies.map((body) => post(url, body, { "x-signature": hmac(body), authorization: `Bearer ${SECRET}` })));
+    child.kill("SIGINT");
+    const result = await done;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Summary: 20 requests, 20 valid, 0 invalid");
+    const text = readFileSync(record, "utf8");
+    expect(text).not.toContain(SECRET);
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as { body: { userId: string }; signatureValid: boolean; headers: Record<string, string> });
+    expect(lines.map((l) => l.body.userId).sort()).toEqual(bodies.map((b) => (JSON.parse(b) as { userId: string }).userId).sort());
+    expect(lines.every((l) => l.signatureValid && l.headers["authorization"] === "[redacted]")).toBe(true);
+  });
+
+  it("SIGTERM is a normal stop too: summary, exit 1 when a request was invalid", async () => {
+    const { child, url, done } = await listen([]);
+    expect(await post(url, "{not json")).toBe(200);
+    child.kill("SIGTERM");
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("shape: not JSON");
+    expect(result.stdout).toContain("Summary: 1 request, 0 valid, 1 invalid");
+    expect(result.stderr).toContain("no secret given");
+  });
+
+  it("exits 2 naming the problem: port in use, bad flag values, half a TLS pair", async () => {
+    const busy = await startServer();
+    try {
+      const inUse = await runCli(["listen", "--port", String(busy.port)]);
+      expect(inUse.code).toBe(2);
+      expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${busy.port}`);
+      expect(inUse.stderr).not.toContain("    at ");
+    } finally {
+      await busy.close();
+    }
+    const cases: [string[], RegExp][] = [
+      [["--fail-rate", "1.5"], /--fail-rate: invalid value "1\.5"/],
+      [["--script", "503,nope"], /--script: entry 2 "nope"/],
+      [["--delay", "5"], /--delay: invalid duration "5"/],
+      [["--respond", "99"], /--respond: invalid value "99"/],
+      [["--tls-cert", "x.pem"], /--tls-cert needs --tls-key/],
+      [["--port", "70000"], /--port: invalid value "70000"/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(["listen", ...args])));
+    for (const [i, [args, pattern]] of cases.entries()) {
+      const result = results[i] as CliResult;
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr).toMatch(pattern);
+      expect(result.stdout).toBe("");
+    }
+  });
+});
+
+describe("listen with the real send CLI", () => {
+  let certs: TestCertificates;
+  beforeAll(() => {
+    certs = generateCertificates();
+  });
+  afterAll(() => rmSync(certs.dir, { recursive: true, force: true }));
+
+  it("send → listen round trip of all seven message types over HTTPS with a generated certificate", async () => {
+    const { url, done } = await listen(["--secret", SECRET, "--count", "7", "--strict", "--json", "--tls-cert", certs.certPath, "--tls-key", certs.keyPath]);
+    expect(url).toMatch(/^https:/);
+    const generated = await runCli(["generate", "--seed", "5"]);
+    const sent = await runCli(["send", "-", "--url", `${url}/hook`, "--secret", SECRET, "--ca", certs.caCertPath, "--json"], { input: generated.stdout });
+    expect(sent.code).toBe(0);
+    const result = await done;
+    expect(result.code).toBe(0);
+    const requests = jsonLines(result.stdout).filter((e) => e["event"] === "request");
+    expect(requests.map((e) => e["type"])).toEqual([...MESSAGE_TYPES]);
+    for (const e of requests) expect(e).toMatchObject({ signatureValid: true, shapeErrors: [], status: 200 });
+  });
+
+  it("fault flags as send sees them: --fail-first/--fail-status, --script timeout and drop, --respond, --delay", async () => {
+    const sendTo = (url: string, extra: string[] = []) =>
+      runCli(["send", "--type", "track", "--url", url, "--secret", SECRET, "--timeout", "500ms", "--retry-window", "3s", "--json", ...extra]);
+    const deliveries = (result: CliResult) => jsonLines(result.stdout).filter((e) => e["event"] === "delivery") as { delivered: boolean; urls: { status: number | null; attempts: number; error: string | null }[] }[];
+
+    const failFirst = await listen(["--secret", SECRET, "--fail-first", "1", "--fail-status", "502", "--count", "2", "--json"]);
+    const first = await sendTo(failFirst.url);
+    expect(first.code).toBe(0);
+    expect(deliveries(first)[0]?.urls[0]).toMatchObject({ status: 200, attempts: 2 });
+    const failFirstDone = await failFirst.done;
+    expect(failFirstDone.code).toBe(0);
+    expect(jsonLines(failFirstDone.stdout).filter((e) => e["event"] === "request").map((e) => e["status"])).toEqual([502, 200]);
+
+    const script = await listen(["--secret", SECRET, "--script", "timeout,drop,201", "--count", "3"]);
+    const scripted = await sendTo(script.url);
+    expect(scripted.code).toBe(0);
+    expect(deliveries(scripted)[0]?.urls[0]).toMatchObject({ status: 201, attempts: 3 });
+    const scriptDone = await script.done;
+    expect(scriptDone.code).toBe(0);
+    expect(scriptDone.stdout).toMatch(/→ held \(timeout\)[\s\S]*→ dropped[\s\S]*→ 201 \(injected\)/);
+
+    const refusing = await listen(["--secret", SECRET, "--respond", "400", "--delay", "300ms", "--count", "1"]);
+    const started = Date.now();
+    const refused = await sendTo(refusing.url);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(refused.code).toBe(1);
+    expect(deliveries(refused)[0]).toMatchObject({ delivered: false, urls: [{ status: 400, attempts: 1 }] });
+    // An injected answer never changes the verdict or listen's exit code.
+    expect((await refusing.done).code).toBe(0);
+  });
+});
