@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
+import { runCli } from "../helpers/cli.js";
+
+describe("webhook-cli demo (built CLI)", () => {
+  it("sends all seven types signed to its own receiver and shows each verified; exit 0", async () => {
+    const result = await runCli(["demo"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines[0]).toMatch(/^Listening on http:\/\/127\.0\.0\.1:\d+ /);
+    const verified = lines.filter((line) => line.startsWith("✓ verified"));
+    expect(verified.map((line) => /POST \/webhook {2}(\w+) /.exec(line)?.[1])).toEqual([...MESSAGE_TYPES]);
+    for (const line of verified) expect(line).toContain("signature ok");
+    expect(result.stdout).toContain("All 7 message types arrived and verified");
+  });
+
+  it("--json: one request event per type, each verified, and a summary", async () => {
+    const result = await runCli(["demo", "--json", "--alias-keys", "camel"]);
+    expect(result.code).toBe(0);
+    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events[0]).toMatchObject({ event: "listening" });
+    const requests = events.filter((e) => e["event"] === "request");
+    expect(requests.map((e) => e["type"])).toEqual([...MESSAGE_TYPES]);
+    for (const e of requests) expect(e).toMatchObject({ signatureValid: true, shapeErrors: [], status: 200, verified: true });
+    expect(events.at(-1)).toEqual({ event: "summary", sent: 7, verified: 7, exitCode: 0 });
+  });
+});
