@@ -62,3 +62,10 @@ export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type Replay
 export { parseEntry, checkLine, deadLetterLine, orderKeyOf, type ReplayEntry, type Failure } from "./replay/envelope.js";
 export { LineSplitter, readLineBatches, MAX_LINE_BYTES, type Line } from "./replay/ndjson.js";
 export { pace, type PacedItem, type PacingOptions, type PacingHandlers, type PacingResult } from "./replay/pacing.js";
+// listen: the one request verifier and its receiver.
+export { judgeRequest, type RequestVerdict, type RequestHeaders, type VerdictOptions } from "./receiver/verdict.js";
+export { diagnoseSignature, type Diagnosis, type DiagnosisCause } from "./receiver/diagnose.js";
+export { FaultPlan, parseScript, type FaultOptions, type FaultAction, type ScriptStep } from "./receiver/faults.js";
+export { formatRecordLine, redactHeaders, RecordingFile, REDACTED, type RecordInput } from "./receiver/record.js";
+export { startReceiver, MAX_BODY_BYTES, type Receiver, type ReceiverOptions, type ReceivedRequest } from "./receiver/server.js";
+export { junitXml, type JunitSuite, type JunitCase, type JunitFailure } from "./report/junit.js";
