@@ -168,6 +168,8 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     options.onFailure?.(entry, result, failure);
   };
 
+  const unstarted: ReplayEntry[] = [];
+
   async function* entries(): AsyncGenerator<ReplayEntry[]> {
     for await (const batch of readLineBatches(options.path, { signal: sendSignal })) {
       const out: ReplayEntry[] = [];
@@ -222,14 +224,20 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
           }
         },
         dropped(entry) {
-          summary.interrupted += 1;
-          notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
-          options.onMessage?.(entry, undefined, 0);
+          // Written once the messages in flight are done, so a user's dead letters stay in file order.
+          unstarted.push(entry);
         },
       },
     );
+
     if (result.stopped) summary.resumeLine = result.lastAdmitted ? result.lastAdmitted.line + 1 : fromLine;
   } finally {
+    unstarted.sort((a, b) => a.line - b.line);
+    for (const entry of unstarted) {
+      summary.interrupted += 1;
+      notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
+      options.onMessage?.(entry, undefined, 0);
+    }
     clearInterval(keepAlive);
     signal?.removeEventListener("abort", forward);
     deadLetter?.close();

@@ -166,4 +166,29 @@ describe("replay (library)", () => {
     expect(summary).toMatchObject({ messages: 2, sent: 0, dryRun: true });
     expect(server.requests).toHaveLength(0);
   });
+
+  it("on abort, a message waiting to retry is dead-lettered as interrupted while other users went on", async () => {
+    const server = await startServer((req, res) => {
+      const userId = (JSON.parse(req.body.toString()) as { userId: string }).userId;
+      res.statusCode = userId === "stuck" ? 503 : 200;
+      res.end();
+    });
+    servers.push(server);
+    const lines = [JSON.stringify(track("stuck", 0)), JSON.stringify(track("stuck", 1))];
+    for (let seq = 2; seq < 40; seq++) lines.push(JSON.stringify(track(`free-${seq % 5}`, seq)));
+    const deadLetter = join(dir, "aborted.ndjson");
+    const controller = new AbortController();
+    const run = replay(options(file(lines), server, { deadLetter, concurrency: 4, signal: controller.signal }));
+    // Wait until every other user's messages are through while "stuck" waits to retry (4 h window).
+    const sentOk = (): number => server.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
+    while (sentOk() < 38) await new Promise((r) => setTimeout(r, 10));
+    controller.abort("SIGINT");
+    const summary = await run;
+    expect(summary).toMatchObject({ delivered: 38, failed: 0, interrupted: 2, deadLettered: 2, resumeLine: 41 });
+    const dead = readFileSync(deadLetter, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { body: { properties: { seq: number } }; failure: unknown });
+    expect(dead.map((d) => d.body.properties.seq)).toEqual([0, 1]);
+    expect(dead[0]?.failure).toEqual({ reason: "interrupted", attempts: 1, status: 503 });
+    // Its later message never overtook it: it was never sent.
+    expect(dead[1]?.failure).toEqual({ reason: "interrupted", attempts: 0, status: null });
+  });
 });

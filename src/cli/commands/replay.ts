@@ -135,7 +135,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
           urls: result?.urls ?? [],
           failure,
         });
-        if (!output.json) output.log(`${c.red("✗")} ${name}:${entry.line} ${entry.type}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}: ${failure.reason}`);
+        output.line(`${c.red("✗")} ${name}:${entry.line} ${entry.type}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}: ${failure.reason}`);
       },
       ...(cases ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => cases.push(junitCase(entry, result, ms)) } : {}),
       onProgress(progress) {
