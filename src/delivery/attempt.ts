@@ -1,6 +1,5 @@
-import { EventEmitter } from "node:events";
 import { rootCertificates } from "node:tls";
-import { Agent } from "undici";
+import { Agent, type Dispatcher } from "undici";
 import { formatDuration } from "../util/duration.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
@@ -68,59 +67,16 @@ export class Transport {
 
   /**
    * One POST with ONE deadline covering connect, TLS and the response head.
-   * Never throws: every failure is an outcome.
+   * Never rejects: every failure is an outcome. Uses undici's dispatch
+   * handler API directly: no response stream or promise per layer, which
+   * matters when replay pushes thousands of messages a second.
    */
-  async post(request: PreparedRequest, timeoutMs: number): Promise<AttemptReport> {
-    const started = performance.now();
-    const elapsed = (): number => Math.round(performance.now() - started);
+  post(request: PreparedRequest, timeoutMs: number): Promise<AttemptReport> {
     const where = this.locate(request.url);
-    if ("invalid" in where) return { outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 };
-
-    // undici takes an EventEmitter as the signal: cheaper than an AbortController on this hot path.
-    const abort = new AbortEmitter();
-    let timedOut = false;
-    let responseBody: { destroy(): unknown } | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    // undici does not settle an aborted request while its connect (TCP + TLS) is pending, so the
-    // deadline races the request instead of only aborting it.
-    const deadline = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        abort.fire();
-        responseBody?.destroy();
-        resolve("timeout");
-      }, timeoutMs);
+    if ("invalid" in where) return Promise.resolve({ outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 });
+    return new Promise((resolve) => {
+      new Attempt(resolve, request.url, timeoutMs).start(this.agent, where.origin, where.path, request);
     });
-    const pending = this.agent.request({
-      origin: where.origin,
-      path: where.path,
-      method: "POST",
-      headers: request.headers,
-      body: request.body,
-      signal: abort,
-    });
-    try {
-      const response = await Promise.race([pending, deadline]);
-      if (response === "timeout") {
-        // Whatever the abandoned request does later is of no interest; free its body if it comes.
-        pending.then((late) => late.body.destroy(), () => undefined);
-        return this.timeout(timeoutMs, elapsed());
-      }
-      responseBody = response.body;
-      const status = response.statusCode;
-      const headers = response.headers as Record<string, string | string[]>;
-      // The head arrived in time; the body gets what is left of the deadline, then is cut off.
-      const body = await readBody(response.body, () => timedOut);
-      clearTimeout(timer);
-      const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
-      const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
-      const ok = status >= 200 && status < 300;
-      return { outcome, status, error: ok ? null : `HTTP ${status}`, ms: elapsed(), response: { headers, body } };
-    } catch (error) {
-      clearTimeout(timer);
-      if (timedOut || errorCode(error) === "UND_ERR_CONNECT_TIMEOUT") return this.timeout(timeoutMs, elapsed());
-      return { ...describeFailure(error, request.url), status: null, ms: elapsed() };
-    }
   }
 
   /** Origin and path of a target URL, parsed once per URL rather than per attempt. */
@@ -141,10 +97,6 @@ export class Transport {
     return found;
   }
 
-  private timeout(timeoutMs: number, ms: number): AttemptReport {
-    return { outcome: { kind: "timeout" }, status: null, error: `timeout: no response within ${formatDuration(timeoutMs)}`, ms };
-  }
-
   async close(): Promise<void> {
     await this.agent.close();
   }
@@ -154,37 +106,112 @@ export class Transport {
   }
 }
 
-/** Reads the body (keeping the first KEPT_BODY_BYTES for --verbose) so the connection is reused. */
-function readBody(body: NodeJS.ReadableStream & { destroy(): unknown }, expired: () => boolean): Promise<string> {
-  return new Promise((resolve) => {
-    const kept: Buffer[] = [];
-    let size = 0;
-    const finish = (): void => {
-      if (expired()) body.destroy();
-      const all = kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept);
-      resolve(all.subarray(0, KEPT_BODY_BYTES).toString("utf8"));
-    };
-    body.on("data", (chunk: Buffer) => {
-      if (size < KEPT_BODY_BYTES) {
-        kept.push(chunk);
-        size += chunk.length;
-      }
-    });
-    body.on("end", finish);
-    // A body cut short (deadline, reset) does not change the status already received.
-    body.on("error", finish);
-    body.on("close", finish);
-  });
+/**
+ * One request's undici handler. Settles once: with the status when the response ends (its body
+ * read so the connection is reused), with a timeout when the deadline passes before the head,
+ * or with the failure. undici does not settle a request while its connect (TCP + TLS) is
+ * pending, so the deadline resolves on its own; undici's connect timeout (set to the same
+ * deadline) then drops the stalled socket.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private settled = false;
+  private abortRequest: ((reason?: Error) => void) | undefined;
+  private status = 0;
+  private rawHeaders: Buffer[] | undefined;
+  private readonly kept: Buffer[] = [];
+  private keptBytes = 0;
+
+  constructor(
+    private readonly resolve: (report: AttemptReport) => void,
+    private readonly url: string,
+    private readonly timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.onDeadline(), timeoutMs);
+  }
+
+  start(agent: Agent, origin: string, path: string, request: PreparedRequest): void {
+    agent.dispatch({ origin, path, method: "POST", headers: request.headers, body: request.body }, this);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.settled) abort(new Error("deadline passed"));
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    // 1xx interim answers are not the response status.
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    this.rawHeaders = rawHeaders;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.keptBytes < KEPT_BODY_BYTES) {
+      this.kept.push(chunk);
+      this.keptBytes += chunk.length;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.settle(this.statusReport());
+  }
+
+  onError(error: Error): void {
+    if (this.settled) return;
+    // A body cut short does not change the status already received.
+    if (this.status !== 0) return this.settle(this.statusReport());
+    if (errorCode(error) === "UND_ERR_CONNECT_TIMEOUT") return this.settle(this.timeoutReport());
+    this.settle({ ...describeFailure(error, this.url), status: null, ms: this.elapsed() });
+  }
+
+  private onDeadline(): void {
+    if (this.settled) return;
+    // The head arrived in time: keep its status and stop reading a body that never ends.
+    const report = this.status !== 0 ? this.statusReport() : this.timeoutReport();
+    this.settle(report);
+    this.abortRequest?.(new Error("deadline passed"));
+  }
+
+  private settle(report: AttemptReport): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(report);
+  }
+
+  private elapsed(): number {
+    return Math.round(performance.now() - this.started);
+  }
+
+  private timeoutReport(): AttemptReport {
+    return { outcome: { kind: "timeout" }, status: null, error: `timeout: no response within ${formatDuration(this.timeoutMs)}`, ms: this.elapsed() };
+  }
+
+  private statusReport(): AttemptReport {
+    const status = this.status;
+    const headers = headerRecord(this.rawHeaders ?? []);
+    const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
+    const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
+    const body = (this.kept.length === 1 ? (this.kept[0] as Buffer) : Buffer.concat(this.kept)).subarray(0, KEPT_BODY_BYTES).toString("utf8");
+    const ok = status >= 200 && status < 300;
+    return { outcome, status, error: ok ? null : `HTTP ${status}`, ms: this.elapsed(), response: { headers, body } };
+  }
 }
 
-/** The minimal abort signal undici accepts: an EventEmitter with `aborted`. */
-class AbortEmitter extends EventEmitter {
-  aborted = false;
-  fire(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit("abort");
+/** undici's raw [name, value, …] header list as lowercase names; repeated names become arrays. */
+function headerRecord(raw: readonly Buffer[]): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as Buffer).toString("latin1").toLowerCase();
+    const value = (raw[i + 1] as Buffer).toString("latin1");
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
   }
+  return headers;
 }
 
 function describeFailure(error: unknown, url: string): { outcome: AttemptOutcome; error: string } {
