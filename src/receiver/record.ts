@@ -67,9 +67,12 @@ export class RecordingFile {
 
   append(line: string): void {
     if (this.fd === undefined) return;
+    const written = writeSync(this.fd, line);
+    // A short write (disk nearly full) leaves the rest to a byte-exact loop.
+    const length = Buffer.byteLength(line);
+    if (written === length) return;
     const bytes = Buffer.from(line, "utf8");
-    let written = 0;
-    while (written < bytes.length) written += writeSync(this.fd, bytes, written);
+    for (let done = written; done < length; ) done += writeSync(this.fd, bytes, done);
   }
 
   close(): void {

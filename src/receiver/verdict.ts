@@ -44,7 +44,7 @@ export interface RequestVerdict {
  */
 export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: VerdictOptions = {}): RequestVerdict {
   const { signatureValid, signatureError, diagnosis } = checkSignature(raw, headers, options.secret);
-  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const text = isUtf8(bytes) ? bytes.toString("utf8") : null;
 
   let body: unknown;
