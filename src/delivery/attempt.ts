@@ -71,11 +71,11 @@ export class Transport {
    * handler API directly: no response stream or promise per layer, which
    * matters when replay pushes thousands of messages a second.
    */
-  post(request: PreparedRequest, timeoutMs: number): Promise<AttemptReport> {
+  post(request: PreparedRequest, timeoutMs: number, keepResponse = true): Promise<AttemptReport> {
     const where = this.locate(request.url);
     if ("invalid" in where) return Promise.resolve({ outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 });
     return new Promise((resolve) => {
-      new Attempt(resolve, request.url, timeoutMs).start(this.agent, where.origin, where.path, request);
+      new Attempt(resolve, request.url, timeoutMs, keepResponse).start(this.agent, where.origin, where.path, request);
     });
   }
 
@@ -127,6 +127,8 @@ class Attempt implements Dispatcher.DispatchHandler {
     private readonly resolve: (report: AttemptReport) => void,
     private readonly url: string,
     private readonly timeoutMs: number,
+    /** Keep headers and body for the report (--verbose); otherwise only what the policy needs. */
+    private readonly keepResponse: boolean,
   ) {
     this.timer = setTimeout(() => this.onDeadline(), timeoutMs);
   }
@@ -149,7 +151,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    if (this.keptBytes < KEPT_BODY_BYTES) {
+    if (this.keepResponse && this.keptBytes < KEPT_BODY_BYTES) {
       this.kept.push(chunk);
       this.keptBytes += chunk.length;
     }
@@ -193,12 +195,14 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   private statusReport(): AttemptReport {
     const status = this.status;
-    const headers = headerRecord(this.rawHeaders ?? []);
-    const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
+    const retryAfter = honoursRetryAfter(status);
+    const headers = this.keepResponse || retryAfter ? headerRecord(this.rawHeaders ?? []) : undefined;
+    const retryAfterMs = retryAfter ? parseRetryAfter(headers?.["retry-after"], Date.now()) : undefined;
     const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
+    const error = status >= 200 && status < 300 ? null : `HTTP ${status}`;
+    if (!this.keepResponse || !headers) return { outcome, status, error, ms: this.elapsed() };
     const body = (this.kept.length === 1 ? (this.kept[0] as Buffer) : Buffer.concat(this.kept)).subarray(0, KEPT_BODY_BYTES).toString("utf8");
-    const ok = status >= 200 && status < 300;
-    return { outcome, status, error: ok ? null : `HTTP ${status}`, ms: this.elapsed(), response: { headers, body } };
+    return { outcome, status, error, ms: this.elapsed(), response: { headers, body } };
   }
 }
 

@@ -89,7 +89,7 @@ export class DeliveryEngine {
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
     let pending = states;
     for (let round = 1; ; round++) {
-      const reports = await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs)));
+      const reports = await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, this.onAttempt !== undefined)));
       pending.forEach((state, i) => record(state, reports[i] as AttemptReport));
 
       const plan = planNextRound({
