@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Socket } from "node:net";
 import { PortError, UsageError } from "../errors.js";
 import { systemClock, type Clock } from "../util/clock.js";
-import { FaultPlan } from "./faults.js";
+import { FaultPlan, type FaultAction } from "./faults.js";
 import { formatRecordLine } from "./record.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
@@ -88,21 +88,6 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     const action = faults.next(verdict.signatureValid !== false);
     const status = action.kind === "answer" ? action.status : null;
     const path = req.url ?? "/";
-    if (recording) {
-      recording.append(
-        formatRecordLine({
-          receivedAt,
-          method: "POST",
-          path,
-          headers: req.headers,
-          signatureValid: verdict.signatureValid,
-          raw,
-          text: verdict.text,
-          body: verdict.body,
-          secret,
-        }),
-      );
-    }
     onRequest?.({
       index: ++index,
       receivedAt,
@@ -115,8 +100,43 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       injected: action.kind === "answer" ? action.injected : true,
     });
 
+    if (recording) {
+      const line = formatRecordLine({
+        receivedAt,
+        method: "POST",
+        path,
+        headers: req.headers,
+        signatureValid: verdict.signatureValid,
+        raw,
+        text: verdict.text,
+        body: verdict.body,
+        secret,
+      });
+      // Requests completed in the same event-loop turn share one write, which precedes all their answers.
+      batchLines += line;
+      batchAnswers.push(() => respond(req, res, action, verdict));
+      if (batchAnswers.length === 1) setImmediate(flushBatch);
+    } else respond(req, res, action, verdict);
+  };
+
+  let batchLines = "";
+  let batchAnswers: (() => void)[] = [];
+  const flushBatch = (): void => {
+    const answers = batchAnswers;
+    const lines = batchLines;
+    batchAnswers = [];
+    batchLines = "";
+    recording?.append(lines);
+    for (const send of answers) send();
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, action: FaultAction, verdict: RequestVerdict): void => {
     if (action.kind === "timeout") {
-      // Held until the sender gives up (or we close); it no longer counts as in flight.
+      // Held until the sender gives up (or we close).
+      if (closing) {
+        req.socket.destroy();
+        return;
+      }
       held.add(req.socket);
       req.socket.once("close", () => held.delete(req.socket));
       return;

@@ -191,14 +191,16 @@ function waitingText(received: number, invalid: number): string {
 }
 
 /**
- * Collects output lines and writes them once per event-loop turn: under load
- * one write per request would cost more than the request itself.
+ * Collects output lines and writes them every few milliseconds: under load one
+ * write per request would cost more than the request itself, and 25 ms is not
+ * noticeable on a terminal.
  */
-export function lineBuffer(write: (text: string) => void): { push(line: string): void; flush(): void } {
+export function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line: string): void; flush(): void } {
   let pending = "";
-  let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
-    scheduled = false;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
     if (pending === "") return;
     const text = pending;
     pending = "";
@@ -208,10 +210,7 @@ export function lineBuffer(write: (text: string) => void): { push(line: string):
     push(line) {
       pending += line;
       if (pending.length > 64 * 1024) flush();
-      else if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      else timer ??= setTimeout(flush, intervalMs);
     },
     flush,
   };
