@@ -68,6 +68,8 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let stop: (reason: StopReason) => void = () => {};
   const stopped = new Promise<StopReason>((resolveStop) => (stop = resolveStop));
   let spinner = { update(_text: string) {}, stop() {} };
+  // The spinner only exists on a terminal; skip building its text per request otherwise.
+  const spinning = io.stderrIsTTY;
 
   let receiver: Receiver;
   try {
@@ -85,7 +87,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         if (!request.verdict.valid) invalid += 1;
         lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, paint, options.verbose)}\n`);
         if (options.junit !== undefined) junitCases.push(junitCase(request));
-        spinner.update(waitingText(received, invalid));
+        if (spinning) spinner.update(waitingText(received, invalid));
         if (options.count !== undefined && received >= options.count) {
           // Refuse anything after the Nth request right away (close is idempotent).
           void receiver.close();
