@@ -12,6 +12,14 @@ const onSignal = (name: "SIGINT" | "SIGTERM") => () => {
 process.on("SIGINT", onSignal("SIGINT"));
 process.on("SIGTERM", onSignal("SIGTERM"));
 
+// A reader that went away (`webhook-cli listen --json | head`) must not crash the
+// command: its output is dropped, the work (deliveries, recording) goes on.
+const ignoreClosedPipe = (error: NodeJS.ErrnoException): void => {
+  if (error.code !== "EPIPE" && error.code !== "ERR_STREAM_DESTROYED") throw error;
+};
+process.stdout.on("error", ignoreClosedPipe);
+process.stderr.on("error", ignoreClosedPipe);
+
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
@@ -22,4 +30,12 @@ const code = await main(process.argv.slice(2), {
   stderrIsTTY: process.stderr.isTTY === true,
   signal: controller.signal,
 });
+
+// process.exit does not wait for queued writes to a pipe: let them out first.
+await Promise.all([drained(process.stdout), drained(process.stderr)]);
 process.exit(code);
+
+function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || !stream.writable) return Promise.resolve();
+  return new Promise((resolve) => stream.write("", () => resolve()));
+}

@@ -1,5 +1,5 @@
 import { Chalk, type ChalkInstance } from "chalk";
-import ora, { type Ora } from "ora";
+import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
 
 /** Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never with NO_COLOR. */
@@ -30,6 +30,11 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
   const stderrColor = new Chalk({ level: io.stderrIsTTY && !noColor ? 1 : 0 });
   const json = options.json ?? false;
   let active: Ora | undefined;
+  // A spinner needs a terminal with a width; without one ora redraws forever.
+  const columns = (io.stderr as NodeJS.WriteStream).columns ?? 0;
+  const spins = io.stderrIsTTY && !noColor && !io.env["CI"] && columns > 0;
+  // ora is only loaded where it can spin: it is a noticeable part of start-up.
+  const oraModule = spins ? import("ora") : undefined;
 
   // Writing while a spinner spins would tear its line: clear it first.
   const withSpinnerCleared = (write: () => void): void => {
@@ -56,15 +61,23 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
       withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${text}\n`));
     },
     spinner(text) {
-      if (!io.stderrIsTTY || noColor || io.env["CI"]) return NO_SPINNER;
-      const spinner = ora({ text, stream: io.stderr as NodeJS.WriteStream, discardStdin: false }).start();
-      active = spinner;
+      if (!oraModule) return NO_SPINNER;
+      let current = text;
+      let stopped = false;
+      let spinner: Ora | undefined;
+      void oraModule.then(({ default: ora }) => {
+        if (stopped) return;
+        spinner = ora({ text: current, stream: io.stderr as NodeJS.WriteStream, discardStdin: false }).start();
+        active = spinner;
+      });
       return {
         update(next) {
-          spinner.text = next;
+          current = next;
+          if (spinner) spinner.text = next;
         },
         stop() {
-          spinner.stop();
+          stopped = true;
+          spinner?.stop();
           if (active === spinner) active = undefined;
         },
       };
