@@ -43,11 +43,12 @@ export type {
   CommonFields,
   Identity,
   Integrations,
-  IdentifyMessage,
-  TrackMessage,
-  PageMessage,
-  GroupMessage,
-  AliasMessage,
+  // The client's call types; the outgoing webhook bodies keep the *Message names (messages/schemas).
+  IdentifyMessage as IdentifyCall,
+  TrackMessage as TrackCall,
+  PageMessage as PageCall,
+  GroupMessage as GroupCall,
+  AliasMessage as AliasCall,
 } from "./client/types.js";
 // The collection service stand-in (serve); better-sqlite3 loads only when openSqliteQueue is called.
 export { Collector, type CollectorOptions, type CollectorCounts, type IngestRequest, type IngestResponse } from "./service/collector.js";
