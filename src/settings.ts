@@ -143,6 +143,20 @@ export function readSecretFile(path: string): string {
   }
 }
 
+/** Reads `--ca` files (PEM), naming the file when one is unreadable or not a certificate. */
+export function readCaFiles(files: readonly string[], cwd: string): string[] {
+  return files.map((file) => {
+    let text: string;
+    try {
+      text = readFileSync(resolve(cwd, file), "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file });
+    }
+    if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file });
+    return text;
+  });
+}
+
 /**
  * Resolves the destination settings. Precedence: flag > environment > config
  * file; `--url` replaces the config's webhooks and `--header` applies to them.

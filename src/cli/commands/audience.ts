@@ -7,29 +7,19 @@ import { DeliveryEngine } from "../../delivery/deliver.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import type { IdentifyMessage } from "../../messages/schemas.js";
 import { applyChanges, membershipChanges, parseMembers, snakeName, type MembershipChange } from "../../service/audience.js";
-import { resolveSettings } from "../../settings.js";
 import { systemClock, type Clock, type Random } from "../../util/clock.js";
-import { formatDuration } from "../../util/duration.js";
+import { addDeliveryOptions, deliveryOptionsShape, logFailedAttempt, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { collect, duration, integer, parseOptions, stripUndefined } from "../options.js";
+import { integer, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output } from "../output.js";
 
-export interface AudienceSyncOptions {
+export interface AudienceSyncOptions extends DeliveryFlags {
   /** The audience's name; the trait is its snake_case form. */
   name: string;
   /** One user ID per line, or a JSON array of IDs. */
   members: string;
   /** JSON file of what was delivered (created on the first sync). */
   state: string;
-  urls?: string[];
-  headers?: string[];
-  secret?: string;
-  secretFile?: string;
-  config?: string;
-  timeoutMs?: number;
-  retryWindowMs?: number;
-  ca?: string[];
-  userAgent?: string;
   /** Identify messages in flight at once (default 8). */
   concurrency?: number;
   json?: boolean;
@@ -65,22 +55,7 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
   const output = createOutput(io, { json: options.json ?? false });
   const trait = snakeName(options.name);
   if (trait === "") throw new UsageError(`"${options.name}" has no letters or digits to name the trait`, { flag: "--name" });
-  if (options.secret !== undefined && options.secretFile !== undefined) {
-    throw new UsageError("give --secret or --secret-file, not both", { flag: "--secret-file" });
-  }
-  if (options.timeoutMs !== undefined && options.timeoutMs <= 0) throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
-  const settings = resolveSettings({
-    ...(options.urls ? { urls: options.urls } : {}),
-    ...(options.headers ? { headers: options.headers } : {}),
-    ...(options.secret !== undefined ? { secret: options.secret } : {}),
-    ...(options.secretFile !== undefined ? { secretFile: options.secretFile } : {}),
-    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
-    ...(options.config !== undefined ? { configPath: options.config } : {}),
-    cwd: io.cwd,
-    env: io.env,
-    requireTargets: true,
-  });
-  const ca = readCaFiles(options.ca ?? [], io.cwd);
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: true });
   const members = readMembers(resolve(io.cwd, options.members), options.members);
   const statePath = resolve(io.cwd, options.state);
   const state = readState(statePath, options.state);
@@ -90,17 +65,10 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
   const clock = deps.clock ?? systemClock;
 
   const engine = new DeliveryEngine(settings, {
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
-    ...(ca.length > 0 ? { ca } : {}),
+    ...engineOptions,
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
-    onAttempt: (event) => {
-      if (event.error !== null) {
-        const next = event.retryInMs !== undefined ? `; retrying in ${formatDuration(event.retryInMs)}` : "";
-        output.log(`${event.url}: attempt ${event.attempt} failed: ${event.error}${next}`);
-      }
-    },
+    onAttempt: (event) => logFailedAttempt(output, event),
   });
 
   output.log(
@@ -213,54 +181,24 @@ function writeState(path: string, name: string, state: StateFile): void {
   }
 }
 
-/** Reads `--ca` files (PEM), naming the file when one is unreadable or not a certificate. */
-export function readCaFiles(files: readonly string[], cwd: string): string[] {
-  return files.map((file) => {
-    let text: string;
-    try {
-      text = readFileSync(resolve(cwd, file), "utf8");
-    } catch (error) {
-      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file });
-    }
-    if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file });
-    return text;
-  });
-}
-
 const rawSchema = z.object({
   name: z.string(),
   members: z.string(),
   state: z.string(),
-  url: z.array(z.string()).optional(),
-  header: z.array(z.string()).optional(),
-  secret: z.string().optional(),
-  secretFile: z.string().optional(),
-  config: z.string().optional(),
-  timeout: duration("--timeout").optional(),
-  retryWindow: duration("--retry-window").optional(),
-  ca: z.array(z.string()).optional(),
-  userAgent: z.string().min(1).optional(),
+  ...deliveryOptionsShape,
   concurrency: integer("--concurrency", 1, 256).optional(),
   json: z.boolean().optional(),
 });
 
 export function registerAudience(program: Command, context: CommandContext): void {
   const audience = program.command("audience").description("audience membership as identify messages (SPEC.md 3)");
-  audience
+  const sync = audience
     .command("sync")
     .description("send an identify for every membership change since the last delivered sync (all members on the first)")
     .requiredOption("--name <name>", "audience name; the trait is its snake_case form (VIP-Users 2024 → vip_users_2024)")
     .requiredOption("--members <file>", "current members: one user ID per line, or a JSON array of IDs")
-    .requiredOption("--state <file>", "JSON file recording what was delivered (created on the first sync)")
-    .option("--url <url>", "webhook URL (repeatable, at most 5; replaces the config's webhooks)", collect)
-    .option("--header <header>", "static header 'Name: value' for the --url targets (repeatable)", collect)
-    .option("--secret <secret>", "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)")
-    .option("--secret-file <file>", "read the shared secret from a file")
-    .option("--config <file>", "destination settings file (default ./webhook-cli.json when present)")
-    .option("--timeout <duration>", "deadline per attempt (default 5s)")
-    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
-    .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
-    .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)")
+    .requiredOption("--state <file>", "JSON file recording what was delivered (created on the first sync)");
+  addDeliveryOptions(sync, { timeout: "deadline per attempt (default 5s)" })
     .option("--concurrency <n>", "identify messages in flight at once (default 8)")
     .option("--json", "one JSON object per change on stdout, then a summary")
     .addHelpText(
@@ -268,18 +206,7 @@ export function registerAudience(program: Command, context: CommandContext): voi
       "\nExamples:\n  $ webhook-cli audience sync --name 'VIP-Users 2024' --members vip.txt --state audience-state.json --url http://127.0.0.1:8080/hook --secret s3cret",
     )
     .action(async (raw: Record<string, unknown>) => {
-      const parsed = stripUndefined(parseOptions(rawSchema, raw));
-      const { url, header, timeout, retryWindow, ...rest } = parsed;
-      context.exitCode = await audienceSync(
-        {
-          ...rest,
-          ...(url ? { urls: url } : {}),
-          ...(header ? { headers: header } : {}),
-          ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
-          ...(retryWindow !== undefined ? { retryWindowMs: retryWindow } : {}),
-        },
-        context.io,
-      );
+      context.exitCode = await audienceSync(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))), context.io);
     });
   audience.commands.forEach((command) => command.exitOverride());
 }

@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
@@ -9,26 +9,16 @@ import type { ReplayEntry } from "../../replay/envelope.js";
 import { DEFAULT_CONCURRENCY, replay, type ReplaySummary } from "../../replay/replay.js";
 import { spoolToTempFile } from "../../replay/spool.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
-import { resolveSettings } from "../../settings.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
+import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { collect, duration, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
+import { collect, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output } from "../output.js";
 
-export interface ReplayCommandOptions {
+export interface ReplayCommandOptions extends DeliveryFlags {
   /** A file, or `-` for standard input. */
   file: string;
-  urls?: string[];
-  headers?: string[];
-  secret?: string;
-  secretFile?: string;
-  config?: string;
-  timeoutMs?: number;
-  retryWindowMs?: number;
-  /** Files of extra trusted CA certificates (PEM). */
-  ca?: string[];
-  userAgent?: string;
   concurrency?: number;
   rate?: number;
   speed?: number;
@@ -56,24 +46,7 @@ const LISTED_BAD_LINES = 100;
  */
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  if (options.secret !== undefined && options.secretFile !== undefined) {
-    throw new UsageError("give --secret or --secret-file, not both", { flag: "--secret-file" });
-  }
-  if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
-    throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
-  }
-  const settings = resolveSettings({
-    ...(options.urls ? { urls: options.urls } : {}),
-    ...(options.headers ? { headers: options.headers } : {}),
-    ...(options.secret !== undefined ? { secret: options.secret } : {}),
-    ...(options.secretFile !== undefined ? { secretFile: options.secretFile } : {}),
-    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
-    ...(options.config !== undefined ? { configPath: options.config } : {}),
-    cwd: io.cwd,
-    env: io.env,
-    requireTargets: options.dryRun !== true,
-  });
-  const ca = (options.ca ?? []).map((file) => readCa(resolve(io.cwd, file), file));
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
 
   const fromStdin = options.file === "-";
   const name = fromStdin ? "stdin" : options.file;
@@ -105,9 +78,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       path,
       name,
       settings,
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
-      ...(ca.length > 0 ? { ca } : {}),
+      ...engineOptions,
       concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
       ...(options.rate !== undefined ? { rate: options.rate } : {}),
       ...(options.speed !== undefined ? { speed: options.speed } : {}),
@@ -221,29 +192,8 @@ function writeJunit(path: string, flagValue: string, name: string, cases: JunitC
   }
 }
 
-function readCa(path: string, name: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file: name });
-  }
-  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file: name });
-  }
-  return text;
-}
-
 const rawSchema = z.object({
-  url: z.array(z.string()).optional(),
-  header: z.array(z.string()).optional(),
-  secret: z.string().optional(),
-  secretFile: z.string().optional(),
-  config: z.string().optional(),
-  timeout: duration("--timeout").optional(),
-  retryWindow: duration("--retry-window").optional(),
-  ca: z.array(z.string()).optional(),
-  userAgent: z.string().min(1).optional(),
+  ...deliveryOptionsShape,
   concurrency: integer("--concurrency", 1, 10_000).optional(),
   rate: number("--rate", 0.001, 1_000_000).optional(),
   speed: number("--speed", 0.001, 1_000_000).optional(),
@@ -257,19 +207,11 @@ const rawSchema = z.object({
 });
 
 export function registerReplay(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command("replay")
     .description("re-sign and deliver a recorded NDJSON log (listen --record envelopes, bare messages or dead-letter lines)")
-    .argument("<file>", "the NDJSON log: a file, or - for standard input")
-    .option("--url <url>", "webhook URL (repeatable, at most 5; replaces the config's webhooks)", collect)
-    .option("--header <header>", "static header 'Name: value' for the --url targets (repeatable)", collect)
-    .option("--secret <secret>", "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)")
-    .option("--secret-file <file>", "read the shared secret from a file")
-    .option("--config <file>", "destination settings file (default ./webhook-cli.json when present)")
-    .option("--timeout <duration>", "deadline per attempt for the response status, connect and TLS included (default 5s)")
-    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
-    .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
-    .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)")
+    .argument("<file>", "the NDJSON log: a file, or - for standard input");
+  addDeliveryOptions(command)
     .option("--concurrency <n>", `messages in flight at once (default ${DEFAULT_CONCURRENCY}); one user's messages stay in file order`)
     .option("--rate <n>", "at most this many messages started per second")
     .option("--speed <x>", "keep the recorded spacing (receivedAt, else timestamp), x times faster")
@@ -285,18 +227,9 @@ export function registerReplay(program: Command, context: CommandContext): void 
       "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
     )
     .action(async (file: string, raw: Record<string, unknown>) => {
-      const parsed = stripUndefined(parseOptions(rawSchema, raw));
-      const { url, header, timeout, retryWindow, type, ...rest } = parsed;
+      const { type, ...rest } = withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw)));
       context.exitCode = await replayCommand(
-        {
-          ...rest,
-          file,
-          ...(url ? { urls: url } : {}),
-          ...(header ? { headers: header } : {}),
-          ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
-          ...(retryWindow !== undefined ? { retryWindowMs: retryWindow } : {}),
-          ...(type ? { types: type.map((t) => messageType("--type").parse(t)) } : {}),
-        },
+        { ...rest, file, ...(type ? { types: type.map((t) => messageType("--type").parse(t)) } : {}) },
         context.io,
       );
     });

@@ -8,14 +8,12 @@ import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delive
 import { exampleMessage } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
 import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
-import { resolveSettings } from "../../settings.js";
 import type { Clock, Random } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
+import { addDeliveryOptions, deliveryOptionsShape, logFailedAttempt, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
 import {
   aliasKeys,
-  collect,
-  duration,
   integer,
   isoDate,
   jsonObject,
@@ -25,20 +23,10 @@ import {
 } from "../options.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
 
-export interface SendOptions {
+export interface SendOptions extends DeliveryFlags {
   /** A file, `-` for stdin; or use `type`. */
   file?: string;
   type?: MessageType;
-  urls?: string[];
-  headers?: string[];
-  secret?: string;
-  secretFile?: string;
-  config?: string;
-  timeoutMs?: number;
-  retryWindowMs?: number;
-  /** Files of extra trusted CA certificates (PEM). */
-  ca?: string[];
-  userAgent?: string;
   aliasKeys?: AliasKeys;
   // Overrides of the generated example (--type only), as in `generate`.
   userId?: string;
@@ -69,19 +57,10 @@ const REDACTED_HEADERS = new Set(["authorization", "cookie", "proxy-authorizatio
 export async function send(options: SendOptions, io: CliIo, deps: SendDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   checkCombination(options);
-  const settings = resolveSettings({
-    ...(options.urls ? { urls: options.urls } : {}),
-    ...(options.headers ? { headers: options.headers } : {}),
-    ...(options.secret !== undefined ? { secret: options.secret } : {}),
-    ...(options.secretFile !== undefined ? { secretFile: options.secretFile } : {}),
-    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
-    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
-    ...(options.config !== undefined ? { configPath: options.config } : {}),
-    cwd: io.cwd,
-    env: io.env,
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, {
     requireTargets: true,
+    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
   });
-  const ca = (options.ca ?? []).map((file) => readCa(resolve(io.cwd, file), file));
   const messages = await readInput(options, io, settings.aliasKeys, output);
 
   let spinner: Spinner | undefined;
@@ -90,18 +69,13 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     spinner = undefined;
   };
   const engine = new DeliveryEngine(settings, {
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
-    ...(ca.length > 0 ? { ca } : {}),
+    ...engineOptions,
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
     onAttempt: (event) => {
       stopSpinner();
       if (options.verbose) logAttempt(output, event);
-      if (event.error !== null) {
-        const next = event.retryInMs !== undefined ? `; retrying in ${formatDuration(event.retryInMs)}` : "";
-        output.log(`${event.url}: attempt ${event.attempt} failed: ${event.error}${next}`);
-      }
+      logFailedAttempt(output, event);
       if (event.retryInMs !== undefined) spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
     },
   });
@@ -171,25 +145,6 @@ function checkCombination(options: SendOptions): void {
       if (options[key] !== undefined) throw new UsageError(`${flag} applies to the message generated with --type`, { flag });
     }
   }
-  if (options.secret !== undefined && options.secretFile !== undefined) {
-    throw new UsageError("give --secret or --secret-file, not both", { flag: "--secret-file" });
-  }
-  if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
-    throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
-  }
-}
-
-function readCa(path: string, name: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file: name });
-  }
-  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file: name });
-  }
-  return text;
 }
 
 async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
@@ -287,16 +242,9 @@ function logAttempt(output: Output, event: AttemptEvent): void {
 }
 
 const rawSchema = z.object({
-  url: z.array(z.string()).optional(),
-  header: z.array(z.string()).optional(),
-  secret: z.string().optional(),
-  secretFile: z.string().optional(),
-  config: z.string().optional(),
+  // Before the delivery flags: a bad --type is reported first, as before.
   type: messageType("--type").optional(),
-  timeout: duration("--timeout").optional(),
-  retryWindow: duration("--retry-window").optional(),
-  ca: z.array(z.string()).optional(),
-  userAgent: z.string().min(1).optional(),
+  ...deliveryOptionsShape,
   aliasKeys: aliasKeys.optional(),
   userId: z.string().optional(),
   event: z.string().min(1).optional(),
@@ -310,20 +258,12 @@ const rawSchema = z.object({
 });
 
 export function registerSend(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command("send")
     .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, or NDJSON; or --type)")
-    .argument("[file]", "messages to send: a file, or - for standard input")
-    .option("--url <url>", "webhook URL (repeatable, at most 5; replaces the config's webhooks)", collect)
-    .option("--header <header>", "static header 'Name: value' for the --url targets (repeatable)", collect)
-    .option("--secret <secret>", "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)")
-    .option("--secret-file <file>", "read the shared secret from a file")
-    .option("--config <file>", "destination settings file (default ./webhook-cli.json when present)")
+    .argument("[file]", "messages to send: a file, or - for standard input");
+  addDeliveryOptions(command)
     .option("--type <type>", `send one generated example: ${MESSAGE_TYPES.join(", ")}`)
-    .option("--timeout <duration>", "deadline per attempt for the response status, connect and TLS included (default 5s)")
-    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
-    .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
-    .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)")
     .option("--alias-keys <style>", "alias keys of --type alias: spec or camel")
     .option("--user-id <id>", "with --type: userId of the example")
     .option("--event <name>", "with --type track: the event name")
@@ -339,18 +279,7 @@ export function registerSend(program: Command, context: CommandContext): void {
       "\nExamples:\n  $ webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli generate | webhook-cli send - --url https://example.com/hook --retry-window 30s --json",
     )
     .action(async (file: string | undefined, raw: Record<string, unknown>) => {
-      const parsed = stripUndefined(parseOptions(rawSchema, raw));
-      const { url, header, timeout, retryWindow, ...rest } = parsed;
-      context.exitCode = await send(
-        {
-          ...rest,
-          ...(file !== undefined ? { file } : {}),
-          ...(url ? { urls: url } : {}),
-          ...(header ? { headers: header } : {}),
-          ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
-          ...(retryWindow !== undefined ? { retryWindowMs: retryWindow } : {}),
-        },
-        context.io,
-      );
+      const parsed = withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw)));
+      context.exitCode = await send({ ...parsed, ...(file !== undefined ? { file } : {}) }, context.io);
     });
 }

@@ -1,26 +1,23 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { UsageError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { Collector, DEFAULT_CONCURRENCY, type CollectorCounts } from "../../service/collector.js";
 import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
 import { listenCollector } from "../../service/server.js";
 import type { AliasKeys } from "../../messages/schemas.js";
-import { resolveSettings } from "../../settings.js";
+import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import type { CliIo, CommandContext } from "../io.js";
-import { aliasKeys, collect, duration, integer, parseOptions, stripUndefined } from "../options.js";
+import { aliasKeys, integer, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output } from "../output.js";
-import { readCaFiles } from "./audience.js";
 
 export const DEFAULT_SERVE_PORT = 8088;
 export const DEFAULT_STATE_DIR = ".webhook-cli";
 
-export interface ServeOptions {
+export interface ServeOptions extends DeliveryFlags {
   port: number;
   host: string;
-  config?: string;
   /** One source's write key (besides the config's `sources`). */
   writeKey?: string;
   /** Directory of the durable queue. */
@@ -29,14 +26,6 @@ export interface ServeOptions {
   memory?: boolean;
   /** Print the messages given up (the failed table of --state) and exit. */
   failed?: boolean;
-  urls?: string[];
-  headers?: string[];
-  secret?: string;
-  secretFile?: string;
-  timeoutMs?: number;
-  retryWindowMs?: number;
-  ca?: string[];
-  userAgent?: string;
   aliasKeys?: AliasKeys;
   concurrency?: number;
   json?: boolean;
@@ -48,24 +37,9 @@ export interface ServeOptions {
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  if (options.secret !== undefined && options.secretFile !== undefined) {
-    throw new UsageError("give --secret or --secret-file, not both", { flag: "--secret-file" });
-  }
-  if (options.timeoutMs !== undefined && options.timeoutMs <= 0) throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
-  const resolved = resolveSettings({
-    ...(options.urls ? { urls: options.urls } : {}),
-    ...(options.headers ? { headers: options.headers } : {}),
-    ...(options.secret !== undefined ? { secret: options.secret } : {}),
-    ...(options.secretFile !== undefined ? { secretFile: options.secretFile } : {}),
-    ...(options.userAgent !== undefined ? { userAgent: options.userAgent } : {}),
-    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
-    ...(options.config !== undefined ? { configPath: options.config } : {}),
-    cwd: io.cwd,
-    env: io.env,
-  });
+  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {});
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
-  const ca = readCaFiles(options.ca ?? [], io.cwd);
   const stateDir = resolve(io.cwd, options.state);
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
@@ -75,11 +49,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     settings,
     queue,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    delivery: {
-      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
-      ...(ca.length > 0 ? { ca } : {}),
-    },
+    delivery: engineOptions,
     onSettled: (message, result) => {
       if (!result.delivered) reportFailure(output, message, result);
     },
@@ -164,43 +134,30 @@ function printFailed(queue: MessageQueue, output: Output): number {
 const rawSchema = z.object({
   port: integer("--port", 0, 65535).default(DEFAULT_SERVE_PORT),
   host: z.string().min(1).default("127.0.0.1"),
-  config: z.string().optional(),
   writeKey: z.string().min(1).optional(),
   state: z.string().min(1).default(DEFAULT_STATE_DIR),
   memory: z.boolean().optional(),
   failed: z.boolean().optional(),
-  url: z.array(z.string()).optional(),
-  header: z.array(z.string()).optional(),
-  secret: z.string().optional(),
-  secretFile: z.string().optional(),
-  timeout: duration("--timeout").optional(),
-  retryWindow: duration("--retry-window").optional(),
-  ca: z.array(z.string()).optional(),
-  userAgent: z.string().min(1).optional(),
+  ...deliveryOptionsShape,
   aliasKeys: aliasKeys.optional(),
   concurrency: integer("--concurrency", 1, 1024).optional(),
   json: z.boolean().optional(),
 });
 
 export function registerServe(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command("serve")
     .description("local stand-in for the collection service: takes client batches, stores them durably, forwards them to the webhooks")
     .option("--port <n>", `port to listen on (0 = any free port)`, String(DEFAULT_SERVE_PORT))
     .option("--host <addr>", "address to listen on", "127.0.0.1")
-    .option("--config <file>", "settings: sources, webhooks, sharedSecret, enabled, aliasKeys, userAgent (default ./webhook-cli.json when present)")
     .option("--write-key <key>", "accept this write key (one source); without any source every key is accepted")
     .option("--state <dir>", "directory of the durable queue (SQLite)", DEFAULT_STATE_DIR)
     .option("--memory", "keep the queue in memory instead (nothing survives a restart)")
-    .option("--failed", "print the messages given up (stored under --state) as JSON lines and exit")
-    .option("--url <url>", "webhook URL (repeatable, at most 5; replaces the config's webhooks)", collect)
-    .option("--header <header>", "static header 'Name: value' for the --url targets (repeatable)", collect)
-    .option("--secret <secret>", "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)")
-    .option("--secret-file <file>", "read the shared secret from a file")
-    .option("--timeout <duration>", "deadline per attempt (default 5s)")
-    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
-    .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
-    .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)")
+    .option("--failed", "print the messages given up (stored under --state) as JSON lines and exit");
+  addDeliveryOptions(command, {
+    config: "settings: sources, webhooks, sharedSecret, enabled, aliasKeys, userAgent (default ./webhook-cli.json when present)",
+    timeout: "deadline per attempt (default 5s)",
+  })
     .option("--alias-keys <style>", "alias keys of forwarded alias messages: spec or camel")
     .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_CONCURRENCY})`)
     .option("--json", "JSON lines on stdout: listening, delivery (messages given up), summary")
@@ -211,17 +168,6 @@ export function registerServe(program: Command, context: CommandContext): void {
         "  $ curl -u wk_test: -H 'Content-Type: application/json' -d '{\"userId\":\"u1\",\"event\":\"Signed Up\"}' http://127.0.0.1:8088/v1/track",
     )
     .action(async (raw: Record<string, unknown>) => {
-      const parsed = stripUndefined(parseOptions(rawSchema, raw));
-      const { url, header, timeout, retryWindow, ...rest } = parsed;
-      context.exitCode = await serve(
-        {
-          ...rest,
-          ...(url ? { urls: url } : {}),
-          ...(header ? { headers: header } : {}),
-          ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
-          ...(retryWindow !== undefined ? { retryWindowMs: retryWindow } : {}),
-        },
-        context.io,
-      );
+      context.exitCode = await serve(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))), context.io);
     });
 }
