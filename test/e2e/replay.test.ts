@@ -1,25 +1,16 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sign } from "../../src/signing.js";
 import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
-import { startServer, type TestServer } from "../helpers/http-server.js";
+import { startServer } from "../helpers/http-server.js";
+import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 // Run `npm run build` first: these tests run the built CLI.
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const { servers } = closeServersAfterEach();
 
-const dir = mkdtempSync(join(tmpdir(), "replay-e2e-"));
-let fileCount = 0;
-function file(lines: string[]): string {
-  const path = join(dir, `in-${fileCount++}.ndjson`);
-  writeFileSync(path, `${lines.join("\n")}\n`);
-  return path;
-}
+const { dir, ndjson: file } = tempDir("replay-e2e-");
 
 const track = (userId: string, seq: number): string =>
   JSON.stringify({ version: 1, type: "track", userId, event: "Step", properties: { seq }, timestamp: "2024-01-01T00:00:00.000Z" });

@@ -1,37 +1,17 @@
 import { createHmac } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { collect, runCli, spawnCli } from "../helpers/cli.js";
-import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
+import { statuses } from "../helpers/http-server.js";
+import { httpsServersClosedAfterAll } from "../helpers/https-server.js";
+import { IDENTIFY, PAGE, TRACK } from "../helpers/messages.js";
+import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
 // Run `npm run build` first: these tests run the built CLI as a child process.
-const dir = mkdtempSync(join(tmpdir(), "webhook-cli-send-"));
+const { dir, file } = tempDir("webhook-cli-send-");
 const run = (args: string[], options: Parameters<typeof runCli>[1] = {}) => runCli(["send", ...args], { cwd: dir, ...options });
 
-const TRACK = { version: 1, type: "track", userId: "u_1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" };
-const IDENTIFY = { version: 1, type: "identify", userId: "u_2", traits: { name: "Ada" }, timestamp: "2024-01-01T00:00:01.000Z" };
-const PAGE = { version: 1, type: "page", userId: "u_3", properties: { path: "/" }, timestamp: "2024-01-01T00:00:02.000Z" };
-
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
-
-const servers: TestServer[] = [];
-async function server(respond?: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const s = await startServer(respond);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const { server } = closeServersAfterEach();
 
 describe("webhook-cli send", () => {
   it("sends the exact headers and a signature an independent HMAC accepts", async () => {
@@ -160,24 +140,9 @@ describe("webhook-cli send", () => {
 
 describe("webhook-cli send over HTTPS", () => {
   let certs: TestCertificates;
-  const https: { server: HttpsServer; url: string; requests: number }[] = [];
-  async function httpsServer(cert: string, key: string): Promise<(typeof https)[number]> {
-    const entry = { server: createHttpsServer({ cert, key }), url: "", requests: 0 };
-    entry.server.on("request", (req, res) => {
-      entry.requests += 1;
-      req.resume();
-      req.on("end", () => res.end());
-    });
-    await new Promise<void>((resolve) => entry.server.listen(0, "127.0.0.1", resolve));
-    entry.url = `https://127.0.0.1:${(entry.server.address() as AddressInfo).port}/hook`;
-    https.push(entry);
-    return entry;
-  }
+  const httpsServer = httpsServersClosedAfterAll();
   beforeAll(() => {
     certs = generateCertificates();
-  });
-  afterAll(async () => {
-    await Promise.all(https.map((h) => new Promise<void>((resolve) => { h.server.closeAllConnections(); h.server.close(() => resolve()); })));
   });
 
   it("a self-signed certificate is refused with no request received, exit 1", async () => {

@@ -1,11 +1,11 @@
 import { createHmac } from "node:crypto";
-import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryEngine } from "../../src/delivery/deliver.js";
 import type { AttemptEvent, DeliveryOptions } from "../../src/delivery/types.js";
 import { seededRandom, VirtualClock } from "../../src/util/clock.js";
 import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
+import { httpsServersClosedAfterAll } from "../helpers/https-server.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
 const BODY = JSON.stringify({ version: 1, type: "track", userId: "u_1", event: "Signed Up", properties: { plan: "ünïcode ✓" }, timestamp: "2024-01-01T00:00:00.000Z" });
@@ -284,27 +284,10 @@ describe("DeliveryEngine against a real server", () => {
 
 describe("DeliveryEngine and TLS", () => {
   let certs: TestCertificates;
-  const https: { server: HttpsServer; url: string; requests: number; handshakes: number }[] = [];
-
-  async function httpsServer(cert: string, key: string): Promise<(typeof https)[number]> {
-    const entry = { server: createHttpsServer({ cert, key }), url: "", requests: 0, handshakes: 0 };
-    entry.server.on("request", (req, res) => {
-      entry.requests += 1;
-      req.resume();
-      req.on("end", () => res.end("ok"));
-    });
-    entry.server.on("secureConnection", () => (entry.handshakes += 1));
-    await new Promise<void>((resolve) => entry.server.listen(0, "127.0.0.1", resolve));
-    entry.url = `https://127.0.0.1:${(entry.server.address() as AddressInfo).port}/hook`;
-    https.push(entry);
-    return entry;
-  }
+  const httpsServer = httpsServersClosedAfterAll("ok");
 
   beforeAll(() => {
     certs = generateCertificates();
-  });
-  afterAll(async () => {
-    await Promise.all(https.map((h) => new Promise<void>((resolve) => { h.server.closeAllConnections(); h.server.close(() => resolve()); })));
   });
 
   it("refuses a self-signed certificate: permanent, no request received, a message naming the cause and --ca", async () => {

@@ -1,24 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { replay, type ReplayOptions } from "../../src/replay/replay.js";
 import { sign } from "../../src/signing.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
+import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-const servers: TestServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const { servers } = closeServersAfterEach();
 
-const dir = mkdtempSync(join(tmpdir(), "replay-int-"));
-let fileCount = 0;
-function file(lines: string[]): string {
-  const path = join(dir, `in-${fileCount++}.ndjson`);
-  writeFileSync(path, `${lines.join("\n")}\n`);
-  return path;
-}
+const { dir, ndjson: file } = tempDir("replay-int-");
 
 function track(userId: string, seq: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { version: 1, type: "track", userId, event: "Step", properties: { seq, ...extra }, timestamp: "2024-01-01T00:00:00.000Z" };

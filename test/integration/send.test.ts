@@ -1,14 +1,13 @@
 import { createHmac } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { PassThrough, Readable } from "node:stream";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { main } from "../../src/cli/program.js";
-import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
+import { statuses } from "../helpers/http-server.js";
+import { IDENTIFY, PAGE, TRACK } from "../helpers/messages.js";
+import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 // `send` through the real command table, in this process (fast); the e2e file covers the built CLI.
-const dir = mkdtempSync(join(tmpdir(), "webhook-cli-send-int-"));
+const { dir, file } = tempDir("webhook-cli-send-int-");
 
 interface Result {
   code: number;
@@ -36,25 +35,7 @@ async function run(args: string[], options: { input?: string; env?: Record<strin
   return { code, stdout: out, stderr: err };
 }
 
-const TRACK = { version: 1, type: "track", userId: "u_1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" };
-const IDENTIFY = { version: 1, type: "identify", userId: "u_2", traits: { name: "Ada" }, timestamp: "2024-01-01T00:00:01.000Z" };
-const PAGE = { version: 1, type: "page", userId: "u_3", properties: { path: "/" }, timestamp: "2024-01-01T00:00:02.000Z" };
-
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
-
-const servers: TestServer[] = [];
-async function server(respond?: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const s = await startServer(respond);
-  servers.push(s);
-  return s;
-}
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+const { server } = closeServersAfterEach();
 
 describe("send (in process)", () => {
   it("--timeout shortens the deadline", async () => {

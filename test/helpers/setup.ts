@@ -1,0 +1,36 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import { startServer, type Responder, type TestServer } from "./http-server.js";
+
+/**
+ * Closes, after each test, the servers pushed to `servers` or started with
+ * `server(respond)`. Call once at a test file's top level.
+ */
+export function closeServersAfterEach(): { servers: TestServer[]; server: (respond?: Responder) => Promise<TestServer> } {
+  const servers: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return {
+    servers,
+    server: async (respond) => {
+      const s = await startServer(respond);
+      servers.push(s);
+      return s;
+    },
+  };
+}
+
+/** A fresh temporary directory, with writers of test input files into it. */
+export function tempDir(prefix: string): { dir: string; file: (name: string, text: string) => string; ndjson: (lines: string[]) => string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let count = 0;
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  return { dir, file, ndjson: (lines) => file(`in-${count++}.ndjson`, `${lines.join("\n")}\n`) };
+}
