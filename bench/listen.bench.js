@@ -2,38 +2,17 @@
 // minimal verifying receiver and a bare node:http receiver, all measured in this run.
 // Targets (issue 4): listen --secret >= 90 % of the minimal receiver, >= 75 % with --record.
 import autocannon from "autocannon";
-import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { BARE_RECEIVER, BIN, SECRET, cpuMs, orderCompleted, startListening, stopChild } from "./lib.js";
 
-const BIN = fileURLToPath(new URL("../bin/webhook-cli.js", import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 20;
-const SECRET = "bench-secret-0123456789";
 
-const message = {
-  version: 1,
-  type: "track",
-  userId: "user_bench_0001",
-  event: "Order Completed",
-  properties: {
-    orderId: "order_5f2a9c1e",
-    revenue: 129.95,
-    currency: "USD",
-    products: [
-      { sku: "sku_a1b2c3d4", name: "Keyboard", price: 99.95, quantity: 1 },
-      { sku: "sku_e5f6g7h8", name: "Wrist rest", price: 30, quantity: 1 },
-    ],
-    shipping: { method: "express", country: "NL", days: 2 },
-  },
-  timestamp: "2024-03-14T09:26:53.589Z",
-  context: { ip: "203.0.113.7", library: { name: "analytics-node", version: "6.2.0" } },
-};
-const body = JSON.stringify(message);
+const body = JSON.stringify(orderCompleted("user_bench_0001", "order_5f2a9c1e"));
 const signature = createHmac("sha1", SECRET).update(body).digest("hex");
 
 // Reference receivers run in their own processes, like listen, so each gets a core of its own.
@@ -54,42 +33,6 @@ createServer((req, res) => {
   });
 }).listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
 `;
-const BARE = `
-import { createServer } from "node:http";
-createServer((req, res) => { req.resume(); req.on("end", () => res.writeHead(200).end("ok")); })
-  .listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
-`;
-
-// Server CPU time (user + system) from /proc, in ms: steadier than req/s on a shared, loaded machine.
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-function start(args) {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NO_COLOR: "1", CI: "1" } });
-  return new Promise((resolve, reject) => {
-    let buffer = "";
-    const timer = setTimeout(() => reject(new Error(`no Listening line from ${args.join(" ")}`)), 10_000);
-    const onData = (chunk) => {
-      buffer += chunk;
-      const match = /Listening on (\S+)/.exec(buffer);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stdout.off("data", onData);
-      // Keep draining (listen prints a line per request) so the pipe never blocks it.
-      child.stdout.resume();
-      resolve({ child, url: match[1] });
-    };
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
-  });
-}
 
 function load(url, duration) {
   return autocannon({
@@ -128,12 +71,12 @@ const servers = [];
 try {
   console.log(`body ${Buffer.byteLength(body)} B, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${SECONDS} s per receiver (medians)`);
   const specs = [
-    ["bare node:http", ["--input-type=module", "-e", BARE]],
+    ["bare node:http", ["--input-type=module", "-e", BARE_RECEIVER]],
     ["minimal verifying receiver", ["--input-type=module", "-e", MINIMAL]],
     ["listen --secret", [BIN, "listen", "--port", "0", "--secret", SECRET]],
     ["listen --secret --record", [BIN, "listen", "--port", "0", "--secret", SECRET, "--record", recordFile]],
   ];
-  for (const [label, args] of specs) servers.push({ label, ...(await start(args)), runs: [] });
+  for (const [label, args] of specs) servers.push({ label, ...(await startListening(args, { timeoutMs: 10_000 })), runs: [] });
   for (const server of servers) await load(server.url, 1); // warm-up
   // Round-robin, so a burst of load from elsewhere on the machine hits every receiver alike.
   for (let round = 0; round < ROUNDS; round++) for (const server of servers) server.runs.push(await measure(server));
@@ -154,7 +97,6 @@ try {
   console.log(`recording: ${(statSync(recordFile).size / 1024 / 1024).toFixed(1)} MB written`);
 } finally {
   clearTimeout(deadline);
-  for (const server of servers) server.child.kill("SIGTERM");
-  await Promise.all(servers.map((server) => new Promise((resolve) => (server.child.exitCode !== null ? resolve() : server.child.once("close", resolve)))));
+  await Promise.all(servers.map((server) => stopChild(server.child, "SIGTERM")));
   rmSync(dir, { recursive: true, force: true });
 }

@@ -10,17 +10,15 @@ import { createHmac } from "node:crypto";
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
+import { BARE_RECEIVER, BIN, SECRET, formatCount as fmt, orderCompleted, startListening, stopChild } from "./lib.js";
 
-const BIN = fileURLToPath(new URL("../bin/webhook-cli.js", import.meta.url));
 const EVENTS = Number(process.env.REPLAY_BENCH_EVENTS ?? 100_000);
 const BIG_LINES = Number(process.env.REPLAY_BENCH_BIG_LINES ?? 1_000_000);
 // Each throughput measurement stops after this long (replay gets SIGINT and reports what it sent).
 const LIMIT_S = Number(process.env.BENCH_SECONDS_LIMIT ?? 12);
 const AUTOCANNON_S = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = 64;
-const SECRET = "bench-secret-0123456789";
 const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
 
 const dir = mkdtempSync(join(tmpdir(), "replay-bench-"));
@@ -28,24 +26,7 @@ process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 
 /** Event i, about 480 bytes, 1,000 distinct users. */
 function event(i) {
-  return JSON.stringify({
-    version: 1,
-    type: "track",
-    userId: `user_${String(i % 1000).padStart(6, "0")}`,
-    event: "Order Completed",
-    properties: {
-      orderId: `order_${i.toString(16).padStart(8, "0")}`,
-      revenue: 129.95,
-      currency: "USD",
-      products: [
-        { sku: "sku_a1b2c3d4", name: "Keyboard", price: 99.95, quantity: 1 },
-        { sku: "sku_e5f6g7h8", name: "Wrist rest", price: 30, quantity: 1 },
-      ],
-      shipping: { method: "express", country: "NL", days: 2 },
-    },
-    timestamp: "2024-03-14T09:26:53.589Z",
-    context: { ip: "203.0.113.7", library: { name: "analytics-node", version: "6.2.0" } },
-  });
+  return JSON.stringify(orderCompleted(`user_${String(i % 1000).padStart(6, "0")}`, `order_${i.toString(16).padStart(8, "0")}`));
 }
 
 async function writeEvents(path, count) {
@@ -62,30 +43,10 @@ async function writeEvents(path, count) {
   await new Promise((r) => out.on("finish", r));
 }
 
-function startProcess(args, label) {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, NO_COLOR: "1", CI: "1" } });
-  return new Promise((resolve, reject) => {
-    let buffer = "";
-    const onData = (chunk) => {
-      buffer += chunk.toString();
-      const match = /Listening on (\S+)/.exec(buffer);
-      if (match) {
-        // Keep draining: listen prints a line per request.
-        child.stdout.off("data", onData);
-        child.stdout.resume();
-        resolve({ url: match[1], stop: () => new Promise((r) => (child.exitCode !== null ? r() : (child.once("exit", r), child.kill("SIGINT")))) });
-      }
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${label} exited (${code}) before listening`)));
-  });
+async function startProcess(args, label) {
+  const { child, url } = await startListening(args, { label });
+  return { url, stop: () => stopChild(child) };
 }
-
-const BARE = `
-import { createServer } from "node:http";
-createServer((req, res) => { req.resume(); req.on("end", () => res.writeHead(200).end("ok")); })
-  .listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
-`;
 
 /** Runs the CLI (under /usr/bin/time -v when present), stopping it with SIGINT after `limitS`. */
 function runReplay(args, limitS) {
@@ -165,7 +126,6 @@ async function cannon(url, body) {
 }
 
 const pct = (a, b) => `${((a / b) * 100).toFixed(0)} %`;
-const fmt = (n) => Math.round(n).toLocaleString("en-US");
 
 async function measure(label, receiver, file, bodies) {
   const run = await runReplay(["replay", file, "--url", `${receiver.url}/bench`, "--secret", SECRET, "--concurrency", String(CONCURRENCY), "--json"], LIMIT_S);
@@ -198,7 +158,7 @@ try {
 } finally {
   await listener.stop();
 }
-const bare = await startProcess(["--input-type=module", "-e", BARE], "bare receiver");
+const bare = await startProcess(["--input-type=module", "-e", BARE_RECEIVER], "bare receiver");
 try {
   ok = (await measure("against a bare node:http receiver", bare, file, bodies)) && ok;
 } finally {

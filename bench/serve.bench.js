@@ -4,19 +4,16 @@
 // the same pipeline with `serve --memory` (the cost of durability, as a ratio), and a reference:
 // the same events POSTed by undici straight to the receiver, one request each, at serve's concurrency.
 // Targets (issue 7): durable >= 5,000 events/s on a 2-core machine, aim 10,000.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { Analytics } from "../dist/index.js";
+import { BIN, SECRET, cpuMs, formatCount as format, startListening, stopChild as stop } from "./lib.js";
 
-const BIN = fileURLToPath(new URL("../bin/webhook-cli.js", import.meta.url));
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const CONCURRENCY = 64;
 const PHASE_LIMIT_MS = 40_000;
-const SECRET = "bench-secret-0123456789";
 
 // Counts requests; GET /count reports. Its own process, like a real endpoint.
 const RECEIVER = `
@@ -41,42 +38,13 @@ function properties(seq) {
 
 const children = new Set();
 function startChild(args) {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", CI: "1" } });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  let stderr = "";
-  child.stderr.on("data", (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`no address from ${args.join(" ")}: ${stderr}`)), 20_000);
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = /Listening on (\S+)/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1], stderr: () => stderr });
-      }
-    });
+  return startListening(args, {
+    pipeStderr: true,
+    onSpawn: (child) => {
+      children.add(child);
+      child.on("exit", () => children.delete(child));
+    },
   });
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGINT");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-// CPU time of a child (user + system), from /proc: less sensitive to a loaded machine than wall time.
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 async function count(url) {
@@ -153,7 +121,6 @@ async function reference() {
   }
 }
 
-const format = (n) => Math.round(n).toLocaleString("en-US");
 try {
   console.log(`${EVENTS} track events per run, serve --concurrency ${CONCURRENCY}, client flushAt 100`);
   const ref = await reference();
