@@ -1,4 +1,4 @@
-import { seededRandom, type Random } from "../util/clock.js";
+import { seededRandom } from "../util/clock.js";
 import { MESSAGE_TYPES, type AliasKeys, type Message, type MessageType } from "./schemas.js";
 
 export interface ExampleOptions {

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { replay, type ReplayOptions } from "../../src/replay/replay.js";
 import { sign } from "../../src/signing.js";
+import { VirtualClock } from "../../src/util/clock.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
@@ -169,7 +170,9 @@ describe("replay (library)", () => {
     for (let seq = 2; seq < 40; seq++) lines.push(JSON.stringify(track(`free-${seq % 5}`, seq)));
     const deadLetter = join(dir, "aborted.ndjson");
     const controller = new AbortController();
-    const run = replay(options(file(lines), server, { deadLetter, concurrency: 4, signal: controller.signal }));
+    // A clock that never moves by itself: "stuck" waits for its retry until the abort, whatever the jitter.
+    const clock = new VirtualClock(Date.now());
+    const run = replay(options(file(lines), server, { deadLetter, concurrency: 4, signal: controller.signal, clock }));
     // Wait until every other user's messages are through while "stuck" waits to retry (4 h window).
     const sentOk = (): number => server.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
     while (sentOk() < 38) await new Promise((r) => setTimeout(r, 10));
