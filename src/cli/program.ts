@@ -20,6 +20,19 @@ export function buildProgram(context: CommandContext): Command {
     .version(version, "-V, --version")
     .showHelpAfterError("(run with --help for usage)")
     .showSuggestionAfterError(true)
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Examples:",
+        "  $ webhook-cli demo                                   # see it work: receiver, signed sends, verdicts",
+        "  $ webhook-cli listen --secret s3cret --port 8080     # a verifying receiver",
+        "  $ webhook-cli generate | webhook-cli send - --url http://127.0.0.1:8080/hook --secret s3cret",
+        "  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --dead-letter failed.ndjson",
+        "",
+        "Run 'webhook-cli <command> --help' for a command's options.",
+      ].join("\n"),
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => context.io.stdout.write(text),

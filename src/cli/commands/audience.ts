@@ -102,7 +102,7 @@ const rawSchema = z.object({
 });
 
 export function registerAudience(program: Command, context: CommandContext): void {
-  const audience = program.command("audience").description("audience membership as identify messages (SPEC.md 3)");
+  const audience = program.command("audience").description("send an audience's membership changes as identify messages");
   const sync = audience
     .command("sync")
     .description("send an identify for every membership change since the last delivered sync (all members on the first)")
