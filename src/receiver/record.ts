@@ -31,11 +31,25 @@ export function formatRecordLine(input: RecordInput): string {
   // Valid UTF-8 decodes one-to-one, so comparing strings compares the bytes.
   const identical = input.text !== null && input.text === bodyJson;
   let line =
-    `{"receivedAt":${JSON.stringify(input.receivedAt.toISOString())},"method":${JSON.stringify(input.method)},` +
+    `{"receivedAt":${isoString(input.receivedAt)},"method":${JSON.stringify(input.method)},` +
     `"path":${JSON.stringify(input.path)},"headers":${JSON.stringify(redactHeaders(input.headers, input.secret))},` +
     `"signatureValid":${String(input.signatureValid)},"body":${bodyJson}`;
   if (!identical) line += `,"rawBody":"${Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength).toString("base64")}"`;
   return `${line}}\n`;
+}
+
+// Requests arriving in the same millisecond share one formatted timestamp.
+let lastTime = NaN;
+let lastIso = "";
+
+/** JSON.stringify(date.toISOString()), cached for the last millisecond seen (an invalid date still throws). */
+function isoString(date: Date): string {
+  const time = date.getTime();
+  if (time !== lastTime) {
+    lastIso = JSON.stringify(date.toISOString());
+    lastTime = time;
+  }
+  return lastIso;
 }
 
 export function redactHeaders(headers: RequestHeaders, secret?: string): Record<string, string | string[]> {
