@@ -1,10 +1,13 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual, type KeyObject } from "node:crypto";
 
 /** Bytes as sent on the wire; strings are taken as UTF-8. */
 export type BodyBytes = string | Uint8Array;
 
+/** A secret as text, bytes, or a KeyObject made from them once (saves converting the text on every call). */
+export type SecretKey = string | Uint8Array | KeyObject;
+
 /** Lowercase hex HMAC-SHA1 of the exact body bytes, keyed by the shared secret. */
-export function sign(secret: string | Uint8Array, body: BodyBytes): string {
+export function sign(secret: SecretKey, body: BodyBytes): string {
   return createHmac("sha1", secret).update(body).digest("hex");
 }
 
@@ -13,7 +16,7 @@ export function sign(secret: string | Uint8Array, body: BodyBytes): string {
  * constant time and returns false (never throws) for missing, odd-length or
  * non-string headers.
  */
-export function verify(secret: string | Uint8Array, body: BodyBytes, header: unknown): boolean {
+export function verify(secret: SecretKey, body: BodyBytes, header: unknown): boolean {
   if (typeof header !== "string") return false;
   const expected = Buffer.from(sign(secret, body), "latin1");
   const given = Buffer.from(header, "latin1");

@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { createSecretKey, type KeyObject } from "node:crypto";
 import type { ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import { verify } from "../signing.js";
@@ -74,7 +75,7 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     diagnosis,
     text,
     body,
-    type: shapeErrors.some((e) => e.key === "type" || e.key === "(body)") ? undefined : (type as MessageType),
+    type: shapeErrors.length > 0 && shapeErrors.some((e) => e.key === "type" || e.key === "(body)") ? undefined : (type as MessageType),
     userId: stringOf(message?.["userId"]) ?? stringOf(message?.["User ID"]) ?? stringOf(message?.["anonymousId"]),
     name: stringOf(message?.["event"]) ?? stringOf(message?.["name"]),
     shapeErrors,
@@ -94,8 +95,22 @@ function checkSignature(
   if (value === undefined || value === "") {
     return { signatureValid: false, signatureError: "missing X-Signature header", diagnosis: null };
   }
-  if (verify(secret, raw, value)) return { signatureValid: true, signatureError: null, diagnosis: null };
+  if (verify(secretKey(secret), raw, value)) return { signatureValid: true, signatureError: null, diagnosis: null };
   return { signatureValid: false, signatureError: "X-Signature does not match the body", diagnosis: diagnoseSignature(raw, value, secret) };
+}
+
+// The HMAC key made once per secret, not converted from the text on every request.
+let lastSecret: string | undefined;
+let lastKey: KeyObject | undefined;
+
+/** The same key bytes as the text (UTF-8), so the same HMAC; an empty secret is left as text. */
+function secretKey(secret: string): string | KeyObject {
+  if (secret === "") return secret;
+  if (secret !== lastSecret || lastKey === undefined) {
+    lastKey = createSecretKey(Buffer.from(secret, "utf8"));
+    lastSecret = secret;
+  }
+  return lastKey;
 }
 
 function stringOf(value: unknown): string | undefined {
