@@ -114,20 +114,20 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       });
       // Requests completed in the same event-loop turn share one write, which precedes all their answers.
       batchLines += line;
-      batchAnswers.push(() => respond(req, res, action, verdict));
+      batchAnswers.push({ req, res, action, verdict });
       if (batchAnswers.length === 1) setImmediate(flushBatch);
     } else respond(req, res, action, verdict);
   };
 
   let batchLines = "";
-  let batchAnswers: (() => void)[] = [];
+  let batchAnswers: { req: IncomingMessage; res: ServerResponse; action: FaultAction; verdict: RequestVerdict }[] = [];
   const flushBatch = (): void => {
     const answers = batchAnswers;
     const lines = batchLines;
     batchAnswers = [];
     batchLines = "";
     recording?.append(lines);
-    for (const send of answers) send();
+    for (const { req, res, action, verdict } of answers) respond(req, res, action, verdict);
   };
 
   const respond = (req: IncomingMessage, res: ServerResponse, action: FaultAction, verdict: RequestVerdict): void => {
@@ -141,20 +141,21 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       req.socket.once("close", () => held.delete(req.socket));
       return;
     }
-    const act = (): void => {
-      if (action.kind === "drop") {
-        req.socket.destroy();
-        return;
-      }
-      let body = OK_BODY;
-      if (action.injected) body = `{"error":"injected failure (${action.status})"}`;
-      else if (verdict.signatureValid === false) {
-        body = JSON.stringify(verdict.diagnosis ? { error: verdict.signatureError, hint: verdict.diagnosis.message } : { error: verdict.signatureError });
-      }
-      answer(res, action.status, body);
-    };
-    if (action.delayMs > 0) clock.setTimeout(act, action.delayMs);
-    else act();
+    if (action.delayMs > 0) clock.setTimeout(() => act(req, res, action, verdict), action.delayMs);
+    else act(req, res, action, verdict);
+  };
+
+  const act = (req: IncomingMessage, res: ServerResponse, action: Exclude<FaultAction, { kind: "timeout" }>, verdict: RequestVerdict): void => {
+    if (action.kind === "drop") {
+      req.socket.destroy();
+      return;
+    }
+    let body = OK_BODY;
+    if (action.injected) body = `{"error":"injected failure (${action.status})"}`;
+    else if (verdict.signatureValid === false) {
+      body = JSON.stringify(verdict.diagnosis ? { error: verdict.signatureError, hint: verdict.diagnosis.message } : { error: verdict.signatureError });
+    }
+    answer(res, action.status, body);
   };
 
   const refuse = (req: IncomingMessage, res: ServerResponse): void => {
@@ -229,7 +230,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       handle(req, res, chunks ? Buffer.concat(chunks, size) : (first ?? Buffer.alloc(0)));
     });
     // An aborted request is not a request: nothing to judge or answer.
-    req.on("error", () => {});
+    req.on("error", ignore);
   };
 
   let server: Server;
@@ -280,6 +281,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     },
   };
 }
+
+function ignore(): void {}
 
 function formatHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
