@@ -37,13 +37,14 @@ function plainlyValid(value: unknown): boolean {
   if (spec === undefined) return false;
   for (const key in message) if (!spec.known.has(key)) return false;
   for (const field of spec.fields) {
-    const present = Object.hasOwn(message, field.key) && message[field.key] !== undefined;
+    const fieldValue = message[field.key];
+    const present = fieldValue !== undefined && Object.hasOwn(message, field.key);
     if (!present) {
       if (field.presence === "optional") continue;
       if (field.presence === "identity" && typeof message["anonymousId"] === "string") continue;
       return false;
     }
-    if (!field.test(message[field.key])) return false;
+    if (!field.test(fieldValue)) return false;
   }
   return true;
 }
@@ -57,10 +58,25 @@ function predicateFor(schema: z.ZodType): Predicate {
     return (v) => values.includes(v);
   }
   if (def.type === "string" && plain) return (v) => typeof v === "string";
+  // z.string().min(n) (track's event): zod compares the string's length.
+  const minimum = def.type === "string" ? minLength(def.checks) : undefined;
+  if (minimum !== undefined) return (v) => typeof v === "string" && v.length >= minimum;
   if (def.type === "record" && plain && def.valueType?.def.type === "unknown") {
     return (v) => typeof v === "object" && v !== null && !Array.isArray(v);
   }
   return (v) => schema.safeParse(v).success;
+}
+
+/** The largest minimum when every check is a plain min_length, else undefined. */
+function minLength(checks: unknown[] | undefined): number | undefined {
+  if (checks === undefined || checks.length === 0) return undefined;
+  let minimum = 0;
+  for (const check of checks) {
+    const def = (check as { _zod?: { def?: { check?: string; minimum?: unknown } } })._zod?.def;
+    if (def?.check !== "min_length" || typeof def.minimum !== "number") return undefined;
+    minimum = Math.max(minimum, def.minimum);
+  }
+  return minimum;
 }
 
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -68,11 +84,18 @@ const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** isTimestamp without building a Date: the pattern, then a calendar check (about 10x faster). */
 function quickTimestamp(value: unknown): boolean {
   if (typeof value !== "string" || value.length !== 24 || !TIMESTAMP_PATTERN.test(value)) return false;
-  const year = Number(value.slice(0, 4));
-  const month = Number(value.slice(5, 7));
-  const day = Number(value.slice(8, 10));
+  // The pattern matched, so these positions hold ASCII digits.
+  const year = digits(value, 0, 4);
+  const month = digits(value, 5, 2);
+  const day = digits(value, 8, 2);
   if (month < 1 || month > 12 || day < 1) return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const days = month === 2 && !leap ? 28 : (DAYS[month - 1] ?? 0);
-  return day <= days && Number(value.slice(11, 13)) < 24 && Number(value.slice(14, 16)) < 60 && Number(value.slice(17, 19)) < 60;
+  return day <= days && digits(value, 11, 2) < 24 && digits(value, 14, 2) < 60 && digits(value, 17, 2) < 60;
+}
+
+function digits(text: string, start: number, count: number): number {
+  let n = 0;
+  for (let i = start; i < start + count; i++) n = n * 10 + text.charCodeAt(i) - 48;
+  return n;
 }
