@@ -42,9 +42,12 @@ export class DeliveryEngine {
   private readonly random: Random;
   private readonly onAttempt: ((event: AttemptEvent) => void) | undefined;
   private readonly transport: Transport;
+  // The secret's UTF-8 bytes, converted once: HMAC takes a string key as exactly these bytes, and converting it per message costs more than the hash.
+  private readonly key: Buffer | undefined;
 
   constructor(settings: EngineSettings, options: DeliveryOptions = {}) {
     this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent };
+    this.key = settings.secret === undefined ? undefined : Buffer.from(settings.secret, "utf8");
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retryWindowMs = options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
     this.clock = options.clock ?? systemClock;
@@ -60,7 +63,7 @@ export class DeliveryEngine {
   /** The exact request sent to `target` (CONTRACT.md 1); --dry-run prints it. */
   prepare(body: string | Uint8Array, target: Target): PreparedRequest {
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    return this.prepareBytes(bytes, target, this.settings.secret === undefined ? undefined : sign(this.settings.secret, bytes));
+    return this.prepareBytes(bytes, target, this.key === undefined ? undefined : sign(this.key, bytes));
   }
 
   /** Delivers one message to every target; resolves with the result (never rejects for delivery failures). */
@@ -68,7 +71,7 @@ export class DeliveryEngine {
     const targets = call.targets ?? this.settings.targets;
     const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
     // Same bytes and secret for every target: sign once.
-    const signature = this.settings.secret === undefined ? undefined : sign(this.settings.secret, bytes);
+    const signature = this.key === undefined ? undefined : sign(this.key, bytes);
     const states: UrlState[] = targets.map((target) => ({
       target,
       request: this.prepareBytes(bytes, target, signature),
@@ -89,7 +92,11 @@ export class DeliveryEngine {
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
     let pending = states;
     for (let round = 1; ; round++) {
-      const reports = await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, this.onAttempt !== undefined)));
+      // One URL (the usual case) needs no Promise.all around its single attempt.
+      const reports =
+        pending.length === 1
+          ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, this.onAttempt !== undefined)]
+          : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, this.onAttempt !== undefined)));
       pending.forEach((state, i) => record(state, reports[i] as AttemptReport));
 
       const plan = planNextRound({
