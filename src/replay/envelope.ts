@@ -29,7 +29,7 @@ export type LineCheck = { ok: true; type: MessageType } | { ok: false; reason: s
  * and a known message by checkMessage. Cheaper than parseEntry with `check`.
  */
 export function checkLine(text: string, line: number): LineCheck {
-  const result = parseEntry(text, line, true, false);
+  const result = parseEntry(text, line, true, { body: false, time: false });
   return result.ok ? { ok: true, type: result.entry.type } : result;
 }
 
@@ -41,12 +41,22 @@ export interface Failure {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** What parseEntry builds besides the type and order key; the sending pass leaves out what it will not use. */
+export interface EntryParts {
+  /** The body bytes (default true); without them `body` is "". */
+  body?: boolean;
+  /** The recorded time, for --speed (default true); without it `time` is undefined. A bad `receivedAt` is still refused with `check`. */
+  time?: boolean;
+}
+
 /**
  * Turns a line into the entry to send. With `check`, the message is validated
  * (checkMessage errors make the line bad); without it, only what is needed to
  * send is read, for the second pass over an already validated file.
  */
-export function parseEntry(text: string, line: number, check: boolean, withBody = true): EntryResult {
+export function parseEntry(text: string, line: number, check: boolean, parts: EntryParts = {}): EntryResult {
+  const withBody = parts.body !== false;
+  const withTime = parts.time !== false;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -57,11 +67,11 @@ export function parseEntry(text: string, line: number, check: boolean, withBody 
     return { ok: false, reason: `not a known message: expected a JSON object, got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}` };
   }
   const record = value as Record<string, unknown>;
-  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody);
-  return fromMessage(record, withBody ? JSON.stringify(record) : "", undefined, text, line, check);
+  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody, withTime);
+  return fromMessage(record, withBody ? JSON.stringify(record) : "", undefined, text, line, check, withTime);
 }
 
-function fromEnvelope(envelope: Record<string, unknown>, text: string, line: number, check: boolean, withBody: boolean): EntryResult {
+function fromEnvelope(envelope: Record<string, unknown>, text: string, line: number, check: boolean, withBody: boolean, withTime: boolean): EntryResult {
   const rawBody = envelope["rawBody"];
   let bytes: Buffer | undefined;
   if (rawBody !== undefined) {
@@ -84,13 +94,14 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
   }
   let time: number | undefined;
   const receivedAt = envelope["receivedAt"];
-  if (typeof receivedAt === "string") {
+  if (typeof receivedAt === "string" && (withTime || check)) {
     const parsed = Date.parse(receivedAt);
-    if (!Number.isNaN(parsed)) time = parsed;
-    else if (check) return { ok: false, reason: `key "receivedAt": not an ISO 8601 date` };
+    if (Number.isNaN(parsed)) {
+      if (check) return { ok: false, reason: `key "receivedAt": not an ISO 8601 date` };
+    } else if (withTime) time = parsed;
   }
   const record = message as Record<string, unknown>;
-  return fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check);
+  return fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check, withTime);
 }
 
 function fromMessage(
@@ -100,6 +111,7 @@ function fromMessage(
   text: string,
   line: number,
   check: boolean,
+  withTime: boolean,
 ): EntryResult {
   if (check) {
     const result = checkMessage(message);
@@ -109,7 +121,7 @@ function fromMessage(
   }
   const type = message["type"] as MessageType;
   let time = recordedAt;
-  if (time === undefined && typeof message["timestamp"] === "string") {
+  if (withTime && time === undefined && typeof message["timestamp"] === "string") {
     const parsed = Date.parse(message["timestamp"]);
     if (!Number.isNaN(parsed)) time = parsed;
   }

@@ -84,47 +84,61 @@ class Queue<T> {
 /**
  * Items ready to start, oldest (by admission) first: an item released by its
  * key's previous one goes before later items of other keys, so file order is
- * kept wherever the per-key rule allows (exactly, at concurrency 1).
+ * kept wherever the per-key rule allows (exactly, at concurrency 1). Parallel
+ * arrays, so pushing and shifting allocate nothing per item.
  */
 class ReadyHeap<T> {
-  private readonly items: { seq: number; item: T }[] = [];
+  private readonly seqs: number[] = [];
+  private readonly items: T[] = [];
 
   get length(): number {
     return this.items.length;
   }
 
   push(seq: number, item: T): void {
+    const seqs = this.seqs;
     const items = this.items;
-    items.push({ seq, item });
-    let i = items.length - 1;
+    let i = items.length;
+    seqs.push(seq);
+    items.push(item);
+    // Admitted items come in increasing order, so this usually stops at once.
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if ((items[parent] as { seq: number }).seq <= seq) break;
-      items[i] = items[parent] as { seq: number; item: T };
+      const parentSeq = seqs[parent] as number;
+      if (parentSeq <= seq) break;
+      seqs[i] = parentSeq;
+      items[i] = items[parent] as T;
       i = parent;
     }
-    items[i] = { seq, item };
+    seqs[i] = seq;
+    items[i] = item;
   }
 
   shift(): T | undefined {
+    const seqs = this.seqs;
     const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    if (top === undefined || last === undefined) return undefined;
-    if (items.length > 0) {
+    if (items.length === 0) return undefined;
+    const top = items[0] as T;
+    const lastSeq = seqs.pop() as number;
+    const last = items.pop() as T;
+    const n = items.length;
+    if (n > 0) {
       let i = 0;
       for (;;) {
         const left = 2 * i + 1;
-        if (left >= items.length) break;
+        if (left >= n) break;
         const right = left + 1;
-        const child = right < items.length && (items[right] as { seq: number }).seq < (items[left] as { seq: number }).seq ? right : left;
-        if ((items[child] as { seq: number }).seq >= last.seq) break;
-        items[i] = items[child] as { seq: number; item: T };
+        const child = right < n && (seqs[right] as number) < (seqs[left] as number) ? right : left;
+        const childSeq = seqs[child] as number;
+        if (childSeq >= lastSeq) break;
+        seqs[i] = childSeq;
+        items[i] = items[child] as T;
         i = child;
       }
+      seqs[i] = lastSeq;
       items[i] = last;
     }
-    return top.item;
+    return top;
   }
 
   drain(): T[] {
@@ -158,7 +172,8 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
   const ready = new ReadyHeap<T>();
   let admitted = 0;
   // Keys with an item in flight or ready; their later items wait here, with their admission number.
-  const busy = new Map<string, Queue<{ seq: number; item: T }>>();
+  // null: busy with none waiting (most keys, most of the time), so no queue is made for them.
+  const busy = new Map<string, Queue<{ seq: number; item: T }> | null>();
   let blocked = 0;
   let inFlight = 0;
 
@@ -194,7 +209,7 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
     for (const item of ready.drain()) handlers.dropped(item);
-    for (const queue of busy.values()) for (const waiting of queue.drain()) handlers.dropped(waiting.item);
+    for (const queue of busy.values()) for (const waiting of queue?.drain() ?? []) handlers.dropped(waiting.item);
     busy.clear();
     blocked = 0;
     pump();
@@ -231,11 +246,15 @@ export function pace<T extends PacedItem>(source: AsyncIterator<T[]>, options: P
       ready.push(seq, item);
       return;
     }
-    const queue = busy.get(key);
+    let queue = busy.get(key);
     if (queue === undefined) {
-      busy.set(key, new Queue());
+      busy.set(key, null);
       ready.push(seq, item);
     } else {
+      if (queue === null) {
+        queue = new Queue();
+        busy.set(key, queue);
+      }
       queue.push({ seq, item });
       blocked += 1;
     }

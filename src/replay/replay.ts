@@ -146,6 +146,8 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   if (signal?.aborted) forward();
   else signal?.addEventListener("abort", forward, { once: true });
   const sendSignal = stop.signal;
+  // The same call options for every message (the engine only reads them).
+  const call = { signal: sendSignal };
   const deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const engine = new DeliveryEngine(options.settings, {
@@ -169,13 +171,15 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   };
 
   const unstarted: ReplayEntry[] = [];
+  // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
+  const parts = { time: options.speed !== undefined };
 
   async function* entries(): AsyncGenerator<ReplayEntry[]> {
     for await (const batch of readLineBatches(options.path, { signal: sendSignal })) {
       const out: ReplayEntry[] = [];
       for (const line of batch) {
         if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
-        const result = parseEntry(line.text, line.number, false);
+        const result = parseEntry(line.text, line.number, false, parts);
         if (!result.ok) continue; // changed since it was validated; validation already reported it
         if (types && !types.has(result.entry.type)) continue;
         out.push(result.entry);
@@ -200,8 +204,9 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
         async run(entry) {
           summary.sent += 1;
           const begin = performance.now();
-          const outcome = await engine.deliver(entry.body, { signal: sendSignal });
-          const ms = performance.now() - begin;
+          const outcome = await engine.deliver(entry.body, call);
+          const end = performance.now();
+          const ms = end - begin;
           if (outcome.delivered) {
             summary.delivered += 1;
             latency.record(ms);
@@ -215,12 +220,9 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
           }
           if (outcome.rounds > 1) summary.retried += 1;
           options.onMessage?.(entry, outcome, ms);
-          if (options.onProgress) {
-            const now = performance.now();
-            if (now - lastProgress >= progressMs) {
-              lastProgress = now;
-              options.onProgress({ sent: summary.sent, delivered: summary.delivered, failed: summary.failed, elapsedMs: now - started });
-            }
+          if (options.onProgress && end - lastProgress >= progressMs) {
+            lastProgress = end;
+            options.onProgress({ sent: summary.sent, delivered: summary.delivered, failed: summary.failed, elapsedMs: end - started });
           }
         },
         dropped(entry) {
