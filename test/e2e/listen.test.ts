@@ -165,7 +165,7 @@ describe("listen with the real send CLI", () => {
 
   it("fault flags as send sees them: --fail-first/--fail-status, --script timeout and drop, --respond, --delay", async () => {
     const sendTo = (url: string, extra: string[] = []) =>
-      runCli(["send", "--type", "track", "--url", url, "--secret", SECRET, "--timeout", "500ms", "--retry-window", "3s", "--json", ...extra]);
+      runCli(["send", "--type", "track", "--url", url, "--secret", SECRET, "--timeout", "500ms", "--retry-window", "10s", "--json", ...extra]);
     const deliveries = (result: CliResult) => jsonLines(result.stdout).filter((e) => e["event"] === "delivery") as { delivered: boolean; urls: { status: number | null; attempts: number; error: string | null }[] }[];
 
     const failFirst = await listen(["--secret", SECRET, "--fail-first", "1", "--fail-status", "502", "--count", "2", "--json"]);
