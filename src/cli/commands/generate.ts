@@ -3,19 +3,14 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { UsageError } from "../../errors.js";
-import { buildExamples } from "../../messages/examples.js";
+import { buildExamples, type ExampleOptions } from "../../messages/examples.js";
 import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
 import type { CliIo, CommandContext } from "../io.js";
-import { aliasKeys, integer, isoDate, jsonObject, messageType, parseOptions, stripUndefined } from "../options.js";
+import { addExampleOptions, exampleOptionsShape } from "../example-options.js";
+import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options.js";
 
-export interface GenerateOptions {
+export interface GenerateOptions extends ExampleOptions {
   types: MessageType[];
-  userId?: string;
-  event?: string;
-  properties?: Record<string, unknown>;
-  traits?: Record<string, unknown>;
-  now?: Date;
-  seed?: number;
   out?: string;
   pretty: boolean;
   aliasKeys: AliasKeys;
@@ -23,15 +18,7 @@ export interface GenerateOptions {
 
 /** Prints example messages: NDJSON by default, indented JSON with `pretty`. */
 export async function generate(options: GenerateOptions, io: CliIo): Promise<number> {
-  const messages = buildExamples(options.types.length > 0 ? options.types : MESSAGE_TYPES, {
-    ...(options.now ? { now: options.now } : {}),
-    ...(options.seed !== undefined ? { seed: options.seed } : {}),
-    ...(options.userId !== undefined ? { userId: options.userId } : {}),
-    ...(options.event !== undefined ? { event: options.event } : {}),
-    ...(options.properties ? { properties: options.properties } : {}),
-    ...(options.traits ? { traits: options.traits } : {}),
-    aliasKeys: options.aliasKeys,
-  });
+  const messages = buildExamples(options.types.length > 0 ? options.types : MESSAGE_TYPES, options);
   const text = messages.map((m) => (options.pretty ? JSON.stringify(m, null, 2) : JSON.stringify(m))).join("\n") + "\n";
   if (options.out !== undefined) {
     try {
@@ -46,28 +33,18 @@ export async function generate(options: GenerateOptions, io: CliIo): Promise<num
 }
 
 const rawSchema = z.object({
-  userId: z.string().optional(),
-  event: z.string().min(1).optional(),
-  properties: jsonObject("--properties").optional(),
-  traits: jsonObject("--traits").optional(),
-  now: isoDate("--now").optional(),
-  seed: integer("--seed", 0, 2 ** 32 - 1).optional(),
+  ...exampleOptionsShape,
   out: z.string().optional(),
   pretty: z.boolean().default(false),
   aliasKeys: aliasKeys.default("spec"),
 });
 
 export function registerGenerate(program: Command, context: CommandContext): void {
-  program
+  const command = program
     .command("generate")
     .description("print example messages of every type (page screen identify track alias group delete) as NDJSON")
-    .argument("[types...]", `message types to print (default: all): ${MESSAGE_TYPES.join(", ")}`)
-    .option("--user-id <id>", "userId of every example")
-    .option("--event <name>", "event name of the track example")
-    .option("--properties <json>", "properties of the page and track examples (a JSON object)")
-    .option("--traits <json>", "traits of the identify and group examples (a JSON object)")
-    .option("--now <iso>", "timestamp of every example (default: now)")
-    .option("--seed <n>", "seed for the random choices (same seed and --now, same output)")
+    .argument("[types...]", `message types to print (default: all): ${MESSAGE_TYPES.join(", ")}`);
+  addExampleOptions(command)
     .option("--out <file>", "write to a file instead of stdout")
     .option("--pretty", "indented JSON instead of NDJSON")
     .option("--alias-keys <style>", "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)", "spec")

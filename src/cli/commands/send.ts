@@ -5,36 +5,23 @@ import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
 import { DeliveryEngine } from "../../delivery/deliver.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
-import { exampleMessage } from "../../messages/examples.js";
+import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
 import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
 import type { Clock, Random } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { addDeliveryOptions, deliveryOptionsShape, logFailedAttempt, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import {
-  aliasKeys,
-  integer,
-  isoDate,
-  jsonObject,
-  messageType,
-  parseOptions,
-  stripUndefined,
-} from "../options.js";
+import { addExampleOptions, EXAMPLE_FLAGS, exampleOptionsShape } from "../example-options.js";
+import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
 
-export interface SendOptions extends DeliveryFlags {
+/** With `type`, the example's overrides are those of `generate`. */
+export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasKeys"> {
   /** A file, `-` for stdin; or use `type`. */
   file?: string;
   type?: MessageType;
   aliasKeys?: AliasKeys;
-  // Overrides of the generated example (--type only), as in `generate`.
-  userId?: string;
-  event?: string;
-  properties?: Record<string, unknown>;
-  traits?: Record<string, unknown>;
-  now?: Date;
-  seed?: number;
   dryRun?: boolean;
   verbose?: boolean;
   json?: boolean;
@@ -133,15 +120,7 @@ function checkCombination(options: SendOptions): void {
     throw new UsageError("nothing to send: give a FILE, - for standard input, or --type TYPE", { flag: "[FILE]" });
   }
   if (options.type === undefined) {
-    const overrides: [keyof SendOptions, string][] = [
-      ["userId", "--user-id"],
-      ["event", "--event"],
-      ["properties", "--properties"],
-      ["traits", "--traits"],
-      ["now", "--now"],
-      ["seed", "--seed"],
-    ];
-    for (const [key, flag] of overrides) {
+    for (const { key, flag } of EXAMPLE_FLAGS) {
       if (options[key] !== undefined) throw new UsageError(`${flag} applies to the message generated with --type`, { flag });
     }
   }
@@ -149,15 +128,7 @@ function checkCombination(options: SendOptions): void {
 
 async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
   if (options.type !== undefined) {
-    const message = exampleMessage(options.type, {
-      ...(options.now ? { now: options.now } : {}),
-      ...(options.seed !== undefined ? { seed: options.seed } : {}),
-      ...(options.userId !== undefined ? { userId: options.userId } : {}),
-      ...(options.event !== undefined ? { event: options.event } : {}),
-      ...(options.properties ? { properties: options.properties } : {}),
-      ...(options.traits ? { traits: options.traits } : {}),
-      aliasKeys: keys,
-    });
+    const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
     return [{ message, line: 1, where: "--type" }];
   }
   const file = options.file as string;
@@ -246,12 +217,7 @@ const rawSchema = z.object({
   type: messageType("--type").optional(),
   ...deliveryOptionsShape,
   aliasKeys: aliasKeys.optional(),
-  userId: z.string().optional(),
-  event: z.string().min(1).optional(),
-  properties: jsonObject("--properties").optional(),
-  traits: jsonObject("--traits").optional(),
-  now: isoDate("--now").optional(),
-  seed: integer("--seed", 0, 2 ** 32 - 1).optional(),
+  ...exampleOptionsShape,
   dryRun: z.boolean().optional(),
   verbose: z.boolean().optional(),
   json: z.boolean().optional(),
@@ -264,13 +230,8 @@ export function registerSend(program: Command, context: CommandContext): void {
     .argument("[file]", "messages to send: a file, or - for standard input");
   addDeliveryOptions(command)
     .option("--type <type>", `send one generated example: ${MESSAGE_TYPES.join(", ")}`)
-    .option("--alias-keys <style>", "alias keys of --type alias: spec or camel")
-    .option("--user-id <id>", "with --type: userId of the example")
-    .option("--event <name>", "with --type track: the event name")
-    .option("--properties <json>", "with --type page/track: properties (a JSON object)")
-    .option("--traits <json>", "with --type identify/group: traits (a JSON object)")
-    .option("--now <iso>", "with --type: the example's timestamp")
-    .option("--seed <n>", "with --type: seed for the example's random choices")
+    .option("--alias-keys <style>", "alias keys of --type alias: spec or camel");
+  addExampleOptions(command, "with --type: ")
     .option("--dry-run", "print the exact requests (headers, signature, body); send nothing")
     .option("--verbose", "show each attempt's request and response (stderr)")
     .option("--json", "one JSON object per message on stdout, then a summary")
