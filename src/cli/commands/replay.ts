@@ -126,19 +126,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   } finally {
     spinner?.stop();
     removeSpool?.();
-    // main() exits right after we return: a piped stdout may still hold the summary.
-    await Promise.all([flushed(io.stdout), flushed(io.stderr)]);
   }
-}
-
-function flushed(stream: NodeJS.WritableStream): Promise<void> {
-  return new Promise((resolve) => {
-    try {
-      stream.write("", () => resolve());
-    } catch {
-      resolve();
-    }
-  });
 }
 
 function printSummary(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
