@@ -2,7 +2,7 @@
 export * from "./errors.js";
 export { sign, verify, type BodyBytes } from "./signing.js";
 export * from "./messages/schemas.js";
-export { checkMessage, isValidMessage, type ShapeCheck, type ShapeIssue, type CheckOptions } from "./messages/check.js";
+export { checkMessage, isValidMessage, userIdOf, type ShapeCheck, type ShapeIssue, type CheckOptions } from "./messages/check.js";
 export { buildExamples, exampleMessage, type ExampleOptions } from "./messages/examples.js";
 export {
   resolveSettings,
@@ -60,7 +60,7 @@ export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, normalizeTimestamp, type IngestCa
 export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
 // replay: re-sign and deliver recorded NDJSON logs.
 export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
-export { parseEntry, checkLine, deadLetterLine, orderKeyOf, type ReplayEntry, type Failure } from "./replay/envelope.js";
+export { parseEntry, checkLine, deadLetterLine, type ReplayEntry, type Failure } from "./replay/envelope.js";
 export { LineSplitter, readLineBatches, MAX_LINE_BYTES, type Line } from "./replay/ndjson.js";
 export { pace, type PacedItem, type PacingOptions, type PacingHandlers, type PacingResult } from "./replay/pacing.js";
 // listen: the one request verifier and its receiver.

@@ -71,6 +71,21 @@ export function isValidMessage(value: unknown, options: CheckOptions = {}): valu
   return checkMessage(value, options).errors.length === 0;
 }
 
+/**
+ * The user a message is about: `userId`, else an alias's `"User ID"`, else
+ * `anonymousId` (the first of them that is a string). Replay orders by it;
+ * the commands print it.
+ */
+export function userIdOf(message: Record<string, unknown> | undefined): string | undefined {
+  // Unrolled: listen and replay call this once per message.
+  const userId = message?.["userId"];
+  if (typeof userId === "string") return userId;
+  const aliasUserId = message?.["User ID"];
+  if (typeof aliasUserId === "string") return aliasUserId;
+  const anonymousId = message?.["anonymousId"];
+  return typeof anonymousId === "string" ? anonymousId : undefined;
+}
+
 function issueText(zodMessage: string | undefined, value: unknown): string {
   const text = zodMessage ?? "invalid value";
   return text.includes("received") ? text : `${text}, got ${describe(value)}`;

@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { createSecretKey, type KeyObject } from "node:crypto";
-import type { ShapeIssue } from "../messages/check.js";
+import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import { verify } from "../signing.js";
 import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
@@ -76,7 +76,7 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     text,
     body,
     type: shapeErrors.length > 0 && shapeErrors.some((e) => e.key === "type" || e.key === "(body)") ? undefined : (type as MessageType),
-    userId: stringOf(message?.["userId"]) ?? stringOf(message?.["User ID"]) ?? stringOf(message?.["anonymousId"]),
+    userId: userIdOf(message),
     name: stringOf(message?.["event"]) ?? stringOf(message?.["name"]),
     shapeErrors,
     shapeWarnings,

@@ -1,4 +1,4 @@
-import { checkMessage } from "../messages/check.js";
+import { checkMessage, userIdOf } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 
 /**
@@ -125,13 +125,7 @@ function fromMessage(
     const parsed = Date.parse(message["timestamp"]);
     if (!Number.isNaN(parsed)) time = parsed;
   }
-  return { ok: true, entry: { line, body, type, orderKey: orderKeyOf(message), time, text } };
-}
-
-/** The user a message belongs to: userId, the alias's new id, or anonymousId. */
-export function orderKeyOf(message: Record<string, unknown>): string | undefined {
-  const key = message["userId"] ?? message["User ID"] ?? message["anonymousId"];
-  return typeof key === "string" ? key : undefined;
+  return { ok: true, entry: { line, body, type, orderKey: userIdOf(message), time, text } };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { checkMessage } from "../../src/messages/check.js";
+import { checkMessage, userIdOf } from "../../src/messages/check.js";
 import { buildExamples } from "../../src/messages/examples.js";
 import { isTimestamp, MESSAGE_TYPES, schemaFor, type MessageType } from "../../src/messages/schemas.js";
 
@@ -143,5 +143,17 @@ describe("checkMessage", () => {
     expect(isTimestamp("2012-12-02T00:30:08.276Z")).toBe(true);
     expect(isTimestamp(new Date(0).toISOString())).toBe(true);
     expect(isTimestamp("2012-12-02T00:30:08.2760Z")).toBe(false);
+  });
+});
+
+describe("userIdOf", () => {
+  it("takes userId, else the alias's User ID, else anonymousId: the first that is a string", () => {
+    expect(userIdOf(fixture("track"))).toBe("user_1");
+    expect(userIdOf(fixture("alias"))).toBe("user_1");
+    expect(userIdOf(fixture("alias-camel"))).toBe("user_1");
+    expect(userIdOf({ anonymousId: "anon_1" })).toBe("anon_1");
+    expect(userIdOf({ userId: 42, anonymousId: "anon_1" })).toBe("anon_1");
+    expect(userIdOf({ type: "track" })).toBeUndefined();
+    expect(userIdOf(undefined)).toBeUndefined();
   });
 });

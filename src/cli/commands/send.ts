@@ -5,6 +5,7 @@ import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
 import { DeliveryEngine } from "../../delivery/deliver.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
+import { userIdOf } from "../../messages/check.js";
 import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
 import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
@@ -153,15 +154,9 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function userIdOf(input: InputMessage): string | null {
-  const m = input.message as unknown as Record<string, unknown>;
-  const id = m["userId"] ?? m["User ID"] ?? m["anonymousId"];
-  return typeof id === "string" ? id : null;
-}
-
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
   const type = input.message.type;
-  const userId = userIdOf(input);
+  const userId = userIdOf(input.message as unknown as Record<string, unknown>) ?? null;
   output.event("delivery", { line: input.line, type, userId, delivered: result.delivered, urls: result.urls });
   const c = output.color;
   for (const url of result.urls) {

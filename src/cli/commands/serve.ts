@@ -6,6 +6,7 @@ import { Collector, DEFAULT_CONCURRENCY, type CollectorCounts } from "../../serv
 import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
 import { listenCollector } from "../../service/server.js";
+import { userIdOf } from "../../messages/check.js";
 import type { AliasKeys } from "../../messages/schemas.js";
 import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import type { CliIo, CommandContext } from "../io.js";
@@ -101,8 +102,7 @@ function countsText(counts: CollectorCounts): string {
 function describe(body: string): { type: string | null; userId: string | null } {
   try {
     const message = JSON.parse(body) as Record<string, unknown>;
-    const id = message["userId"] ?? message["User ID"] ?? message["anonymousId"];
-    return { type: typeof message["type"] === "string" ? message["type"] : null, userId: typeof id === "string" ? id : null };
+    return { type: typeof message["type"] === "string" ? message["type"] : null, userId: userIdOf(message) ?? null };
   } catch {
     return { type: null, userId: null };
   }
