@@ -66,15 +66,15 @@ export function diffJson(before: unknown, after: unknown, options: { ignore?: re
       }
       alive = next;
     }
-    const node: PathNode = { parent: parent.node, step };
-    if (a === ABSENT || b === ABSENT) report(node, a, b);
-    else stack.push({ before: a, after: b, node, depth, alive });
+    stack.push({ before: a, after: b, node: { parent: parent.node, step }, depth, alive });
   };
 
   // Children are pushed in reverse so they are compared (and reported) in document order.
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const { before: a, after: b } = item;
-    if (Array.isArray(a) && Array.isArray(b)) {
+    if (a === ABSENT || b === ABSENT) {
+      report(item.node, a, b);
+    } else if (Array.isArray(a) && Array.isArray(b)) {
       for (let i = Math.max(a.length, b.length) - 1; i >= 0; i--) visit(item, i, i < a.length ? a[i] : ABSENT, i < b.length ? b[i] : ABSENT);
     } else if (isObject(a) && isObject(b)) {
       const added = Object.keys(b).filter((key) => !Object.hasOwn(a, key));
