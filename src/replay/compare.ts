@@ -47,9 +47,8 @@ export function compareAnswers(before: Answer, after: Answer, options: CompareOp
 }
 
 function compareUrl(before: AnswerUrl, after: AnswerUrl, options: CompareOptions): string[] {
-  if (before.status !== after.status) {
-    return [`status ${statusText(before)} → ${statusText(after)}`, ...(before.status !== null && after.status !== null ? compareBodies(before.body, after.body, options) : [])];
-  }
+  // A new status usually comes with another body; listing its every field would bury the status.
+  if (before.status !== after.status) return [`status ${statusText(before)} → ${statusText(after)}`];
   if (before.status === null) return [];
   const changes: string[] = [];
   if (normalType(before.contentType) !== normalType(after.contentType)) {

@@ -163,7 +163,7 @@ function resultUrl(url: UrlOutcome): ResultUrl {
 }
 
 /** The NDJSON text of a results line, newline included. */
-export function formatResultLine(outcome: MessageOutcome): string {
+export function formatResultLine(line: ResultLine): string {
   // Bodies are kept as text, so this never walks a deeply nested answer.
-  return `${JSON.stringify(resultLine(outcome))}\n`;
+  return `${JSON.stringify(line)}\n`;
 }

@@ -9,7 +9,8 @@ import { parseJsonPath } from "../../src/replay/jsonpath.js";
 import { comparisonCase, withExpectStatus } from "../../src/replay/regress-junit.js";
 import { readResults, ResultsFile } from "../../src/replay/results-file.js";
 import { answerOfResult } from "../../src/replay/results-read.js";
-import { keepBody, messageFacts, resultLine, type MessageOutcome } from "../../src/replay/results.js";
+import { ResultsOrder } from "../../src/replay/results-order.js";
+import { keepBody, messageFacts, resultLine, type MessageOutcome, type ResultLine } from "../../src/replay/results.js";
 import { createSelection } from "../../src/replay/select.js";
 import { parseShard } from "../../src/replay/shard.js";
 
@@ -33,9 +34,10 @@ function outcomeOf(build: Build, line: number, user: string): MessageOutcome {
 function runShard(build: Build, shardText: string | undefined, path: string): void {
   const selection = createSelection(shardText !== undefined ? { shard: parseShard(shardText) } : {});
   const file = new ResultsFile(path, undefined);
+  const order = new ResultsOrder<ResultLine>();
   const picked = log.filter((entry) => selection.matches({ line: entry.line, type: "track", userId: entry.user, messageId: `m-${entry.line}` }));
-  for (const entry of picked) file.admit(entry.line);
-  for (const entry of [...picked].reverse()) file.finish(outcomeOf(build, entry.line, entry.user));
+  for (const entry of picked) order.admit(entry.line);
+  for (const entry of [...picked].reverse()) file.write(order.finish(entry.line, resultLine(outcomeOf(build, entry.line, entry.user))));
   file.close();
 }
 

@@ -16,6 +16,7 @@ import {
   messageFacts,
   resultLine,
   type MessageOutcome,
+  type ResultLine,
 } from "../../src/replay/results.js";
 
 const track = { type: "track", event: "Order Completed", userId: "user-42", messageId: "m-12", properties: { total: 10 } };
@@ -38,9 +39,11 @@ function outcome(line: number, status: number | null = 200, body = '{"ok":true}'
   };
 }
 
+const format = (line: number, status?: number, body?: string): string => formatResultLine(resultLine(outcome(line, status, body)));
+
 describe("results line", () => {
   it("has the documented fields, in this order", () => {
-    expect(formatResultLine(outcome(12))).toBe(
+    expect(formatResultLine(resultLine(outcome(12)))).toBe(
       '{"line":12,"messageId":"m-12","type":"track","event":"Order Completed","userId":"user-42","delivered":true,' +
         '"urls":[{"url":"http://127.0.0.1:3000/hook","status":200,"attempts":1,"ms":3.46,"error":null,"contentType":"application/json","body":"{\\"ok\\":true}"}]}\n',
     );
@@ -164,17 +167,17 @@ describe("ResultsFile and readResults", () => {
   it("writes lines in input order as they are released and appends on a second run", async () => {
     const path = join(dir, "results.ndjson");
     const file = new ResultsFile(path, join(dir, "input.ndjson"));
-    for (const line of [1, 2, 3]) file.admit(line);
-    file.finish(outcome(3));
-    file.finish(outcome(2, 500, "boom"));
+    const order = new ResultsOrder<ResultLine>();
+    for (const line of [1, 2, 3]) order.admit(line);
+    file.write(order.finish(3, resultLine(outcome(3))));
+    file.write(order.finish(2, resultLine(outcome(2, 500, "boom"))));
     expect(readFileSync(path, "utf8")).toBe(""); // line 1 still in flight
-    file.drop(1); // interrupted: no line, the others follow
+    file.write(order.drop(1)); // interrupted: no line, the others follow
     file.close();
     expect(readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).line)).toEqual([2, 3]);
 
     const again = new ResultsFile(path, undefined);
-    again.admit(1);
-    again.finish(outcome(1));
+    again.write([resultLine(outcome(1))]);
     again.close();
     const { answers } = await readResults(path, "results.ndjson");
     expect([...answers.keys()].sort()).toEqual([1, 2, 3]);
@@ -197,7 +200,7 @@ describe("ResultsFile and readResults", () => {
 
   it("reads shards' files concatenated in any order, the last line for a number winning", async () => {
     const path = join(dir, "all.ndjson");
-    writeFileSync(path, [formatResultLine(outcome(7)), "\n", formatResultLine(outcome(2)), formatResultLine(outcome(7, 503, "later"))].join(""));
+    writeFileSync(path, [format(7), "\n", format(2), format(7, 503, "later")].join(""));
     const { answers } = await readResults(path, "all.ndjson");
     expect([...answers.keys()]).toEqual([7, 2]);
     expect(answers.get(7)?.urls[0]?.status).toBe(503);
@@ -224,7 +227,7 @@ describe("ResultsFile and readResults", () => {
 
   it("names the file and line of a bad line, and refuses a file with no answers", async () => {
     const bad = join(dir, "bad.ndjson");
-    writeFileSync(bad, `${formatResultLine(outcome(1))}{"line":0,"urls":[]}\n`);
+    writeFileSync(bad, `${format(1)}{"line":0,"urls":[]}\n`);
     const error = await readResults(bad, "bad.ndjson").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookCliError);
     expect((error as WebhookCliError).describe()).toMatch(/^bad\.ndjson:2: not a results line: key "line"/);
