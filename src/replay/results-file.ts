@@ -14,9 +14,12 @@ import { formatResultLine, type ResultLine } from "./results.js";
 export class ResultsFile {
   private fd: number | undefined;
 
-  constructor(readonly path: string, inputPath: string | undefined, flag = "--results") {
-    if (inputPath !== undefined && sameFile(path, inputPath)) {
-      throw new UsageError("the results file cannot be the input file", { flag, file: path });
+  /** `input` and `compare` (the --compare file, read before the run) may not be the results file. */
+  constructor(readonly path: string, others: { input?: string; compare?: string } = {}, flag = "--results") {
+    for (const [role, other] of Object.entries(others)) {
+      if (other !== undefined && sameFile(path, other)) {
+        throw new UsageError(`the results file cannot be the ${role === "input" ? "input file" : "--compare file"}`, { flag, file: path });
+      }
     }
     try {
       this.fd = openSync(path, "a");

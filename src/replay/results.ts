@@ -137,6 +137,20 @@ export function messageFacts(message: Readonly<Record<string, unknown>>, userId:
   };
 }
 
+/**
+ * A message's outcome from the engine's result (DeliveryResult: `delivered`
+ * and per-URL `url status attempts ms error`) and the final answer captured
+ * per URL, in the same order.
+ */
+export function messageOutcome(
+  line: number,
+  facts: MessageFacts,
+  result: { delivered: boolean; urls: readonly Omit<UrlOutcome, "response">[] },
+  responses: readonly (CapturedResponse | undefined)[] = [],
+): MessageOutcome {
+  return { line, facts, delivered: result.delivered, urls: result.urls.map((url, index) => ({ ...url, response: responses[index] })) };
+}
+
 export function resultLine(outcome: MessageOutcome): ResultLine {
   const { facts } = outcome;
   return {
@@ -151,6 +165,7 @@ export function resultLine(outcome: MessageOutcome): ResultLine {
 }
 
 function resultUrl(url: UrlOutcome): ResultUrl {
+  // Field by field: the engine's object may carry more than a results line shows.
   return {
     url: url.url,
     status: url.status,

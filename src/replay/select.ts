@@ -106,3 +106,15 @@ function inRanges(ranges: readonly LineRange[], line: number): boolean {
   }
   return false;
 }
+
+/** The selecting flags in use, to name them when nothing matches: `--line, --type`. */
+export function selectionFlags(options: SelectionOptions): string {
+  const flags: string[] = [];
+  if (options.lines?.length) flags.push("--line");
+  if (options.messageIds?.length) flags.push("--message-id");
+  if (options.userIds?.length) flags.push("--user-id");
+  if (options.types?.length) flags.push("--type");
+  if (options.fromLine !== undefined) flags.push("--from-line");
+  if (options.shard !== undefined) flags.push("--shard");
+  return flags.join(", ");
+}

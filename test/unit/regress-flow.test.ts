@@ -33,7 +33,7 @@ function outcomeOf(build: Build, line: number, user: string): MessageOutcome {
 /** One CI job: the lines of shard K/N, finishing in reverse order, written to `path`. */
 function runShard(build: Build, shardText: string | undefined, path: string): void {
   const selection = createSelection(shardText !== undefined ? { shard: parseShard(shardText) } : {});
-  const file = new ResultsFile(path, undefined);
+  const file = new ResultsFile(path);
   const order = new ResultsOrder<ResultLine>();
   const picked = log.filter((entry) => selection.matches({ line: entry.line, type: "track", userId: entry.user, messageId: `m-${entry.line}` }));
   for (const entry of picked) order.admit(entry.line);

@@ -14,6 +14,7 @@ import {
   formatResultLine,
   keepBody,
   messageFacts,
+  messageOutcome,
   resultLine,
   type MessageOutcome,
   type ResultLine,
@@ -83,6 +84,15 @@ describe("results line", () => {
     small.push(Buffer.from("he"));
     small.push(Buffer.from("llo"));
     expect(small.finish()).toEqual({ body: "hello" });
+  });
+
+  it("joins the engine's result with the captured answers, URL by URL", () => {
+    const engine = { delivered: true, rounds: 1, interrupted: false, urls: [{ url: "http://a/", status: 202, attempts: 2, error: null, ms: 5 }, { url: "http://b/", status: null, attempts: 2, error: "timeout", ms: 5000 }] };
+    const response = { contentType: "text/plain", body: keepBody("ok") };
+    expect(resultLine(messageOutcome(4, messageFacts({ type: "page" }, "u"), engine, [response])).urls).toEqual([
+      { url: "http://a/", status: 202, attempts: 2, ms: 5, error: null, contentType: "text/plain", body: "ok" },
+      { url: "http://b/", status: null, attempts: 2, ms: 5000, error: "timeout", contentType: null },
+    ]);
   });
 
   it("finds content-type in any case", () => {
@@ -166,7 +176,7 @@ describe("ResultsFile and readResults", () => {
 
   it("writes lines in input order as they are released and appends on a second run", async () => {
     const path = join(dir, "results.ndjson");
-    const file = new ResultsFile(path, join(dir, "input.ndjson"));
+    const file = new ResultsFile(path, { input: join(dir, "input.ndjson") });
     const order = new ResultsOrder<ResultLine>();
     for (const line of [1, 2, 3]) order.admit(line);
     file.write(order.finish(3, resultLine(outcome(3))));
@@ -176,7 +186,7 @@ describe("ResultsFile and readResults", () => {
     file.close();
     expect(readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).line)).toEqual([2, 3]);
 
-    const again = new ResultsFile(path, undefined);
+    const again = new ResultsFile(path);
     again.write([resultLine(outcome(1))]);
     again.close();
     const { answers } = await readResults(path, "results.ndjson");
@@ -189,13 +199,14 @@ describe("ResultsFile and readResults", () => {
     writeFileSync(input, "");
     const error = (() => {
       try {
-        new ResultsFile(input, input);
+        new ResultsFile(input, { input });
       } catch (e) {
         return e as WebhookCliError;
       }
       return undefined;
     })();
     expect(error?.describe()).toMatch(/input\.ndjson: --results: the results file cannot be the input file/);
+    expect(() => new ResultsFile(input, { compare: input })).toThrow("the results file cannot be the --compare file");
   });
 
   it("reads shards' files concatenated in any order, the last line for a number winning", async () => {

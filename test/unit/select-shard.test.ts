@@ -3,7 +3,7 @@ import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { userIdOf } from "../../src/messages/check.js";
 import { parseExpectStatus, unexpectedStatuses } from "../../src/replay/expect-status.js";
 import { messageFacts } from "../../src/replay/results.js";
-import { createSelection, parseIds, parseLineRange, type Candidate } from "../../src/replay/select.js";
+import { createSelection, parseIds, parseLineRange, selectionFlags, type Candidate } from "../../src/replay/select.js";
 import { fnv1a32, inShard, parseShard, shardOf } from "../../src/replay/shard.js";
 
 function usageError(run: () => unknown): string {
@@ -70,6 +70,11 @@ describe("selectors", () => {
     expect(pick({ userIds: ["u1", "u2"], types: ["track"], fromLine: 3 })).toEqual([3, 5]);
     expect(pick({ lines: [parseLineRange("1-8")], types: ["track", "page"], messageIds: ["m1", "m8", "m9"] })).toEqual([1, 8]);
     expect(pick({ lines: [parseLineRange("1-2")], fromLine: 2 })).toEqual([2]);
+  });
+
+  it("names the selecting flags in use", () => {
+    expect(selectionFlags({ lines: [{ from: 1, to: 2 }], types: ["track"], shard: { index: 1, count: 2 } })).toBe("--line, --type, --shard");
+    expect(selectionFlags({ lines: [], userIds: ["u"], messageIds: ["m"], fromLine: 3 })).toBe("--message-id, --user-id, --from-line");
   });
 
   it("rules lines out by number alone and knows the last line that can match", () => {
