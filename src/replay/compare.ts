@@ -118,7 +118,7 @@ function bodyDifference(difference: JsonDifference): string {
 }
 
 /** A value in one short word or quote; containers by size only (never serialized: they may be deep). */
-export function describeValue(value: Side): string {
+function describeValue(value: Side): string {
   if (value === ABSENT) return "(absent)";
   if (Array.isArray(value)) return `[${value.length} item${value.length === 1 ? "" : "s"}]`;
   if (typeof value === "object" && value !== null) {
