@@ -1,6 +1,6 @@
-import { closeSync, openSync, realpathSync, writeSync } from "node:fs";
-import { resolve } from "node:path";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { UsageError } from "../errors.js";
+import { sameFile } from "../util/same-file.js";
 
 /**
  * The `--dead-letter FILE` adapter: appends one line per message that was not
@@ -36,13 +36,5 @@ export class DeadLetterFile {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
-  }
-}
-
-function sameFile(a: string, b: string): boolean {
-  try {
-    return realpathSync(a) === realpathSync(b);
-  } catch {
-    return resolve(a) === resolve(b);
   }
 }
