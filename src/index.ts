@@ -56,7 +56,8 @@ export { listenCollector, type ServeServer } from "./service/server.js";
 export { MemoryQueue, openSqliteQueue, type MessageQueue, type NewMessage, type QueuedMessage, type FailedMessage, type SeenUser } from "./service/queue.js";
 export { isDestinationEnabled, DESTINATION_NAME } from "./service/routing.js";
 export { toMessage, deleteMessage, type TransformOptions } from "./service/transform.js";
-export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, normalizeTimestamp, type IngestCall } from "./service/ingest.js";
+export { type IngestCall, type Rejection } from "./service/ingest.js";
+export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, MAX_BATCH_BYTES } from "./messages/limits.js";
 export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
 // replay: re-sign and deliver recorded NDJSON logs.
 export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
