@@ -26,7 +26,7 @@ export interface CollectorOptions {
    */
   strict?: boolean;
   /** A call dropped from an accepted request (not under `strict`). */
-  onRejected?: (rejection: Rejection & { source: string; path: string }) => void;
+  onRejected?: (rejection: Rejection & { source: string; path: string; where: string }) => void;
   /** The messageId of a call that has none (default: `api-` and a random UUID, as the real service). */
   newMessageId?: () => string;
 }
@@ -152,7 +152,8 @@ export class Collector {
     }
     for (const rejection of result.rejected) {
       this.rejected += 1;
-      this.onRejected?.({ ...rejection, source, path: request.path });
+      const where = route.kind === "batch" ? `batch[${rejection.index}]` : request.path;
+      this.onRejected?.({ ...rejection, source, path: request.path, where });
     }
     this.store(result.calls, source, receivedAt, request.ip);
     return { status: 200, body: { success: true } };

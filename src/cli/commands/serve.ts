@@ -58,9 +58,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     },
     strict: options.strict ?? false,
     onRejected: (rejection) => {
-      const where = rejection.path.replace(/\/+$/, "").endsWith("/batch") || rejection.path.includes("/import") ? `batch[${rejection.index}]` : rejection.path;
       output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
-      output.log(`${output.color.yellow("!")} rejected ${where} (${rejection.source}): ${rejection.reason}`);
+      output.log(`${output.color.yellow("!")} rejected ${rejection.where} (${rejection.source}): ${rejection.reason}`);
     },
   });
 
