@@ -31,7 +31,7 @@ export {
   type NextRound,
 } from "./delivery/policy.js";
 export * from "./delivery/types.js";
-export { Analytics } from "./client/analytics.js";
+export { Analytics } from "./client/edge.js";
 export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {
   AnalyticsOptions,
@@ -47,6 +47,7 @@ export type {
   IdentifyMessage as IdentifyCall,
   TrackMessage as TrackCall,
   PageMessage as PageCall,
+  ScreenMessage as ScreenCall,
   GroupMessage as GroupCall,
   AliasMessage as AliasCall,
 } from "./client/types.js";
