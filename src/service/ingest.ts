@@ -188,10 +188,17 @@ function parseCall(value: unknown, shared: Shared): IngestCall | string {
 
 /**
  * Ids as the model expects them: a number becomes its string (some clients
- * send numeric ids; analytics-node does the same), an empty string counts as absent.
+ * send numeric ids; analytics-node does the same), an empty string counts as
+ * absent, and an alias in SPEC.md's keys (what `generate` prints) uses the API's.
  */
 function withStringIds(value: Json): Json {
   const out: Json = { ...value };
+  if (out["type"] === "alias") {
+    for (const [spec, camel] of [["Previous ID", "previousId"], ["User ID", "userId"]] as const) {
+      if (out[camel] === undefined && Object.hasOwn(out, spec)) out[camel] = out[spec];
+      delete out[spec];
+    }
+  }
   for (const key of ID_KEYS) {
     const id = out[key];
     if (id === "" || id === null) delete out[key];

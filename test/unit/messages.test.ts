@@ -62,6 +62,12 @@ describe("examples", () => {
 });
 
 describe("fixtures", () => {
+  it.each(["track-anonymous-v2", "screen-server-side", "identify-offset", "page-named"])("real-traffic/%s.json is accepted (strict only objects to unknown keys)", (name) => {
+    const message = JSON.parse(readFileSync(new URL(`../../fixtures/real-traffic/${name}.json`, import.meta.url), "utf8")) as Record<string, unknown>;
+    expect(checkMessage(message).errors).toEqual([]);
+    expect(checkMessage(message, { strict: true }).errors.map((e) => e.key)).toEqual(name === "page-named" ? ["projectId", "writeKey"] : []);
+  });
+
   it.each([...MESSAGE_TYPES, "alias-camel"])("fixtures/%s.json validates strictly", (name) => {
     expect(checkMessage(fixture(name), { strict: true }).errors).toEqual([]);
   });
