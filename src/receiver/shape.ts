@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { checkMessage, hasIdentity, type ShapeCheck } from "../messages/check.js";
 import { FIELDS, MESSAGE_TYPES, timestampSchema, versionSchema, type FieldSpec, type MessageType } from "../messages/schemas.js";
 import { isIsoDateTime } from "../messages/timestamps.js";
+import { isPlainObject } from "../util/json.js";
 
 /**
  * The shape check on the receiver's hot path. Same answers as checkMessage
@@ -23,17 +24,17 @@ interface FastField {
 }
 
 // Alias has two key styles; checkMessage picks between them, so alias always takes the full path.
-const FAST: Partial<Record<MessageType, { fields: FastField[]; known: Set<string>; identity: boolean; specs: Record<string, FieldSpec> }>> = {};
+const FAST: Partial<Record<MessageType, { fields: FastField[]; known: Set<string>; identity: boolean }>> = {};
 for (const type of MESSAGE_TYPES) {
   if (type === "alias") continue;
   const specs = FIELDS[type];
   const fields = Object.entries(specs).map(([key, spec]) => ({ key, presence: spec.presence, test: predicateFor(spec.schema) }));
-  FAST[type] = { fields, known: new Set(Object.keys(specs)), identity: fields.some((f) => f.presence === "identity"), specs };
+  FAST[type] = { fields, known: new Set(Object.keys(specs)), identity: fields.some((f) => f.presence === "identity") };
 }
 
 function plainlyValid(value: unknown): boolean {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const message = value as Record<string, unknown>;
+  if (!isPlainObject(value)) return false;
+  const message = value;
   const type = message["type"];
   const spec = typeof type === "string" && Object.hasOwn(FAST, type) ? FAST[type as MessageType] : undefined;
   if (spec === undefined) return false;
@@ -48,7 +49,7 @@ function plainlyValid(value: unknown): boolean {
     if (!field.test(fieldValue)) return false;
   }
   // userId or anonymousId may be null or absent while the other is a non-empty string (CONTRACT.md 1).
-  return !spec.identity || hasIdentity(message, spec.specs);
+  return !spec.identity || hasIdentity(message);
 }
 
 function predicateFor(schema: z.ZodType): Predicate {
@@ -67,7 +68,7 @@ function predicateFor(schema: z.ZodType): Predicate {
   const minimum = def.type === "string" ? minLength(def.checks) : undefined;
   if (minimum !== undefined) return (v) => typeof v === "string" && v.length >= minimum;
   if (def.type === "record" && plain && def.valueType?.def.type === "unknown") {
-    return (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+    return isPlainObject;
   }
   return (v) => schema.safeParse(v).success;
 }
