@@ -55,7 +55,10 @@ export function epochOf(text: string): number | undefined {
     offsetMinutes = (offset.startsWith("-") ? -1 : 1) * (oh * 60 + om);
   }
   const ms = Number(fraction.slice(0, 3).padEnd(3, "0"));
-  return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
+  // Date.UTC reads years 0–99 as 1900–1999.
+  if (year < 100) date.setUTCFullYear(year);
+  return date.getTime() - offsetMinutes * 60_000;
 }
 
 function validFields(value: string): boolean {
