@@ -31,7 +31,7 @@ export {
   type NextRound,
 } from "./delivery/policy.js";
 export * from "./delivery/types.js";
-export { Analytics } from "./client/analytics.js";
+export { Analytics } from "./client/edge.js";
 export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {
   AnalyticsOptions,
@@ -47,6 +47,7 @@ export type {
   IdentifyMessage as IdentifyCall,
   TrackMessage as TrackCall,
   PageMessage as PageCall,
+  ScreenMessage as ScreenCall,
   GroupMessage as GroupCall,
   AliasMessage as AliasCall,
 } from "./client/types.js";
@@ -56,7 +57,8 @@ export { listenCollector, type ServeServer } from "./service/server.js";
 export { MemoryQueue, openSqliteQueue, type MessageQueue, type NewMessage, type QueuedMessage, type FailedMessage, type SeenUser } from "./service/queue.js";
 export { isDestinationEnabled, DESTINATION_NAME } from "./service/routing.js";
 export { toMessage, deleteMessage, type TransformOptions } from "./service/transform.js";
-export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, normalizeTimestamp, type IngestCall } from "./service/ingest.js";
+export { type IngestCall, type Rejection } from "./service/ingest.js";
+export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, MAX_BATCH_BYTES } from "./messages/limits.js";
 export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
 // replay: re-sign and deliver recorded NDJSON logs.
 export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";

@@ -4,7 +4,7 @@ import { ClosedError, ConfigError, ValidationError } from "../errors.js";
 import { sleep, systemClock, type Clock, type Random, type TimerHandle } from "../util/clock.js";
 import { Batcher, batchBody, envelopeOverhead, type SealedBatch } from "./batcher.js";
 import { BatchDeliveryError, QueueFullError } from "./errors.js";
-import { LIBRARY, debugFromEnv, stderrLog } from "./library.js";
+import { LIBRARY } from "./library.js";
 import { describeOutcome, isRetryable, isSuccess, retryDelayMs, type SendOutcome } from "./retry.js";
 import { Transport } from "./transport.js";
 import type {
@@ -18,9 +18,10 @@ import type {
   GroupMessage,
   IdentifyMessage,
   PageMessage,
+  ScreenMessage,
   TrackMessage,
 } from "./types.js";
-import { checkMessageSize, validateCall } from "./validate.js";
+import { checkMessageSize, checkOptions, validateCall, wireIds } from "./validate.js";
 
 export const DEFAULT_ENDPOINT = "https://api.segment.io";
 export const DEFAULT_FLUSH_AT = 20;
@@ -78,6 +79,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (typeof writeKey !== "string" || writeKey === "") {
       throw new ConfigError("You must pass your source's write key.", { key: "writeKey" });
     }
+    checkOptions(options);
     const flushAt = positiveInteger("flushAt", options.flushAt, DEFAULT_FLUSH_AT);
     this.flushAfter = positiveNumber("flushAfter", options.flushAfter, DEFAULT_FLUSH_AFTER_MS);
     const timeout = positiveNumber("timeout", options.timeout, DEFAULT_REQUEST_TIMEOUT_MS);
@@ -87,8 +89,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.concurrency = positiveInteger("concurrency", options.concurrency, DEFAULT_CONCURRENCY);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.debug = options.debug ?? debugFromEnv(process.env.DEBUG);
-    const sink = options.log ?? stderrLog;
+    this.debug = options.debug ?? false;
+    // Without a log, lines go nowhere: the client writes no stream of its own (the package's edge passes stderr).
+    const sink = options.log ?? (() => {});
     // Logging must never be the thing that breaks a call or a delivery.
     this.log = (line) => {
       try {
@@ -123,6 +126,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   /** Records a page view. */
   page(message: PageMessage, callback?: Callback): void {
     this.enqueue("page", message, callback);
+  }
+
+  /** Records a mobile app screen view (the page of apps). */
+  screen(message: ScreenMessage, callback?: Callback): void {
+    this.enqueue("screen", message, callback);
   }
 
   /** Associates a user with a group. */
@@ -163,7 +171,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     const messageId = (message.messageId as string | undefined) || randomUUID();
     const given = message.timestamp as Date | string | undefined | null;
     const timestamp = given === undefined || given === null ? this.isoNow() : given instanceof Date ? given.toISOString() : given;
-    const wire: Record<string, unknown> = { type, ...message, messageId, timestamp };
+    const wire: Record<string, unknown> = { type, ...message, ...wireIds(message), messageId, timestamp };
     wire.type = type;
     let json: string;
     try {

@@ -1,11 +1,12 @@
 /**
  * Pure batching (no I/O, no timers): messages arrive as JSON text and leave in
  * sealed batches, by count (`flushAt`) or because the next message would push
- * the request body over 500 KB. The caller decides when time is up (`seal`).
+ * the request body over 500,000 bytes (MAX_BATCH_BYTES). The caller decides when time is up (`seal`).
  */
 
-/** Largest batch request body, in bytes (SPEC.md 8). */
-export const MAX_BATCH_BYTES = 512_000;
+import { MAX_BATCH_BYTES } from "../messages/limits.js";
+
+export { MAX_BATCH_BYTES };
 
 export interface QueuedMessage<C> {
   /** The message's JSON text, exactly as it is sent. */

@@ -34,8 +34,12 @@ export interface ReplayOptions {
   dryRun?: boolean;
   signal?: AbortSignal;
   clock?: Clock;
+  /** Send lines that are not known messages as read (replay --raw): they become warnings, not bad lines. */
+  raw?: boolean;
   /** A bad line, reported as found. */
   onInvalid?: (line: number, reason: string) => void;
+  /** Under `raw`: a line that is not a known message, sent anyway. */
+  onWarning?: (line: number, reason: string) => void;
   /** A message that was not delivered (finally failed or interrupted). */
   onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
   /** Every finished message, for per-message reports (JUnit). */
@@ -106,9 +110,10 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     }
   }
   function validate(text: string, number: number): string | undefined {
-    const result = checkLine(text, number);
+    const result = checkLine(text, number, options.raw === true);
     if (!result.ok) return result.reason;
-    if (types && !types.has(result.type)) filtered += 1;
+    if (result.warning !== undefined) options.onWarning?.(number, result.warning);
+    if (types && (result.type === undefined || !types.has(result.type))) filtered += 1;
     else messages += 1;
     return undefined;
   }
@@ -179,9 +184,10 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
       const out: ReplayEntry[] = [];
       for (const line of batch) {
         if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
-        const result = parseEntry(line.text, line.number, false, parts);
+        // Under --raw the check decides what is sent as read, so it runs again.
+        const result = parseEntry(line.text, line.number, options.raw === true, parts, options.raw === true);
         if (!result.ok) continue; // changed since it was validated; validation already reported it
-        if (types && !types.has(result.entry.type)) continue;
+        if (types && (result.entry.type === undefined || !types.has(result.entry.type))) continue;
         out.push(result.entry);
       }
       if (out.length > 0) yield out;

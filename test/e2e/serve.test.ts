@@ -106,11 +106,18 @@ describe("webhook-cli serve (built CLI)", () => {
     const library = (byKey.get("identify:u1")!["context"] as Record<string, unknown>)["library"];
     expect(library).toMatchObject({ name: expect.any(String) });
     const context = { library, ip: "127.0.0.1" };
-    expect(byKey.get("identify:u1")).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp, context });
-    expect(byKey.get("track:u1")).toEqual({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 42 }, timestamp, context });
-    expect(byKey.get("page:anon-1")).toEqual({ version: 1, type: "page", anonymousId: "anon-1", properties: { path: "/pricing", title: "Pricing" }, timestamp, context });
-    expect(byKey.get("group:u1")).toEqual({ version: 1, type: "group", groupId: "g1", userId: "u1", traits: { size: 10 }, timestamp, context });
-    expect(byKey.get("alias:u2")).toEqual({ version: 1, type: "alias", "Previous ID": "u1", "User ID": "u2", timestamp, context });
+    // The whole message (CONTRACT.md 1): the client's messageId, receivedAt, sentAt; its timestamp kept as originalTimestamp.
+    const whole = { context, messageId: expect.any(String), receivedAt: expect.any(String), sentAt: expect.any(String), originalTimestamp: timestamp };
+    expect(byKey.get("identify:u1")).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("track:u1")).toEqual({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 42 }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("page:anon-1")).toEqual({ version: 1, type: "page", anonymousId: "anon-1", properties: { path: "/pricing", title: "Pricing" }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("group:u1")).toEqual({ version: 1, type: "group", groupId: "g1", userId: "u1", traits: { size: 10 }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("alias:u2")).toEqual({ version: 1, type: "alias", "Previous ID": "u1", "User ID": "u2", timestamp: expect.any(String), ...whole });
+    for (const [key, body] of byKey) {
+      if (key.startsWith("delete")) continue;
+      // Same clock on both sides: the skew correction moves the timestamp by the request's time in flight only.
+      expect(Math.abs(Date.parse(String(body["timestamp"])) - Date.parse(timestamp)), key).toBeLessThan(5_000);
+    }
     expect(byKey.get("delete:u1")).toEqual({ type: "delete", userId: "u1", timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
 
     // Wrong key and malformed body, on the built server.
@@ -118,12 +125,12 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(wrong.status).toBe(401);
     const malformed = await fetch(`${serve.url}/v1/batch`, { method: "POST", headers: { Authorization: `Basic ${Buffer.from("wk_e2e:").toString("base64")}` }, body: "{oops" });
     expect(malformed.status).toBe(400);
-    expect(((await malformed.json()) as { error: string }).error).toContain("not valid JSON");
+    expect(await malformed.json()).toMatchObject({ success: false, code: "invalid_request", message: expect.stringContaining("not valid JSON") });
 
     serve.child.kill("SIGINT");
     const stopped = await serve.done;
     expect(stopped.code).toBe(0);
-    expect(stopped.stdout).toContain("Summary: 8 accepted, 1 filtered, 7 delivered, 0 retrying, 0 failed, 0 pending");
+    expect(stopped.stdout).toContain("Summary: 8 accepted, 0 rejected, 1 filtered, 7 delivered, 0 retrying, 0 failed, 0 pending");
   });
 
   it("SIGKILL while the receiver answers 503, restart with a healthy receiver: every message arrives exactly once", async () => {

@@ -26,7 +26,8 @@ describe("Batcher (pure)", () => {
     expect(batcher.add(message(50)).map((b) => b.messages.length)).toEqual([1]);
   });
 
-  it("seals the open batch before a message that would push the body over 500 KB, never after", () => {
+  it("seals the open batch before a message that would push the body over 500,000 bytes, never after", () => {
+    expect(MAX_BATCH_BYTES).toBe(500_000);
     const overhead = envelopeOverhead(library);
     const batcher = new Batcher<undefined>({ flushAt: 1000, overheadBytes: overhead });
     const sizes: number[] = [];
@@ -43,7 +44,7 @@ describe("Batcher (pure)", () => {
         total += batch.messages.length;
       }
     }
-    expect(sizes).toEqual([17, 17]);
+    expect(sizes).toEqual([16, 16]);
     expect(total + batcher.size).toBe(40);
   });
 

@@ -25,6 +25,8 @@ export interface ReplayCommandOptions extends DeliveryFlags {
   types?: MessageType[];
   fromLine?: number;
   skipInvalid?: boolean;
+  /** Lines that are not known messages are sent as read, with a warning. */
+  raw?: boolean;
   deadLetter?: string;
   dryRun?: boolean;
   junit?: string;
@@ -85,6 +87,10 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...(options.types ? { types: options.types } : {}),
       ...(options.fromLine !== undefined ? { fromLine: options.fromLine } : {}),
       skipInvalid: options.skipInvalid === true,
+      raw: options.raw === true,
+      onWarning(line, reason) {
+        output.warn(`${name}:${line}: ${reason} (sent as read: --raw)`);
+      },
       ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
       dryRun: options.dryRun === true,
       signal: io.signal,
@@ -100,13 +106,13 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       onFailure(entry, result, failure) {
         output.event("delivery", {
           line: entry.line,
-          type: entry.type,
+          type: entry.type ?? null,
           userId: entry.orderKey ?? null,
           delivered: false,
           urls: result?.urls ?? [],
           failure,
         });
-        output.line(`${c.red("✗")} ${name}:${entry.line} ${entry.type}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}: ${failure.reason}`);
+        output.line(`${c.red("✗")} ${name}:${entry.line} ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}: ${failure.reason}`);
       },
       ...(cases ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => cases.push(junitCase(entry, result, ms)) } : {}),
       onProgress(progress) {
@@ -165,7 +171,7 @@ function round(ms: number): number {
 }
 
 function junitCase(entry: ReplayEntry, result: DeliveryResult | undefined, ms: number): JunitCase {
-  const name = `line ${entry.line}: ${entry.type}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`;
+  const name = `line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`;
   const base = { name, classname: "webhook-cli.replay", time: ms / 1000 };
   if (result?.delivered) return base;
   const message = result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? "failed"}`).join("; ");
@@ -188,6 +194,7 @@ const rawSchema = z.object({
   type: z.array(z.string()).optional(),
   fromLine: integer("--from-line", 1).optional(),
   skipInvalid: z.boolean().optional(),
+  raw: z.boolean().optional(),
   deadLetter: z.string().optional(),
   dryRun: z.boolean().optional(),
   junit: z.string().optional(),
@@ -206,6 +213,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .option("--type <type>", `only replay this message type (repeatable): ${MESSAGE_TYPES.join(", ")}`, collect)
     .option("--from-line <n>", "start at this line (inclusive), e.g. to resume an interrupted replay")
     .option("--skip-invalid", "send the valid lines even when some are bad (the bad ones are listed)")
+    .option("--raw", "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them")
     .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
     .option("--dry-run", "validate and count; send nothing")
     .option("--junit <file>", "write a JUnit XML report, one test case per message")

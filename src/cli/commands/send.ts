@@ -26,6 +26,8 @@ export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasK
   dryRun?: boolean;
   verbose?: boolean;
   json?: boolean;
+  /** Send each body exactly as read, even when it is not a valid message (or not JSON); problems become warnings. */
+  raw?: boolean;
 }
 
 /** Injected in tests; the CLI uses the system clock and Math.random. */
@@ -71,7 +73,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   try {
     if (options.dryRun) {
       for (const input of messages) {
-        const body = JSON.stringify(input.message);
+        const body = input.body;
         for (const target of settings.targets) printDryRun(output, input, engine.prepare(body, target));
       }
       return 0;
@@ -86,7 +88,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
         interrupted = true;
         break;
       }
-      const result = await engine.deliver(JSON.stringify(input.message), { signal: io.signal });
+      const result = await engine.deliver(input.body, { signal: io.signal });
       stopSpinner();
       sent += 1;
       report(output, input, result);
@@ -117,6 +119,7 @@ function checkCombination(options: SendOptions): void {
   if (options.file !== undefined && options.type !== undefined) {
     throw new UsageError("give either a FILE (or - for stdin) or --type, not both", { flag: "--type" });
   }
+  if (options.raw && options.type !== undefined) throw new UsageError("--raw sends a FILE's bodies as read; --type builds a valid message", { flag: "--raw" });
   if (options.file === undefined && options.type === undefined) {
     throw new UsageError("nothing to send: give a FILE, - for standard input, or --type TYPE", { flag: "[FILE]" });
   }
@@ -130,7 +133,7 @@ function checkCombination(options: SendOptions): void {
 async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
   if (options.type !== undefined) {
     const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
-    return [{ message, line: 1, where: "--type" }];
+    return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
   const file = options.file as string;
   let text: string;
@@ -143,7 +146,7 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
       throw new InputError(`cannot read: ${(error as Error).message}`, { file });
     }
   }
-  const parsed = parseMessages(text, file === "-" ? "stdin" : file);
+  const parsed = parseMessages(text, file === "-" ? "stdin" : file, { raw: options.raw === true });
   for (const warning of parsed.warnings) output.warn(warning);
   return parsed.messages;
 }
@@ -155,8 +158,8 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
-  const type = input.message.type;
-  const userId = userIdOf(input.message as unknown as Record<string, unknown>) ?? null;
+  const type = input.message?.type ?? "raw";
+  const userId = userIdOf(input.message as unknown as Record<string, unknown> | undefined) ?? null;
   output.event("delivery", { line: input.line, type, userId, delivered: result.delivered, urls: result.urls });
   const c = output.color;
   for (const url of result.urls) {
@@ -216,12 +219,13 @@ const rawSchema = z.object({
   dryRun: z.boolean().optional(),
   verbose: z.boolean().optional(),
   json: z.boolean().optional(),
+  raw: z.boolean().optional(),
 });
 
 export function registerSend(program: Command, context: CommandContext): void {
   const command = program
     .command("send")
-    .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, or NDJSON; or --type)")
+    .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, NDJSON or concatenated JSON; or --type)")
     .argument("[file]", "messages to send: a file, or - for standard input");
   addDeliveryOptions(command)
     .option("--type <type>", `send one generated example: ${MESSAGE_TYPES.join(", ")}`)
@@ -230,6 +234,7 @@ export function registerSend(program: Command, context: CommandContext): void {
     .option("--dry-run", "print the exact requests (headers, signature, body); send nothing")
     .option("--verbose", "show each attempt's request and response (stderr)")
     .option("--json", "one JSON object per message on stdout, then a summary")
+    .option("--raw", "send each body exactly as read, even when it is not a valid message or not JSON (validation only warns)")
     .addHelpText(
       "after",
       "\nExamples:\n  $ webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli generate | webhook-cli send - --url https://example.com/hook --retry-window 30s --json",

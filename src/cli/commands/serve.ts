@@ -29,6 +29,8 @@ export interface ServeOptions extends DeliveryFlags {
   failed?: boolean;
   aliasKeys?: AliasKeys;
   concurrency?: number;
+  /** One invalid call refuses the whole request with 400 (the CI mode); otherwise invalid calls are dropped one by one. */
+  strict?: boolean;
   json?: boolean;
 }
 
@@ -53,6 +55,11 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     delivery: engineOptions,
     onSettled: (message, result) => {
       if (!result.delivered) reportFailure(output, message, result);
+    },
+    strict: options.strict ?? false,
+    onRejected: (rejection) => {
+      output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
+      output.log(`${output.color.yellow("!")} rejected ${rejection.where} (${rejection.source}): ${rejection.reason}`);
     },
   });
 
@@ -96,7 +103,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 }
 
 function countsText(counts: CollectorCounts): string {
-  return `${counts.accepted} accepted, ${counts.filtered} filtered, ${counts.delivered} delivered, ${counts.retrying} retrying, ${counts.failed} failed, ${counts.pending} pending`;
+  return `${counts.accepted} accepted, ${counts.rejected} rejected, ${counts.filtered} filtered, ${counts.delivered} delivered, ${counts.retrying} retrying, ${counts.failed} failed, ${counts.pending} pending`;
 }
 
 function describe(body: string): { type: string | null; userId: string | null } {
@@ -141,6 +148,7 @@ const rawSchema = z.object({
   ...deliveryOptionsShape,
   aliasKeys: aliasKeys.optional(),
   concurrency: integer("--concurrency", 1, 1024).optional(),
+  strict: z.boolean().optional(),
   json: z.boolean().optional(),
 });
 
@@ -160,7 +168,8 @@ export function registerServe(program: Command, context: CommandContext): void {
   })
     .option("--alias-keys <style>", "alias keys of forwarded alias messages: spec or camel")
     .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_CONCURRENCY})`)
-    .option("--json", "JSON lines on stdout: listening, delivery (messages given up), summary")
+    .option("--strict", "refuse a whole request (400) when one call in it is invalid, instead of dropping that call")
+    .option("--json", "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary")
     .addHelpText(
       "after",
       "\nExamples:\n  $ webhook-cli serve --write-key wk_test --url http://127.0.0.1:8080/hook --secret s3cret\n" +
