@@ -59,10 +59,11 @@ export { toMessage, deleteMessage, type TransformOptions } from "./service/trans
 export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, normalizeTimestamp, type IngestCall } from "./service/ingest.js";
 export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
 // replay: re-sign and deliver recorded NDJSON logs.
-export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
-export { parseEntry, checkLine, deadLetterLine, type ReplayEntry, type Failure } from "./replay/envelope.js";
+export { replay, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
+export { failureOf, type Failure } from "./delivery/failure.js";
+export { DEFAULT_DELIVERY_CONCURRENCY } from "./dispatch/dispatcher.js";
+export { parseEntry, checkLine, deadLetterLine, type ReplayEntry } from "./replay/envelope.js";
 export { LineSplitter, readLineBatches, MAX_LINE_BYTES, type Line } from "./replay/ndjson.js";
-export { pace, type PacedItem, type PacingOptions, type PacingHandlers, type PacingResult } from "./replay/pacing.js";
 // listen: the one request verifier and its receiver.
 export { judgeRequest, type RequestVerdict, type RequestHeaders, type VerdictOptions } from "./receiver/verdict.js";
 export { diagnoseSignature, type Diagnosis, type DiagnosisCause } from "./receiver/diagnose.js";

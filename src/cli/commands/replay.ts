@@ -6,7 +6,8 @@ import { InputError, UsageError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { MESSAGE_TYPES, type MessageType } from "../../messages/schemas.js";
 import type { ReplayEntry } from "../../replay/envelope.js";
-import { DEFAULT_CONCURRENCY, replay, type ReplaySummary } from "../../replay/replay.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
+import { replay, type ReplaySummary } from "../../replay/replay.js";
 import { spoolToTempFile } from "../../replay/spool.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
 import type { Clock } from "../../util/clock.js";
@@ -79,7 +80,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       name,
       settings,
       ...engineOptions,
-      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
       ...(options.rate !== undefined ? { rate: options.rate } : {}),
       ...(options.speed !== undefined ? { speed: options.speed } : {}),
       ...(options.types ? { types: options.types } : {}),
@@ -119,7 +120,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     if (cases && options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, name, cases, summary);
     printSummary(output, summary, options.deadLetter);
     if (summary.resumeLine !== undefined) {
-      output.log(`interrupted: resume with --from-line ${summary.resumeLine}${options.deadLetter !== undefined ? ` (and replay ${options.deadLetter} for the ${summary.interrupted} interrupted)` : ""}`);
+      printResume(output, summary, options.deadLetter);
       return interruptedExitCode(io.signal);
     }
     return summary.failed > 0 ? 1 : 0;
@@ -158,6 +159,13 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
   );
   output.line(`latency p50 ${formatDuration(s.p50Ms)}, p99 ${formatDuration(s.p99Ms)}; ${Math.round(s.eventsPerSecond)} events/s over ${formatDuration(s.elapsedMs)}`);
   if (s.deadLettered > 0 && deadLetter !== undefined) output.line(`${s.deadLettered} written to ${deadLetter}`);
+}
+
+/** The low-water resume hint (CONTRACT.md 4 "Resume"): resuming may repeat, never skip. */
+function printResume(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
+  output.log(`interrupted: resume with --from-line ${s.resumeLine}${deadLetter !== undefined ? ` (and replay ${deadLetter} for the ${s.interrupted} interrupted)` : ""}`);
+  const later = s.deliveredAfterResume;
+  if (later > 0) output.log(`${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again`);
 }
 
 function round(ms: number): number {
@@ -200,7 +208,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .description("re-sign and deliver a recorded NDJSON log (listen --record envelopes, bare messages or dead-letter lines)")
     .argument("<file>", "the NDJSON log: a file, or - for standard input");
   addDeliveryOptions(command)
-    .option("--concurrency <n>", `messages in flight at once (default ${DEFAULT_CONCURRENCY}); one user's messages stay in file order`)
+    .option("--concurrency <n>", `messages in flight at once (default ${DEFAULT_DELIVERY_CONCURRENCY}); one user's messages stay in file order`)
     .option("--rate <n>", "at most this many messages started per second")
     .option("--speed <x>", "keep the recorded spacing (receivedAt, else timestamp), x times faster")
     .option("--type <type>", `only replay this message type (repeatable): ${MESSAGE_TYPES.join(", ")}`, collect)
