@@ -20,20 +20,20 @@ const KEPT_BODY_BYTES = 16 * 1024;
 // Node's verification failures, worded by us: Node's own text differs between versions (24 appends
 // advice about --use-system-ca, a Node flag), and the fix we offer is webhook-cli's --ca.
 const CERT_PROBLEMS: ReadonlyMap<string, string> = new Map([
-  ["DEPTH_ZERO_SELF_SIGNED_CERT", "it is self-signed"],
-  ["SELF_SIGNED_CERT_IN_CHAIN", "its chain ends in a self-signed certificate"],
-  ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "its issuer is not a trusted CA"],
-  ["UNABLE_TO_GET_ISSUER_CERT", "its issuer is not a trusted CA"],
-  ["UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "its issuer is not a trusted CA"],
-  ["CERT_UNTRUSTED", "it is not trusted for this use"],
-  ["CERT_HAS_EXPIRED", "it has expired"],
-  ["CERT_NOT_YET_VALID", "it is not valid yet"],
-  ["CERT_REVOKED", "it was revoked"],
+  ["DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate"],
+  ["SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in the chain"],
+  ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "issued by a CA that is not trusted"],
+  ["UNABLE_TO_GET_ISSUER_CERT", "issued by a CA that is not trusted"],
+  ["UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "issued by a CA that is not trusted"],
+  ["CERT_UNTRUSTED", "not trusted for this use"],
+  ["CERT_HAS_EXPIRED", "expired"],
+  ["CERT_NOT_YET_VALID", "not valid yet"],
+  ["CERT_REVOKED", "revoked"],
   ["CERT_SIGNATURE_FAILURE", "its signature does not verify"],
-  ["CERT_REJECTED", "it was rejected"],
-  ["INVALID_CA", "its CA certificate is invalid"],
-  ["HOSTNAME_MISMATCH", "it does not name this host"],
-  ["ERR_TLS_CERT_ALTNAME_INVALID", "it does not name this host"],
+  ["CERT_REJECTED", "rejected"],
+  ["INVALID_CA", "an invalid CA certificate"],
+  ["HOSTNAME_MISMATCH", "issued for another host name"],
+  ["ERR_TLS_CERT_ALTNAME_INVALID", "issued for another host name"],
 ]);
 
 /**
@@ -199,7 +199,7 @@ export function describeFailure(error: unknown, url: string): { outcome: Attempt
   const host = new URL(url).host;
   const problem = CERT_PROBLEMS.get(code);
   if (problem !== undefined) {
-    const reason = `TLS: the certificate of ${host} is not trusted: ${problem} (${code}); nothing was sent. If it is signed by your own CA, pass that CA with --ca FILE`;
+    const reason = `TLS: the certificate of ${host} is not trusted (${problem}); nothing was sent. If it is signed by your own CA, pass it with --ca FILE`;
     return { outcome: { kind: "tls", code }, error: reason };
   }
   if (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_")) {
