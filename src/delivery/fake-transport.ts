@@ -20,6 +20,8 @@ export interface FakeRequest {
   at: number;
   /** 1-based attempt number for this URL and body. */
   attempt: number;
+  /** The engine asked for the response's headers and body. */
+  keepResponse: boolean;
 }
 
 export type FakeResponder = (request: PreparedRequest, attempt: number) => FakeAnswer | Promise<FakeAnswer>;
@@ -64,7 +66,7 @@ export class FakeTransport implements DeliveryTransport {
     const attempt = (this.attempts.get(key) ?? 0) + 1;
     this.attempts.set(key, attempt);
     const started = this.clock.now();
-    this.requests.push({ url: request.url, body, headers: request.headers, at: started, attempt });
+    this.requests.push({ url: request.url, body, headers: request.headers, at: started, attempt, keepResponse });
     this.inFlight += 1;
     try {
       const answer = await this.respond(request, attempt);
