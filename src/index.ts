@@ -18,6 +18,8 @@ export {
 export { systemClock, VirtualClock, seededRandom, sleep, type Clock, type Random, type TimerHandle } from "./util/clock.js";
 export { parseDuration } from "./util/duration.js";
 export { DeliveryEngine, type EngineSettings } from "./delivery/deliver.js";
+export { undiciEngine, type UndiciEngineOptions } from "./delivery/wire.js";
+export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
 export {
   classifyOutcome,
   parseRetryAfter,

@@ -159,6 +159,27 @@ describe("replay (library)", () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("on abort without --dead-letter, the resume line is the low-water mark: the stuck line, with the later deliveries counted", async () => {
+    const server = await startServer((req, res) => {
+      const userId = (JSON.parse(req.body.toString()) as { userId: string }).userId;
+      res.statusCode = userId === "stuck" ? 503 : 200;
+      res.end();
+    });
+    servers.push(server);
+    const lines = [JSON.stringify(track("free-0", 0)), JSON.stringify(track("stuck", 1)), JSON.stringify(track("stuck", 2))];
+    for (let seq = 3; seq < 40; seq++) lines.push(JSON.stringify(track(`free-${seq % 5}`, seq)));
+    const controller = new AbortController();
+    // A clock that never moves by itself: "stuck" waits for its retry until the abort.
+    const clock = new VirtualClock(Date.now());
+    const run = replay(options(file(lines), server, { concurrency: 4, signal: controller.signal, clock }));
+    const sentOk = (): number => server.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
+    while (sentOk() < 38) await new Promise((r) => setTimeout(r, 10));
+    controller.abort("SIGINT");
+    const summary = await run;
+    // Line 1 was delivered; line 2 (stuck, in flight) is the lowest line not done; lines 4–40 were delivered after it.
+    expect(summary).toMatchObject({ delivered: 38, failed: 0, interrupted: 2, deadLettered: 0, resumeLine: 2, deliveredAfterResume: 37 });
+  });
+
   it("on abort, a message waiting to retry is dead-lettered as interrupted while other users went on", async () => {
     const server = await startServer((req, res) => {
       const userId = (JSON.parse(req.body.toString()) as { userId: string }).userId;
