@@ -1,6 +1,7 @@
 import type { Target } from "../settings.js";
 import { sign } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
+import { holdProcess } from "../util/keep-alive.js";
 import { classifyOutcome, planNextRound, type NextRound } from "./policy.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import {
@@ -131,11 +132,15 @@ export class DeliveryEngine {
 
   /** Waits before the next round; false when the signal stopped the wait. */
   private async wait(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+    // The clock's timers are unref'd; a caller awaiting this delivery must not see its process exit mid-wait.
+    const release = holdProcess();
     try {
       await sleep(this.clock, ms, signal);
       return true;
     } catch {
       return false;
+    } finally {
+      release();
     }
   }
 
