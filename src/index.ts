@@ -18,6 +18,8 @@ export {
 export { systemClock, VirtualClock, seededRandom, sleep, type Clock, type Random, type TimerHandle } from "./util/clock.js";
 export { parseDuration } from "./util/duration.js";
 export { DeliveryEngine, type EngineSettings } from "./delivery/deliver.js";
+export { undiciEngine, type UndiciEngineOptions } from "./delivery/wire.js";
+export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
 export {
   classifyOutcome,
   parseRetryAfter,
@@ -61,10 +63,11 @@ export { type IngestCall, type Rejection } from "./service/ingest.js";
 export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, MAX_BATCH_BYTES } from "./messages/limits.js";
 export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
 // replay: re-sign and deliver recorded NDJSON logs.
-export { replay, failureOf, DEFAULT_CONCURRENCY, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
-export { parseEntry, checkLine, deadLetterLine, type ReplayEntry, type Failure } from "./replay/envelope.js";
+export { replay, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
+export { failureOf, type Failure } from "./delivery/failure.js";
+export { DEFAULT_DELIVERY_CONCURRENCY } from "./dispatch/dispatcher.js";
+export { parseEntry, checkLine, deadLetterLine, type ReplayEntry } from "./replay/envelope.js";
 export { LineSplitter, readLineBatches, MAX_LINE_BYTES, type Line } from "./replay/ndjson.js";
-export { pace, type PacedItem, type PacingOptions, type PacingHandlers, type PacingResult } from "./replay/pacing.js";
 // listen: the one request verifier and its receiver.
 export { judgeRequest, type RequestVerdict, type RequestHeaders, type VerdictOptions } from "./receiver/verdict.js";
 export { diagnoseSignature, type Diagnosis, type DiagnosisCause } from "./receiver/diagnose.js";

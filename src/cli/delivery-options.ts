@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { UsageError } from "../errors.js";
-import type { AttemptEvent, DeliveryOptions } from "../delivery/types.js";
+import type { AttemptEvent } from "../delivery/types.js";
+import type { UndiciEngineOptions } from "../delivery/wire.js";
 import type { AliasKeys } from "../messages/schemas.js";
 import { readCaFiles, resolveSettings, type DestinationSettings } from "../settings.js";
 import { formatDuration } from "../util/duration.js";
@@ -83,7 +84,7 @@ export function withDeliveryFlags<T extends RawDeliveryOptions>(parsed: T): Omit
   };
 }
 
-export type EngineOptions = Pick<DeliveryOptions, "timeoutMs" | "retryWindowMs" | "ca">;
+export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca">;
 
 export interface ResolveDeliveryExtras {
   /** Fail when no URL is configured. */

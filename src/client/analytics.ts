@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ClosedError, ConfigError, ValidationError } from "../errors.js";
 import { sleep, systemClock, type Clock, type Random, type TimerHandle } from "../util/clock.js";
+import { holdProcess } from "../util/keep-alive.js";
 import { Batcher, batchBody, envelopeOverhead, type SealedBatch } from "./batcher.js";
 import { BatchDeliveryError, QueueFullError } from "./errors.js";
 import { LIBRARY } from "./library.js";
@@ -30,7 +31,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RETRIES = 3;
 export const DEFAULT_MAX_QUEUE_SIZE = 10_000;
 export const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
-export const DEFAULT_CONCURRENCY = 4;
+/** Batch requests in flight at once: each carries up to 500 KB of calls, so a few keep a collection API busy. */
+export const DEFAULT_BATCHES_IN_FLIGHT = 4;
 
 /** A sealed batch on its way: waiting for a free request slot, in flight, or waiting to retry. */
 interface OutgoingBatch {
@@ -70,8 +72,6 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private full = false;
   private lastIsoAt = Number.NaN;
   private lastIso = "";
-  private holds = 0;
-  private keepAlive: NodeJS.Timeout | undefined;
   private readonly counters = { queued: 0, queuedBytes: 0, delivered: 0, failed: 0, dropped: 0 };
 
   constructor(writeKey: string, options: AnalyticsOptions = {}) {
@@ -86,7 +86,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.maxRetries = nonNegativeInteger("maxRetries", options.maxRetries, DEFAULT_MAX_RETRIES);
     this.maxQueueSize = positiveInteger("maxQueueSize", options.maxQueueSize, DEFAULT_MAX_QUEUE_SIZE);
     this.maxQueueBytes = positiveInteger("maxQueueBytes", options.maxQueueBytes, DEFAULT_MAX_QUEUE_BYTES);
-    this.concurrency = positiveInteger("concurrency", options.concurrency, DEFAULT_CONCURRENCY);
+    this.concurrency = positiveInteger("concurrency", options.concurrency, DEFAULT_BATCHES_IN_FLIGHT);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.debug = options.debug ?? false;
@@ -376,13 +376,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * retry timers are unref'd, and an awaited promise alone does not hold the loop.
    */
   private hold<T>(promise: Promise<T>): Promise<T> {
-    if (this.holds++ === 0) this.keepAlive = setInterval(() => {}, 1 << 30);
-    return promise.finally(() => {
-      if (--this.holds === 0 && this.keepAlive) {
-        clearInterval(this.keepAlive);
-        this.keepAlive = undefined;
-      }
-    });
+    return promise.finally(holdProcess());
   }
 
   private async shutdown(): Promise<void> {

@@ -9,7 +9,6 @@ import { sameFile } from "../util/same-file.js";
  */
 export class DeadLetterFile {
   private fd: number | undefined;
-  private written = 0;
 
   constructor(readonly path: string, inputPath: string | undefined) {
     if (inputPath !== undefined && sameFile(path, inputPath)) {
@@ -25,12 +24,6 @@ export class DeadLetterFile {
   write(line: string): void {
     if (this.fd === undefined) throw new Error("dead-letter file is closed");
     writeSync(this.fd, `${line}\n`);
-    this.written += 1;
-  }
-
-  /** Lines written by this replay. */
-  get count(): number {
-    return this.written;
   }
 
   close(): void {

@@ -1,4 +1,5 @@
 import { checkMessage, userIdOf } from "../messages/check.js";
+import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 
 /**
@@ -36,11 +37,7 @@ export function checkLine(text: string, line: number, raw = false): LineCheck {
   return result.ok ? { ok: true, type: result.entry.type, ...(result.warning !== undefined ? { warning: result.warning } : {}) } : result;
 }
 
-export interface Failure {
-  reason: string;
-  attempts: number;
-  status: number | null;
-}
+export type { Failure } from "../delivery/failure.js";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { DeliveryEngine } from "../delivery/deliver.js";
-import type { DeliveryOptions, DeliveryResult } from "../delivery/types.js";
+import type { DeliveryEngine } from "../delivery/deliver.js";
+import type { DeliveryResult } from "../delivery/types.js";
+import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../settings.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
@@ -13,7 +15,7 @@ export interface CollectorOptions {
   settings: DestinationSettings;
   queue: MessageQueue;
   /** Timeout, retry window, CA, clock… for THE delivery engine. */
-  delivery?: Omit<DeliveryOptions, "onAttempt">;
+  delivery?: UndiciEngineOptions;
   /** Deliveries in flight at once (default 64). */
   concurrency?: number;
   clock?: Clock;
@@ -58,8 +60,6 @@ export interface CollectorCounts {
   pending: number;
 }
 
-export const DEFAULT_CONCURRENCY = 64;
-
 /**
  * The collection service stand-in without its HTTP adapter: authenticates and
  * validates a request, routes and transforms its calls, stores them durably
@@ -89,20 +89,17 @@ export class Collector {
     this.sourceNames = new Set(this.settings.sources.length > 0 ? this.settings.sources.map((s) => s.name) : [DEFAULT_SOURCE]);
     // Without a URL there is nowhere to deliver: messages wait in the queue for a run that has one.
     if (this.settings.targets.length > 0) {
-      let worker: DeliveryWorker | undefined;
-      this.engine = new DeliveryEngine(this.settings, {
+      this.engine = undiciEngine(this.settings, {
         ...options.delivery,
-        connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_CONCURRENCY),
-        onAttempt: (event) => worker?.onAttempt(event),
+        connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY),
       });
-      worker = new DeliveryWorker({
+      this.worker = new DeliveryWorker({
         queue: this.queue,
         engine: this.engine,
-        concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+        concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
         clock: this.clock,
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
       });
-      this.worker = worker;
     }
   }
 

@@ -30,11 +30,9 @@ export interface QueuedMessage {
   firstAttemptAt: number | undefined;
 }
 
-export interface Failure {
-  reason: string;
-  attempts: number;
-  status: number | null;
-}
+import type { Failure } from "../delivery/failure.js";
+
+export type { Failure };
 
 export interface FailedMessage {
   id: number;

@@ -171,11 +171,10 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(acceptedBySick.size).toBe(delivered);
 
     const second = await start(serveArgs(healthy.url));
-    await waitFor(() => recorded(record).length >= total - delivered);
-    // Give a duplicate the chance to show up.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const health = (await (await fetch(`${second.url}/health`)).json()) as Record<string, number>;
-    expect(health).toMatchObject({ delivered: total - delivered, pending: 0, failed: 0 });
+    // Once nothing is pending, every request this run will make has been answered (and recorded first).
+    const health = async () => (await (await fetch(`${second.url}/health`)).json()) as Record<string, number>;
+    await waitFor(async () => (await health()).pending === 0);
+    expect(await health()).toMatchObject({ delivered: total - delivered, pending: 0, failed: 0 });
 
     const resent = recorded(record).map((r) => String(r.body["userId"]));
     expect(resent).toHaveLength(total - delivered);
@@ -196,7 +195,6 @@ describe("webhook-cli serve (built CLI)", () => {
     const state = join(dir, "state");
     const refusing = await start(["listen", "--port", "0", "--respond", "400"]);
     const serve = await start(["serve", "--port", "0", "--url", `${refusing.url}/hook`, "--state", state, "--json"]);
-    expect(serve.child.stderr).toBeTruthy();
     const response = await fetch(`${serve.url}/v1/identify`, { method: "POST", body: JSON.stringify({ userId: "refused" }) });
     expect(response.status).toBe(200);
     await waitFor(async () => ((await (await fetch(`${serve.url}/health`)).json()) as { failed: number }).failed === 1);

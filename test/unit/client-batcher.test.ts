@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { Batcher, MAX_BATCH_BYTES, batchBody, envelopeOverhead, type QueuedMessage } from "../../src/client/batcher.js";
-import { parseRetryAfter, retryDelayMs, isRetryable, MAX_RETRY_AFTER_MS } from "../../src/client/retry.js";
+import { Batcher, MAX_BATCH_BYTES, batchBody, envelopeOverhead, type BatchItem } from "../../src/client/batcher.js";
+import { parseRetryAfter } from "../../src/delivery/policy.js";
+import { retryDelayMs, isRetryable, MAX_RETRY_AFTER_MS } from "../../src/client/retry.js";
 
 const library = { name: "webhook-cli", version: "1.2.3" };
 
-function message(bytes: number, id = "m"): QueuedMessage<undefined> {
+function message(bytes: number, id = "m"): BatchItem<undefined> {
   const json = JSON.stringify({ id, pad: "x".repeat(Math.max(0, bytes - 20 - id.length)) });
   return { json, bytes: Buffer.byteLength(json), messageId: id, callback: undefined };
 }

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { UsageError } from "../../errors.js";
-import { DeliveryEngine } from "../../delivery/deliver.js";
+import { undiciEngine } from "../../delivery/wire.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { snakeName, type MembershipChange } from "../../service/audience.js";
 import { planAudienceSync, readMembersFile, runAudienceSync } from "../../service/audience-sync.js";
@@ -45,11 +45,10 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
   const plan = planAudienceSync({ name: options.name, trait, members, statePath: resolve(io.cwd, options.state), stateName: options.state });
   const { changes } = plan;
 
-  const engine = new DeliveryEngine(settings, {
+  const engine = undiciEngine(settings, {
     ...engineOptions,
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
-    onAttempt: (event) => logFailedAttempt(output, event),
   });
 
   output.log(
@@ -64,6 +63,7 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
       clock: deps.clock ?? systemClock,
       signal: io.signal,
       ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      onAttempt: (event) => logFailedAttempt(output, event),
       onResult: (line, change, delivery) => report(output, line, change, delivery),
     });
   } finally {

@@ -3,8 +3,9 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
-import { DeliveryEngine } from "../../delivery/deliver.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
+import { undiciEngine } from "../../delivery/wire.js";
+import { dispatch, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
 import { userIdOf } from "../../messages/check.js";
 import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
@@ -53,23 +54,12 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   });
   const messages = await readInput(options, io, settings.aliasKeys, output);
 
-  let spinner: Spinner | undefined;
-  const stopSpinner = (): void => {
-    spinner?.stop();
-    spinner = undefined;
-  };
-  const engine = new DeliveryEngine(settings, {
+  const engine = undiciEngine(settings, {
     ...engineOptions,
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
-    onAttempt: (event) => {
-      stopSpinner();
-      if (options.verbose) logAttempt(output, event);
-      logFailedAttempt(output, event);
-      if (event.retryInMs !== undefined) spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
-    },
   });
-
+  const reporter = new SendReporter(output, options.verbose === true);
   try {
     if (options.dryRun) {
       for (const input of messages) {
@@ -78,41 +68,68 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
       }
       return 0;
     }
-
-    let delivered = 0;
-    let failed = 0;
-    let interrupted = false;
-    let sent = 0;
-    for (const input of messages) {
-      if (io.signal.aborted) {
-        interrupted = true;
-        break;
-      }
-      const result = await engine.deliver(input.body, { signal: io.signal });
-      stopSpinner();
-      sent += 1;
-      report(output, input, result);
-      if (result.interrupted) {
-        interrupted = true;
-        break;
-      }
-      if (result.delivered) delivered += 1;
-      else failed += 1;
-    }
-    const notDelivered = messages.length - delivered - failed;
-    output.event("summary", { messages: messages.length, delivered, failed, notDelivered, interrupted });
-    const summary = `${messages.length} message${messages.length === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
-    if (interrupted) {
-      output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
-      output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${messages.length - sent} not sent)`);
-      return interruptedExitCode(io.signal);
-    }
-    output.line(summary);
-    return failed > 0 ? 1 : 0;
+    const summary = await dispatch<SendEntry>({
+      // In input order, one at a time.
+      source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input })),
+      engine,
+      concurrency: 1,
+      signal: io.signal,
+      hooks: reporter.hooks,
+    });
+    return printSummary(output, messages.length, summary, io.signal);
   } finally {
-    stopSpinner();
+    reporter.stopSpinner();
     await engine.close();
   }
+}
+
+interface SendEntry extends DispatchEntry {
+  input: InputMessage;
+}
+
+/** Per message: the spinner while a retry waits, --verbose attempts, failed attempts, the result line. */
+class SendReporter {
+  private spinner: Spinner | undefined;
+  readonly hooks: MessageHooks<SendEntry>;
+
+  constructor(
+    private readonly output: Output,
+    verbose: boolean,
+  ) {
+    this.hooks = {
+      keepResponse: verbose,
+      onAttempt: (_entry, event) => {
+        this.stopSpinner();
+        if (verbose) logAttempt(output, event);
+        logFailedAttempt(output, event);
+        if (event.retryInMs !== undefined) this.spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
+      },
+      onResult: (entry, result) => {
+        this.stopSpinner();
+        report(output, entry.input, result);
+      },
+    };
+  }
+
+  stopSpinner(): void {
+    this.spinner?.stop();
+    this.spinner = undefined;
+  }
+}
+
+function printSummary(output: Output, total: number, s: DispatchSummary, signal: AbortSignal): number {
+  const { delivered, failed } = s;
+  const interrupted = s.stopped;
+  const notDelivered = total - delivered - failed;
+  output.event("summary", { messages: total, delivered, failed, notDelivered, interrupted });
+  const summary = `${total} message${total === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
+  if (interrupted) {
+    output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
+    output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${total - s.sent} not sent)`);
+    return interruptedExitCode(signal);
+  }
+  output.line(summary);
+  return failed > 0 ? 1 : 0;
 }
 
 function checkCombination(options: SendOptions): void {

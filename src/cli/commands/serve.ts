@@ -2,7 +2,8 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
 import type { DeliveryResult } from "../../delivery/types.js";
-import { Collector, DEFAULT_CONCURRENCY, type CollectorCounts } from "../../service/collector.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
+import { Collector, type CollectorCounts } from "../../service/collector.js";
 import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
 import { listenCollector } from "../../service/server.js";
@@ -51,7 +52,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const collector = new Collector({
     settings,
     queue,
-    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
     delivery: engineOptions,
     onSettled: (message, result) => {
       if (!result.delivered) reportFailure(output, message, result);
@@ -167,7 +168,7 @@ export function registerServe(program: Command, context: CommandContext): void {
     timeout: "deadline per attempt (default 5s)",
   })
     .option("--alias-keys <style>", "alias keys of forwarded alias messages: spec or camel")
-    .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_CONCURRENCY})`)
+    .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_DELIVERY_CONCURRENCY})`)
     .option("--strict", "refuse a whole request (400) when one call in it is invalid, instead of dropping that call")
     .option("--json", "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary")
     .addHelpText(
