@@ -1,12 +1,8 @@
 import { z } from "zod";
 
-/** The seven outgoing message types (SPEC.md 2.2). */
-export const MESSAGE_TYPES = ["page", "screen", "identify", "track", "alias", "group", "delete"] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
-
-export function isMessageType(value: unknown): value is MessageType {
-  return typeof value === "string" && (MESSAGE_TYPES as readonly string[]).includes(value);
-}
+// In a module without zod, so `--help` can list them without loading zod.
+export { MESSAGE_TYPES, isMessageType, type MessageType } from "./names.js";
+import type { MessageType } from "./names.js";
 
 /** `2012-12-02T00:30:08.276Z`: ISO 8601, UTC, milliseconds. */
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, UsageError, WebhookCliError } from "../../src/errors.js";
 import { DEFAULT_USER_AGENT, parseHeaderFlag, resolveSettings } from "../../src/settings.js";
+import { describeError as describeForCli } from "../../src/cli/exit-codes.js";
 
 function tempDir(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "webhook-cli-settings-"));
@@ -11,11 +12,12 @@ function tempDir(files: Record<string, string> = {}): string {
   return dir;
 }
 
+/** The error as the CLI prints it: library errors name fields (`urls`), the CLI their flags (`--url`). */
 function describeError(fn: () => unknown): string {
   try {
     fn();
   } catch (error) {
-    if (error instanceof WebhookCliError) return error.describe();
+    if (error instanceof WebhookCliError) return describeForCli(error);
     throw error;
   }
   throw new Error("expected an error");
@@ -112,6 +114,17 @@ describe("headers", () => {
   });
 
   it("refuses --header without --url", () => {
-    expect(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} })).toThrow(/applies to --url/);
+    expect(describeError(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} }))).toMatch(/^--header: --header applies to --url targets; give --url too/);
+  });
+
+  it("names fields, not flags, to a library caller", () => {
+    let error: unknown;
+    try {
+      resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as WebhookCliError).describe()).toBe("headers: `headers` applies to `urls` targets; give `urls` too, or put headers in the config file");
+    expect((error as WebhookCliError).source).toEqual({ field: "headers" });
   });
 });
