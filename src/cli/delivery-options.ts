@@ -34,7 +34,7 @@ export function resolveDeliveryOptions(
     throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
   }
   const settings = resolveSettings({ ...options, ...extras, configPath: options.config, cwd: io.cwd, env: io.env });
-  if (settings.secret === undefined) warnUnsigned(createOutput(io), "messages are sent without X-Signature");
+  if (settings.secret === undefined) warnUnsigned(createOutput(io), "messages are sent without X-Signature", { config: true });
   const ca = readCaFiles(options.ca ?? [], io.cwd);
   return {
     settings,

@@ -15,7 +15,11 @@ export function resolveListenSecret(input: SecretInput): string | undefined {
   return resolveSecret(input);
 }
 
-/** Said once, on stderr, when nothing is configured: sending unsigned is then deliberate. */
-export function warnUnsigned(output: Pick<Output, "warn">, what: string): void {
-  output.warn(`no secret (--secret, --secret-file, ${SECRET_ENV} or the config's sharedSecret): ${what}`);
+/**
+ * Said once, on stderr, when no secret is configured at all (the only case in
+ * which nothing is signed or verified); `config` when a config file could hold one.
+ */
+export function warnUnsigned(output: Pick<Output, "warn">, what: string, { config }: { config: boolean }): void {
+  const sources = config ? `--secret, --secret-file, ${SECRET_ENV} or the config's sharedSecret` : `--secret, --secret-file or ${SECRET_ENV}`;
+  output.warn(`no secret given (${sources}): ${what}`);
 }

@@ -81,7 +81,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     output.event("listening", { url: receiver.url, port: receiver.port });
     output.log(`Listening on ${receiver.url}`);
   } else output.line(`Listening on ${receiver.url}`);
-  if (secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned");
+  if (secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
   spinner = output.spinner(waitingText(0, 0));
 
   const exitTimer = options.exitAfterMs !== undefined ? setTimeout(() => stop("exit-after"), options.exitAfterMs) : undefined;
