@@ -55,6 +55,26 @@ describe("resolveSettings", () => {
     expect(resolveSettings({ cwd, env: { WEBHOOK_SECRET: "env" }, secretFile: "secret", secret: "flag" }).secret).toBe("flag");
   });
 
+  it("refuses an empty secret from any source, naming it with a neutral field", () => {
+    const sourceOf = (fn: () => unknown): unknown => {
+      try {
+        fn();
+      } catch (error) {
+        expect(error).toBeInstanceOf(WebhookCliError);
+        expect((error as WebhookCliError).message).toMatch(/empty/);
+        return (error as WebhookCliError).source;
+      }
+      throw new Error("expected an error");
+    };
+    const cwd = tempDir({ empty: "\n", "webhook-cli.json": JSON.stringify({ sharedSecret: "config" }) });
+    expect(sourceOf(() => resolveSettings({ cwd, env: {}, secret: "" }))).toEqual({ field: "secret" });
+    expect(sourceOf(() => resolveSettings({ cwd, env: {}, secretFile: "empty" }))).toEqual({ field: "secretFile", file: "empty" });
+    expect(sourceOf(() => resolveSettings({ cwd, env: { WEBHOOK_SECRET: "" } }))).toEqual({ env: "WEBHOOK_SECRET" });
+    const emptyConfig = tempDir({ "webhook-cli.json": JSON.stringify({ sharedSecret: "" }) });
+    expect(sourceOf(() => resolveSettings({ cwd: emptyConfig, env: {} }))).toEqual({ file: join(emptyConfig, "webhook-cli.json"), key: "sharedSecret" });
+    expect(resolveSettings({ cwd: tempDir(), env: {} }).secret).toBeUndefined();
+  });
+
   it("refuses a sixth URL, naming the flag", () => {
     const urls = Array.from({ length: 6 }, (_, i) => `http://127.0.0.1:${1000 + i}`);
     expect(() => resolveSettings({ urls, cwd: tempDir(), env: {} })).toThrow(UsageError);
