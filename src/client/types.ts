@@ -57,16 +57,6 @@ export interface AliasMessage extends CommonFields {
 
 export type CallType = "identify" | "track" | "page" | "group" | "alias";
 
-export interface MessageByType {
-  identify: IdentifyMessage;
-  track: TrackMessage;
-  page: PageMessage;
-  group: GroupMessage;
-  alias: AliasMessage;
-}
-
-export type AnyMessage = MessageByType[CallType];
-
 /** Runs once per call: with no argument when its message was delivered, with the error when it finally failed. */
 export type Callback = (error?: Error) => void;
 
