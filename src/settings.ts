@@ -167,7 +167,7 @@ function refuseEmpty(secret: string, source: ErrorSource): string {
 }
 
 /** Reads a secret file, stripping one trailing newline; `name` is the file as given, for errors. */
-export function readSecretFile(path: string, name = path): string {
+function readSecretFile(path: string, name = path): string {
   try {
     return readFileSync(path, "utf8").replace(/\r?\n$/, "");
   } catch (error) {

@@ -9,8 +9,6 @@ import { stripUndefined } from "./options.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
 import { createOutput, type Output } from "./output.js";
 
-export type { DeliveryFlags } from "./options/delivery.js";
-
 export type EngineOptions = Pick<DeliveryOptions, "timeoutMs" | "retryWindowMs" | "ca">;
 
 export interface ResolveDeliveryExtras {

@@ -1,8 +1,8 @@
 import { DELIVERY_OPTIONS } from "./delivery.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "./spec.js";
 
-export const DEFAULT_SERVE_PORT = 8088;
-export const DEFAULT_STATE_DIR = ".webhook-cli";
+const DEFAULT_SERVE_PORT = 8088;
+const DEFAULT_STATE_DIR = ".webhook-cli";
 /** The collector's default; test/unit/option-tables.test.ts checks the help states it. */
 export const SERVE_CONCURRENCY_HELP = "deliveries in flight at once (default 64)";
 
