@@ -13,8 +13,8 @@ export type EngineOptions = Pick<DeliveryOptions, "timeoutMs" | "retryWindowMs" 
 
 export interface ResolveDeliveryExtras {
   /** Fail when no URL is configured. */
-  requireTargets?: boolean;
-  aliasKeys?: AliasKeys;
+  requireTargets?: boolean | undefined;
+  aliasKeys?: AliasKeys | undefined;
 }
 
 /**

@@ -9,6 +9,7 @@ import { junitXml, type JunitCase } from "../../report/junit.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import type { CliIo } from "../io.js";
+import { stripUndefined } from "../options.js";
 import { createOutput } from "../output.js";
 import { resolveListenSecret, warnUnsigned } from "../secret.js";
 import type { ListenFlags } from "../options/listen.js";
@@ -27,15 +28,9 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTls(options, io.cwd);
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
-  const faults = new FaultPlan({
-    respond: options.respond,
-    failStatus: options.failStatus,
-    ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
-    ...(options.failFirst !== undefined ? { failFirst: options.failFirst } : {}),
-    ...(options.failRate !== undefined ? { failRate: options.failRate } : {}),
-    ...(options.script ? { script: options.script } : {}),
-    random: seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32)),
-  });
+  const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
+  const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+  const faults = new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
 
   const paint = painter(output.color);
   const lines = lineBuffer((text) => (options.json ? io.stdout.write(text) : output.line(text.slice(0, -1))));
@@ -51,13 +46,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
-      host: options.host,
-      port: options.port,
-      secret,
-      strict: options.strict,
-      faults,
-      ...(tls ? { tls } : {}),
-      ...(recording ? { recording } : {}),
+      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording }),
       onRequest(request) {
         if (options.count !== undefined && received >= options.count) return;
         received += 1;
