@@ -23,6 +23,8 @@ export type {
   GroupMessage as GroupCall,
   AliasMessage as AliasCall,
 } from "./client/types.js";
+// What AnalyticsOptions' `clock` and `random` take.
+export type { Clock, Random, TimerHandle } from "./util/clock.js";
 
 // Signing and verifying X-Signature.
 export { sign, verify, type BodyBytes } from "./signing.js";
