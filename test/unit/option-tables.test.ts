@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { UsageError, WebhookCliError } from "../../src/errors.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/options/audience.js";
 import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
+import { thrownBy } from "../helpers/errors.js";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { DEMO_OPTIONS, GENERATE_OPTIONS } from "../../src/cli/options/generate.js";
 import { LISTEN_OPTIONS } from "../../src/cli/options/listen.js";
@@ -53,13 +54,9 @@ describe("option tables", () => {
 
   it("a bad value is a usage error naming its flag", () => {
     const error = (fn: () => unknown): string => {
-      try {
-        fn();
-      } catch (e) {
-        expect(e).toBeInstanceOf(UsageError);
-        return (e as WebhookCliError).describe();
-      }
-      throw new Error("expected an error");
+      const e = thrownBy(fn);
+      expect(e).toBeInstanceOf(UsageError);
+      return (e as WebhookCliError).describe();
     };
     expect(error(() => parse(REPLAY_OPTIONS, ["--concurrency", "0"]))).toMatch(/^--concurrency: invalid value "0"/);
     expect(error(() => parse(REPLAY_OPTIONS, ["--type", "track", "--type", "trak"]))).toMatch(/^--type: unknown message type "trak"/);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, UsageError, WebhookCliError } from "../../src/errors.js";
 import { DEFAULT_USER_AGENT, parseHeaderFlag, resolveSettings } from "../../src/settings.js";
+import { thrownBy } from "../helpers/errors.js";
 import { describeError as describeForCli } from "../../src/cli/exit-codes.js";
 
 function tempDir(files: Record<string, string> = {}): string {
@@ -57,14 +58,10 @@ describe("resolveSettings", () => {
 
   it("refuses an empty secret from any source, naming it with a neutral field", () => {
     const sourceOf = (fn: () => unknown): unknown => {
-      try {
-        fn();
-      } catch (error) {
-        expect(error).toBeInstanceOf(WebhookCliError);
-        expect((error as WebhookCliError).message).toMatch(/empty/);
-        return (error as WebhookCliError).source;
-      }
-      throw new Error("expected an error");
+      const error = thrownBy(fn);
+      expect(error).toBeInstanceOf(WebhookCliError);
+      expect((error as WebhookCliError).message).toMatch(/empty/);
+      return (error as WebhookCliError).source;
     };
     const cwd = tempDir({ empty: "\n", "webhook-cli.json": JSON.stringify({ sharedSecret: "config" }) });
     expect(sourceOf(() => resolveSettings({ cwd, env: {}, secret: "" }))).toEqual({ field: "secret" });
@@ -138,12 +135,7 @@ describe("headers", () => {
   });
 
   it("names fields, not flags, to a library caller", () => {
-    let error: unknown;
-    try {
-      resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} });
-    } catch (e) {
-      error = e;
-    }
+    const error = thrownBy(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} }));
     expect((error as WebhookCliError).describe()).toBe("headers: `headers` applies to `urls` targets; give `urls` too, or put headers in the config file");
     expect((error as WebhookCliError).source).toEqual({ field: "headers" });
   });
