@@ -152,8 +152,7 @@ export function resolveSecret(input: SecretInput, config?: { sharedSecret?: stri
   if (input.secret !== undefined) return refuseEmpty(input.secret, { field: "secret" });
   if (input.secretFile !== undefined) {
     const secret = readSecretFile(resolve(input.cwd, input.secretFile), input.secretFile);
-    if (secret === "") throw new UsageError("the secret file is empty", { field: "secretFile", file: input.secretFile });
-    return secret;
+    return refuseEmpty(secret, { field: "secretFile", file: input.secretFile }, "the secret file is empty");
   }
   const env = input.env[SECRET_ENV];
   if (env !== undefined) return refuseEmpty(env, { env: SECRET_ENV });
@@ -161,8 +160,8 @@ export function resolveSecret(input: SecretInput, config?: { sharedSecret?: stri
   return config?.sharedSecret;
 }
 
-function refuseEmpty(secret: string, source: ErrorSource): string {
-  if (secret === "") throw new UsageError("the secret is empty", source);
+function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret is empty"): string {
+  if (secret === "") throw new UsageError(problem, source);
   return secret;
 }
 

@@ -31,7 +31,9 @@ export function resolveDeliveryOptions(
   if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
     throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
   }
-  const settings = resolveSettings({ ...options, ...extras, configPath: options.config, cwd: io.cwd, env: io.env });
+  const { urls, headers, secret, secretFile, userAgent, config } = options;
+  const { requireTargets, aliasKeys } = extras;
+  const settings = resolveSettings({ urls, headers, secret, secretFile, userAgent, aliasKeys, configPath: config, requireTargets, cwd: io.cwd, env: io.env });
   if (settings.secret === undefined) warnUnsigned(createOutput(io), "messages are sent without X-Signature", { config: true });
   const ca = readCaFiles(options.ca ?? [], io.cwd);
   return {
