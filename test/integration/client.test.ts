@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
-import { Analytics, BatchDeliveryError, ClosedError, ConfigError, QueueFullError, ValidationError, VirtualClock, type FlushEvent } from "../../src/index.js";
+import { Analytics, BatchDeliveryError, ClosedError, ConfigError, QueueFullError, ValidationError, type FlushEvent } from "../../src/index.js";
+import { VirtualClock } from "../../src/util/clock.js";
 import { startServer, statuses, type ReceivedRequest, type TestServer } from "../helpers/http-server.js";
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };

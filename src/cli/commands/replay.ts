@@ -1,10 +1,7 @@
 import { accessSync, constants, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
-import { MESSAGE_TYPES, type MessageType } from "../../messages/schemas.js";
 import type { ReplayEntry } from "../../replay/envelope.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
 import { replay, type ReplayOptions, type ReplaySummary } from "../../replay/replay.js";
@@ -13,27 +10,15 @@ import { spoolToTempFile } from "../../replay/spool.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { collect, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
+import { resolveDeliveryOptions } from "../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../io.js";
+import type { ReplayFlags } from "../options/replay.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
 
-export interface ReplayCommandOptions extends DeliveryFlags {
+export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
   file: string;
-  concurrency?: number;
-  rate?: number;
-  speed?: number;
-  types?: MessageType[];
-  fromLine?: number;
-  skipInvalid?: boolean;
-  /** Lines that are not known messages are sent as read, with a warning. */
-  raw?: boolean;
-  deadLetter?: string;
-  dryRun?: boolean;
-  junit?: string;
-  json?: boolean;
-}
+};
 
 /** Injected in tests; the CLI uses the system clock. */
 export interface ReplayDependencies {
@@ -217,49 +202,4 @@ function writeJunit(path: string, flagValue: string, name: string, cases: JunitC
   } catch (error) {
     throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: flagValue });
   }
-}
-
-const rawSchema = z.object({
-  ...deliveryOptionsShape,
-  concurrency: integer("--concurrency", 1, 10_000).optional(),
-  rate: number("--rate", 0.001, 1_000_000).optional(),
-  speed: number("--speed", 0.001, 1_000_000).optional(),
-  type: z.array(z.string()).optional(),
-  fromLine: integer("--from-line", 1).optional(),
-  skipInvalid: z.boolean().optional(),
-  raw: z.boolean().optional(),
-  deadLetter: z.string().optional(),
-  dryRun: z.boolean().optional(),
-  junit: z.string().optional(),
-  json: z.boolean().optional(),
-});
-
-export function registerReplay(program: Command, context: CommandContext): void {
-  const command = program
-    .command("replay")
-    .description("re-sign and deliver a recorded NDJSON log (listen --record envelopes, bare messages or dead-letter lines)")
-    .argument("<file>", "the NDJSON log: a file, or - for standard input");
-  addDeliveryOptions(command)
-    .option("--concurrency <n>", `messages in flight at once (default ${DEFAULT_DELIVERY_CONCURRENCY}); one user's messages stay in file order`)
-    .option("--rate <n>", "at most this many messages started per second")
-    .option("--speed <x>", "keep the recorded spacing (receivedAt, else timestamp), x times faster")
-    .option("--type <type>", `only replay this message type (repeatable): ${MESSAGE_TYPES.join(", ")}`, collect)
-    .option("--from-line <n>", "start at this line (inclusive), e.g. to resume an interrupted replay")
-    .option("--skip-invalid", "send the valid lines even when some are bad (the bad ones are listed)")
-    .option("--raw", "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them")
-    .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
-    .option("--dry-run", "validate and count; send nothing")
-    .option("--junit <file>", "write a JUnit XML report, one test case per message")
-    .option("--json", "one JSON object per failed message on stdout, then a summary")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
-    )
-    .action(async (file: string, raw: Record<string, unknown>) => {
-      const { type, ...rest } = withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw)));
-      context.exitCode = await replayCommand(
-        { ...rest, file, ...(type ? { types: type.map((t) => messageType("--type").parse(t)) } : {}) },
-        context.io,
-      );
-    });
 }
