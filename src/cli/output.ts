@@ -2,7 +2,11 @@ import { Chalk, type ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
 
-/** Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never with NO_COLOR. */
+/**
+ * Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never
+ * with NO_COLOR (or --no-color, which sets it); FORCE_COLOR forces colour
+ * (not spinners) off a TTY, as Node and chalk read it.
+ */
 export interface Output {
   readonly color: ChalkInstance;
   readonly json: boolean;
@@ -24,10 +28,30 @@ export interface Spinner {
 
 const NO_SPINNER: Spinner = { update() {}, stop() {} };
 
+// An opening style code directly followed by its reset: what chalk leaves after a
+// trailing newline (`red("x\n")` ends `\n` + open + reset), an empty span to drop.
+const EMPTY_SPAN = /\x1b\[(?:[1-9]|[34][0-7]|9[0-7]|10[0-7])m\x1b\[(?:2[2-9]|39|49|0)m/g;
+
+/** Drops empty coloured spans, so no reset code lands after a newline (a pager or log shows it as junk). */
+export function resetsBeforeNewlines(text: string): string {
+  let tidy = text;
+  for (let previous = ""; previous !== tidy; ) [previous, tidy] = [tidy, tidy.replace(EMPTY_SPAN, "")];
+  return tidy;
+}
+
+/** 0 or 1: FORCE_COLOR (not "0"/"false") wins, then NO_COLOR, then whether the stream is a terminal. */
+export function colorLevel(env: NodeJS.ProcessEnv, isTTY: boolean): 0 | 1 {
+  const force = env["FORCE_COLOR"];
+  if (force !== undefined && force !== "0" && force !== "false") return 1;
+  if (force === "0" || force === "false") return 0;
+  if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return 0;
+  return isTTY ? 1 : 0;
+}
+
 export function createOutput(io: CliIo, options: { json?: boolean } = {}): Output {
   const noColor = io.env["NO_COLOR"] !== undefined && io.env["NO_COLOR"] !== "";
-  const stdoutColor = new Chalk({ level: io.stdoutIsTTY && !noColor ? 1 : 0 });
-  const stderrColor = new Chalk({ level: io.stderrIsTTY && !noColor ? 1 : 0 });
+  const stdoutColor = new Chalk({ level: colorLevel(io.env, io.stdoutIsTTY) });
+  const stderrColor = new Chalk({ level: colorLevel(io.env, io.stderrIsTTY) });
   const json = options.json ?? false;
   let active: Ora | undefined;
   // A spinner needs a terminal with a width; without one ora redraws forever.
@@ -49,16 +73,16 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     color: stdoutColor,
     json,
     line(text) {
-      if (!json) withSpinnerCleared(() => io.stdout.write(`${text}\n`));
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${resetsBeforeNewlines(text)}\n`));
     },
     event(event, fields) {
       if (json) io.stdout.write(`${JSON.stringify({ event, ...fields })}\n`);
     },
     log(text) {
-      withSpinnerCleared(() => io.stderr.write(`${text}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${resetsBeforeNewlines(text)}\n`));
     },
     warn(text) {
-      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${text}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${resetsBeforeNewlines(text)}\n`));
     },
     spinner(text) {
       if (!oraModule) return NO_SPINNER;

@@ -35,6 +35,8 @@ export interface ReplayOptions {
   clock?: Clock;
   /** Send lines that are not known messages as read (replay --raw): they become warnings, not bad lines. */
   raw?: boolean;
+  /** Under `dryRun`: each message that would be sent, in file order (nothing is sent). */
+  onDryRun?: (entry: ReplayEntry) => void;
   /** A bad line, reported as found. */
   onInvalid?: (line: number, reason: string) => void;
   /** Under `raw`: a line that is not a known message, sent anyway. */
@@ -106,7 +108,10 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   const summary = emptySummary(validation, options.dryRun === true);
   // Interrupted while validating: nothing was sent, resume where this run started.
   if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
-  if (options.dryRun) return summary;
+  if (options.dryRun) {
+    if (options.onDryRun) for await (const batch of sendableEntries(options, fromLine, validation.bad, options.signal)) batch.forEach(options.onDryRun);
+    return summary;
+  }
   return sendFile(options, fromLine, validation, summary);
 }
 

@@ -10,7 +10,10 @@ import { spoolToTempFile } from "../../replay/spool.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { resolveDeliveryOptions } from "../delivery-options.js";
+import { undiciEngine } from "../../delivery/wire.js";
+import type { DestinationSettings } from "../../settings.js";
+import { resolveDeliveryOptions, type EngineOptions } from "../delivery-options.js";
+import { printDryRun } from "./send.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
@@ -38,6 +41,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   const input = await openInput(options.file, io);
   const reporter = new ReplayCommandReporter(output, options, input.name);
+  const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;
   try {
     const summary = await replay({
       path: input.path,
@@ -56,6 +60,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       },
       ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
       dryRun: options.dryRun === true,
+      ...(dryRun ? { onDryRun: dryRun.print } : {}),
       signal: io.signal,
       ...(deps.clock ? { clock: deps.clock } : {}),
       ...reporter.hooks(),
@@ -70,8 +75,24 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     return summary.failed > 0 ? 1 : 0;
   } finally {
     reporter.stopSpinner();
+    await dryRun?.close();
     input.remove?.();
   }
+}
+
+/**
+ * `--dry-run` prints each message's exact request to every URL, as `send
+ * --dry-run` does; without a URL (or with --quiet) only the counts.
+ */
+function dryRunPrinter(output: Output, name: string, settings: DestinationSettings, engineOptions: EngineOptions) {
+  if (settings.targets.length === 0) return undefined;
+  const engine = undiciEngine(settings, engineOptions);
+  return {
+    print(entry: ReplayEntry): void {
+      for (const target of settings.targets) printDryRun(output, { line: entry.line, where: `${name}:${entry.line}` }, engine.prepare(entry.body, target));
+    },
+    close: () => engine.close(),
+  };
 }
 
 /** The file to read: a regular file checked up front, or standard input spooled to a temporary file. */

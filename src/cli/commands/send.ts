@@ -185,7 +185,8 @@ function headerLines(headers: Record<string, string>): string[] {
   return Object.entries(headers).map(([name, value]) => `${name}: ${REDACTED_HEADERS.has(name.toLowerCase()) ? "[redacted]" : value}`);
 }
 
-function printDryRun(output: Output, input: InputMessage, request: PreparedRequest): void {
+/** What `--dry-run` prints of one request, for `send` and `replay` alike: headers (credentials redacted) and body. */
+export function printDryRun(output: Output, input: Pick<InputMessage, "line" | "where">, request: PreparedRequest): void {
   if (output.json) {
     output.event("request", {
       line: input.line,

@@ -1,9 +1,10 @@
+import { SECRET_ENV } from "./delivery.js";
 import type { OptionsOf, OptionSpec } from "./spec.js";
 
 export const LISTEN_OPTIONS = [
-  { key: "port", flag: "--port", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
+  { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
   { key: "host", flag: "--host", arg: "<addr>", kind: "string", nonEmpty: true, default: "127.0.0.1", help: "address to listen on" },
-  { key: "secret", flag: "--secret", arg: "<s>", kind: "string", help: "shared secret to verify X-Signature (or WEBHOOK_SECRET)" },
+  { key: "secret", flag: "--secret", short: "-s", arg: "<secret>", kind: "string", readsEnv: SECRET_ENV, help: "shared secret to verify X-Signature" },
   { key: "secretFile", flag: "--secret-file", arg: "<file>", kind: "string", help: "read the shared secret from a file (one trailing newline stripped)" },
   { key: "record", flag: "--record", arg: "<file>", kind: "string", nonEmpty: true, help: "append every request to an NDJSON recording (replayable)" },
   { key: "respond", flag: "--respond", arg: "<status>", kind: "status", default: "200", help: "status for valid requests" },
