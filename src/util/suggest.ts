@@ -17,10 +17,10 @@ export function closestName(word: string, candidates: readonly string[]): string
   return best !== undefined && bestDistance > 0 && bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
 }
 
-/** ` (did you mean track?)`, or "" when nothing is close. */
+/** ` (Did you mean track?)` (commander's wording for flags and commands), or "" when nothing is close. */
 export function didYouMean(word: string, candidates: readonly string[]): string {
   const name = closestName(word, candidates);
-  return name === undefined ? "" : ` (did you mean ${name}?)`;
+  return name === undefined ? "" : ` (Did you mean ${name}?)`;
 }
 
 /** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
