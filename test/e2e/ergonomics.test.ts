@@ -95,7 +95,7 @@ describe("short flags", () => {
 
 describe("colour", () => {
   async function failedSend(env: Record<string, string | undefined>, extra: string[] = []) {
-    const s = await server(statuses([400]));
+    const s = await server(statuses(400));
     return runCli(["send", "--type", "track", "--url", `${s.url}/hook`, "--secret", "s3cret", ...extra], { env });
   }
 
