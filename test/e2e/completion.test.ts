@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -63,6 +63,28 @@ describe.skipIf(!installed("zsh"))("webhook-cli completion zsh (zsh installed)",
       encoding: "utf8",
     });
     expect(registered.trim()).toBe("_webhook_cli");
+  });
+
+  it("offers the same words as bash (zsh's compadd, stubbed here, filters them by the typed prefix)", () => {
+    const offered = (words: string[]) =>
+      execFileSync(
+        "zsh",
+        ["-f", "-c", `compdef() { :; }; compadd() { [[ $1 == -- ]] && shift; print -r -- "$*"; }; _files() { print FILES; }; source "$1"; words=(${words.map((w) => `'${w}'`).join(" ")}); CURRENT=${words.length}; _webhook_cli`, "zsh", scripts["zsh"] as string],
+        { encoding: "utf8" },
+      ).trim();
+    expect(offered(["webhook-cli", "re"])).toBe("generate send listen replay serve audience demo completion");
+    expect(offered(["webhook-cli", "generate", ""])).toBe(MESSAGE_TYPES);
+    expect(offered(["webhook-cli", "audience", ""])).toBe("sync");
+    expect(offered(["webhook-cli", "send", "--alias-keys", ""])).toBe("spec camel");
+    expect(offered(["webhook-cli", "replay", ""])).toBe("FILES");
+  });
+
+  it("installed as _webhook-cli in $fpath (the README's zsh line), compinit finds it", () => {
+    const fpath = join(dir, "zfunc");
+    mkdirSync(fpath, { recursive: true });
+    copyFileSync(scripts["zsh"] as string, join(fpath, "_webhook-cli"));
+    const found = execFileSync("zsh", ["-f", "-c", 'fpath=("$1" $fpath); autoload -U compinit && compinit -u -D && echo "${_comps[webhook-cli]}"', "zsh", fpath], { encoding: "utf8" });
+    expect(found.trim()).toBe("_webhook-cli");
   });
 });
 
