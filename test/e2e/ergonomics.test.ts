@@ -61,6 +61,12 @@ describe("did you mean", () => {
     for (const result of [argument, flag, replay]) expect(result.stderr).not.toMatch(/\[types|\[file|<file|\[FILE/i);
   });
 
+  it("send without input names what to give, not commander's argument", async () => {
+    const result = await runCli(["send", "--url", "http://127.0.0.1:9/hook"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe("error: nothing to send: give a file, - for standard input, or --type TYPE\n");
+  });
+
   it("a mistyped command or shell gets the nearest name", async () => {
     const command = await runCli(["replya", "x.ndjson"]);
     expect(command.code).toBe(2);

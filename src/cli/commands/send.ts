@@ -129,7 +129,7 @@ function checkCombination(options: SendOptions): void {
   }
   if (options.raw && options.type !== undefined) throw new UsageError("--raw sends a FILE's bodies as read; --type builds a valid message", { flag: "--raw" });
   if (options.file === undefined && options.type === undefined) {
-    throw new UsageError("nothing to send: give a FILE, - for standard input, or --type TYPE", { flag: "[FILE]" });
+    throw new UsageError("nothing to send: give a file, - for standard input, or --type TYPE");
   }
   if (options.type === undefined) {
     for (const { key, flag } of EXAMPLE_FLAGS) {
