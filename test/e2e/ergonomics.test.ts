@@ -139,6 +139,12 @@ describe("replay --dry-run", () => {
     const quiet = await runCli(["replay", input, "--dry-run", "--quiet", "-u", `${s.url}/hook`, "-s", "s3cret"]);
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).toBe("dry run: 2 messages would be sent (2 lines)\n");
+    const noUrl = await runCli(["replay", input, "--dry-run"]);
+    expect(noUrl.code).toBe(0);
+    expect(noUrl.stdout).toBe("dry run: 2 messages would be sent (2 lines)\n");
+    const quietAlone = await runCli(["replay", input, "--quiet", "-u", `${s.url}/hook`]);
+    expect(quietAlone.code).toBe(2);
+    expect(quietAlone.stderr).toBe("error: --quiet: only goes with --dry-run (it prints the counts instead of the requests)\n");
     expect(s.requests).toHaveLength(0);
   });
 });

@@ -38,6 +38,7 @@ const LISTED_BAD_LINES = 100;
  */
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
+  if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   const input = await openInput(options.file, io);
   const reporter = new ReplayCommandReporter(output, options, input.name);

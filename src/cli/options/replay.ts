@@ -17,7 +17,7 @@ export const REPLAY_OPTIONS = [
   { key: "skipInvalid", flag: "--skip-invalid", kind: "switch", help: "send the valid lines even when some are bad (the bad ones are listed)" },
   { key: "raw", flag: "--raw", kind: "switch", help: "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them" },
   { key: "deadLetter", flag: "--dead-letter", arg: "<file>", kind: "string", help: "append every message not delivered to this file (replay accepts it again)" },
-  { key: "dryRun", flag: "--dry-run", kind: "switch", help: "print the exact requests (headers, signature, body) each message would be; send nothing (with --quiet: counts only)" },
+  { key: "dryRun", flag: "--dry-run", kind: "switch", help: "print the exact request (headers, signature, body) of each message to each --url; send nothing (without a URL, or with --quiet: counts only)" },
   { key: "quiet", flag: "--quiet", kind: "switch", help: "with --dry-run: print only the counts, not the requests" },
   { key: "junit", flag: "--junit", arg: "<file>", kind: "string", help: "write a JUnit XML report, one test case per message" },
   { key: "json", flag: "--json", kind: "switch", help: "one JSON object per failed message on stdout, then a summary" },
