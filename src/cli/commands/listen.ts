@@ -4,7 +4,10 @@ import type { ChalkInstance } from "chalk";
 import type { Command } from "commander";
 import { z } from "zod";
 import { UsageError } from "../../errors.js";
+import { Inspection } from "../../inspector/session.js";
+import type { Inspected } from "../../inspector/store.js";
 import { FaultPlan, parseScript, type ScriptStep } from "../../receiver/faults.js";
+import { createForwarder, type ForwardResult } from "../../receiver/forward.js";
 import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
@@ -12,7 +15,8 @@ import { readSecretFile } from "../../settings.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import type { CliIo, CommandContext } from "../io.js";
-import { createOutput } from "../output.js";
+import { watchKeys } from "../keys.js";
+import { createOutput, type Output } from "../output.js";
 import { duration, httpStatus, integer, number, parseOptions, stripUndefined } from "../options.js";
 
 export interface ListenOptions {
@@ -36,7 +40,14 @@ export interface ListenOptions {
   junit?: string;
   json: boolean;
   verbose: boolean;
+  forwardTo?: string;
+  forwardTimeoutMs?: number;
+  ui?: boolean;
+  uiPort?: number;
+  uiKeep?: number;
 }
+
+const DEFAULT_UI_PORT = 4040;
 
 type StopReason = "count" | "exit-after" | "signal";
 
@@ -70,6 +81,12 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let spinner = { update(_text: string) {}, stop() {} };
   // The spinner only exists on a terminal; skip building its text per request otherwise.
   const spinning = io.stderrIsTTY;
+  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
+  const keys = options.ui === true || isTerminal(io.stdin);
+  // Rows are kept only for a page or the `r` key; without either, the hot path stays as it was.
+  const inspection = keys
+    ? new Inspection({ secret, forwardUrl: forwarder?.url, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) })
+    : undefined;
 
   let receiver: Receiver;
   try {
@@ -81,8 +98,10 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
       faults,
       ...(tls ? { tls } : {}),
       ...(recording ? { recording } : {}),
+      ...(forwarder ? { forward: forwarder.forward } : {}),
       onRequest(request) {
         if (options.count !== undefined && received >= options.count) return;
+        inspection?.add(request);
         received += 1;
         if (!request.verdict.valid) invalid += 1;
         lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, paint, options.verbose)}\n`);
@@ -97,13 +116,20 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     });
   } catch (error) {
     recording?.close();
+    await forwarder?.close();
     throw error;
   }
+  inspection?.setReceiverUrl(receiver.url);
+  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
 
   if (options.json) {
-    output.event("listening", { url: receiver.url, port: receiver.port });
+    output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwarder ? { forwardTo: forwarder.url } : {}) });
     output.log(`Listening on ${receiver.url}`);
   } else output.line(`Listening on ${receiver.url}`);
+  if (forwarder) output.line(`Forwarding to ${forwarder.url}`);
+  if (page) output.line(`Inspector: ${page}`);
+  const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
+  if (stopKeys) output.log("Press r to resend the latest request.");
   if (secret === undefined) output.warn("no secret given (--secret, --secret-file or WEBHOOK_SECRET): requests are accepted and marked unsigned");
   spinner = output.spinner(waitingText(0, 0));
 
@@ -115,7 +141,9 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const reason = await stopped;
   if (exitTimer) clearTimeout(exitTimer);
   io.signal.removeEventListener("abort", onSignal);
+  stopKeys?.();
   await receiver.close();
+  await Promise.all([inspection?.close(), forwarder?.close()]);
   recording?.close();
   lines.flush();
   spinner.stop();
@@ -130,6 +158,35 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   );
   if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), junitCases);
   return code;
+}
+
+/** Starts the page; when its port is unusable, what listen opened is closed before the error is reported. */
+async function serveInspector(
+  inspection: Inspection,
+  port: number | undefined,
+  opened: readonly ({ close(): Promise<void> } | undefined)[],
+  recording: RecordingFile | undefined,
+): Promise<string> {
+  try {
+    return await inspection.serve(port ?? DEFAULT_UI_PORT);
+  } catch (error) {
+    await Promise.all(opened.map((item) => item?.close()));
+    recording?.close();
+    throw error;
+  }
+}
+
+/** `↻ R1 resend of #3 → http://localhost:3000/webhook  200  12ms` (or a `resend` JSON event). */
+function reportResend(row: Inspected, output: Output): void {
+  const response = row.response;
+  const fields = { label: row.label, of: row.resend?.ofLabel, url: row.resend?.url, status: response?.status ?? null, ms: response?.ms ?? 0, error: response?.error ?? null };
+  output.event("resend", fields);
+  const outcome = fields.status !== null && fields.error === null ? String(fields.status) : `${fields.status ?? "no answer"}: ${fields.error ?? ""}`;
+  output.line(`↻ ${fields.label} resend of #${fields.of ?? "?"} → ${fields.url ?? ""}  ${outcome}  ${formatDuration(fields.ms)}`);
+}
+
+function isTerminal(stream: NodeJS.ReadableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
 function resolveSecret(options: ListenOptions, io: CliIo): string | undefined {
@@ -237,8 +294,13 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
   const v = request.verdict;
   const signature =
     v.signatureValid === true ? paint.ok("signature ok") : v.signatureValid === null ? paint.dim("unsigned") : paint.bad("signature FAILED");
-  const answer =
-    request.fault === "timeout" ? "held (timeout)" : request.fault === "drop" ? "dropped" : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
+  const answer = request.forwarded
+    ? forwardedAnswer(request.forwarded, paint)
+    : request.fault === "timeout"
+      ? "held (timeout)"
+      : request.fault === "drop"
+        ? "dropped"
+        : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
   let text =
     `#${request.index} ${request.method} ${request.path}  ${v.type ?? paint.bad("?")}  ${v.userId ?? "-"}` +
     `${v.name !== undefined ? `  ${JSON.stringify(v.name)}` : ""}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
@@ -257,6 +319,12 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
 }
 
 /** The `request` JSON event's fields (CONTRACT.md 3), plus `diagnosis` when a signature failed. */
+/** `201 from the app in 12ms`, or listen's own 502/504 with the reason. */
+function forwardedAnswer(result: ForwardResult, paint: Painter): string {
+  if (result.fromApp) return `${result.status} from the app in ${formatDuration(result.ms)}`;
+  return paint.bad(`${result.status}: ${result.error ?? "no answer from the app"}`);
+}
+
 export function requestEvent(request: ReceivedRequest): Record<string, unknown> {
   const v = request.verdict;
   const fields: Record<string, unknown> = {
@@ -269,6 +337,10 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
     status: request.status,
   };
   if (request.fault !== null) fields["fault"] = request.fault;
+  if (request.forwarded) {
+    const { fromApp, status, ms, error } = request.forwarded;
+    fields["app"] = { status: fromApp ? status : null, ms, error };
+  }
   if (v.signatureValid === false) fields["diagnosis"] = v.diagnosis?.message ?? v.signatureError;
   return fields;
 }
@@ -309,6 +381,11 @@ const rawSchema = z.object({
   junit: z.string().min(1).optional(),
   json: z.boolean().default(false),
   verbose: z.boolean().default(false),
+  forwardTo: z.string().min(1).optional(),
+  forwardTimeout: duration("--forward-timeout").optional(),
+  ui: z.boolean().default(false),
+  uiPort: integer("--ui-port", 0, 65535).default(DEFAULT_UI_PORT),
+  uiKeep: integer("--ui-keep", 1, 1_000_000).default(1_000),
 });
 
 export function registerListen(program: Command, context: CommandContext): void {
@@ -335,14 +412,24 @@ export function registerListen(program: Command, context: CommandContext): void 
     .option("--junit <file>", "write a JUnit XML report, one test case per request")
     .option("--json", "one JSON object per line on stdout")
     .option("--verbose", "print each request's full body")
+    .option("--forward-to <url>", "relay each request (exact bytes and headers) to your app and answer with its response")
+    .option("--forward-timeout <duration>", "how long the app may take before the sender gets 504", "5s")
+    .option("--ui", "serve the inspector page on 127.0.0.1 (--ui-port)")
+    .option("--ui-port <n>", "port of the inspector page (0 = any free port)", String(DEFAULT_UI_PORT))
+    .option("--ui-keep <n>", "requests the inspector keeps in memory", "1000")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ webhook-cli listen --secret s3cret\n  $ webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml\n  $ webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
+      "\nExamples:\n  $ webhook-cli listen --secret s3cret\n  $ webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml\n  $ webhook-cli listen --script 503,503,timeout,200 --record received.ndjson\n  $ webhook-cli listen --secret s3cret --forward-to http://localhost:3000/webhook --ui",
     )
     .action(async (raw: Record<string, unknown>) => {
-      const { delay, exitAfter, ...rest } = stripUndefined(parseOptions(rawSchema, raw));
+      const { delay, exitAfter, forwardTimeout, ...rest } = stripUndefined(parseOptions(rawSchema, raw));
       context.exitCode = await listen(
-        { ...rest, ...(delay !== undefined ? { delayMs: delay } : {}), ...(exitAfter !== undefined ? { exitAfterMs: exitAfter } : {}) },
+        {
+          ...rest,
+          ...(delay !== undefined ? { delayMs: delay } : {}),
+          ...(exitAfter !== undefined ? { exitAfterMs: exitAfter } : {}),
+          ...(forwardTimeout !== undefined ? { forwardTimeoutMs: forwardTimeout } : {}),
+        },
         context.io,
       );
     });
