@@ -17,10 +17,14 @@ function h(tag, attrs = {}, ...children) {
 }
 
 const badge = (text, kind) => h("span", { class: `badge ${kind}` }, text);
+const pad = (n, w = 2) => String(n).padStart(w, "0");
 const time = (iso) => {
   const date = new Date(iso);
-  const pad = (n, w = 2) => String(n).padStart(w, "0");
   return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+};
+const day = (iso) => {
+  const date = new Date(iso);
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 };
 const size = (bytes) => (bytes < 1024 ? `${bytes} B` : bytes < 1048576 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1048576).toFixed(1)} MB`);
 const statusKind = (status) => (status === null ? "bad" : status < 300 ? "ok" : status < 500 ? "warn" : "bad");
@@ -128,7 +132,7 @@ async function select(id) {
 
 function renderDetail(d) {
   const title = [d.type ?? "unknown", d.userId, d.name ? `“${d.name}”` : null].filter(Boolean).join(" · ");
-  const sub = `${d.method} ${d.path} · ${new Date(d.receivedAt).toLocaleString()} · ${size(d.size)}`;
+  const sub = `${d.method} ${d.path} · ${day(d.receivedAt)} ${time(d.receivedAt)} · ${size(d.size)}`;
   return [
     h("h2", {}, `#${d.label} `, title),
     h("p", { class: "sub mono" }, sub, d.resendOf !== null ? h("span", {}, " · resend of ", h("span", { class: "link", onclick: () => select(d.resendOf) }, `#${d.resendOfLabel}`), ` to ${d.resendUrl}`) : null),
