@@ -19,7 +19,8 @@ export interface ResendOptions {
  * through THE delivery engine (one attempt: the person clicking wants to see
  * this answer, not a retry schedule). The result is a new row linked to the original.
  */
-export async function resend(original: Inspected, url: string, options: ResendOptions, label: string): Promise<NewInspected> {
+/** The new row, unlabelled: it gets its label once it exists (a refused URL uses up no number). */
+export async function resend(original: Inspected, url: string, options: ResendOptions): Promise<Omit<NewInspected, "label">> {
   validateUrl(url, { flag: "Resend URL" });
   const userAgent = headerValue(original.headers["user-agent"]) ?? DEFAULT_USER_AGENT;
   const engine = new DeliveryEngine(
@@ -41,7 +42,6 @@ export async function resend(original: Inspected, url: string, options: ResendOp
       error: first?.error ?? null,
     };
     return {
-      label,
       receivedAt,
       method: "POST",
       path: pathOf(url),

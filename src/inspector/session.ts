@@ -64,8 +64,8 @@ export class Inspection {
   async resend(id: number, url?: string): Promise<Inspected | undefined> {
     const original = this.store.get(id);
     if (!original) return undefined;
-    const label = `R${++this.resends}`;
-    const row = this.store.add(await resend(original, url ?? this.defaultTarget(), { secret: this.options.secret }, label));
+    const resent = await resend(original, url ?? this.defaultTarget(), { secret: this.options.secret });
+    const row = this.store.add({ ...resent, label: `R${++this.resends}` });
     this.options.onResent?.(row);
     return row;
   }
