@@ -123,9 +123,10 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     url: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        // Nothing here is worth waiting for: open pages reconnect to the next run.
         for (const stream of streams) stream.end();
         server.close(() => resolve());
-        server.closeIdleConnections();
+        server.closeAllConnections();
       }),
   };
 }

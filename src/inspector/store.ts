@@ -42,12 +42,14 @@ export class RequestStore {
   private readonly rows: Inspected[] = [];
   private readonly listeners = new Set<(row: Inspected) => void>();
   private nextId = 1;
+  private latest: Inspected | undefined;
 
   constructor(readonly keep: number = DEFAULT_KEEP) {}
 
   add(row: NewInspected): Inspected {
     const stored: Inspected = { id: this.nextId++, ...row };
     this.rows.push(stored);
+    if (!stored.resend) this.latest = stored;
     // Dropping from the front in bulk keeps add() O(1) amortised.
     if (this.rows.length > this.keep + 64) this.rows.splice(0, this.rows.length - this.keep);
     for (const listener of this.listeners) listener(stored);
@@ -70,8 +72,7 @@ export class RequestStore {
 
   /** The newest row that listen received (not a resend). */
   latestReceived(): Inspected | undefined {
-    for (let i = this.rows.length - 1; i >= 0; i--) if (!(this.rows[i] as Inspected).resend) return this.rows[i];
-    return undefined;
+    return this.latest;
   }
 
   subscribe(listener: (row: Inspected) => void): () => void {
