@@ -65,6 +65,7 @@ export interface Receiver {
 const CLOSE_GRACE_MS = 10_000;
 const JSON_HEADERS = { "content-type": "application/json" };
 const OK_BODY = '{"ok":true}';
+const EMPTY = Buffer.alloc(0);
 
 /** The node:http(s) adapter around the verifier: POST on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
@@ -221,19 +222,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       valid: false,
     };
     const path = req.url ?? "/";
-    onRequest?.({
-      index: ++index,
-      receivedAt: new Date(clock.now()),
-      method: "POST",
-      path,
-      headers: req.headers,
-      verdict,
-      status: 413,
-      fault: null,
-      injected: false,
-      raw: Buffer.alloc(0),
-      forwarded: null,
-    });
+    onRequest?.({ index: ++index, receivedAt: new Date(clock.now()), method: "POST", path, headers: req.headers, verdict, status: 413, fault: null, injected: false, raw: EMPTY, forwarded: null });
     res.shouldKeepAlive = false;
     res.writeHead(413, { ...JSON_HEADERS, connection: "close" }).end(`{"error":"body over ${maxBody} bytes"}`);
     // Read and discard the rest (never buffered) so the sender sees the 413, within reason.

@@ -60,6 +60,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveSecret(options, io);
   const tls = readTls(options, io.cwd);
+  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const faults = new FaultPlan({
     respond: options.respond,
@@ -81,12 +82,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let spinner = { update(_text: string) {}, stop() {} };
   // The spinner only exists on a terminal; skip building its text per request otherwise.
   const spinning = io.stderrIsTTY;
-  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
-  const keys = options.ui === true || isTerminal(io.stdin);
-  // Rows are kept only for a page or the `r` key; without either, the hot path stays as it was.
-  const inspection = keys
-    ? new Inspection({ secret, forwardUrl: forwarder?.url, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) })
-    : undefined;
+  const inspection = createInspection(options, io, secret, forwarder?.url, output);
 
   let receiver: Receiver;
   try {
@@ -122,12 +118,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   inspection?.setReceiverUrl(receiver.url);
   const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
 
-  if (options.json) {
-    output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwarder ? { forwardTo: forwarder.url } : {}) });
-    output.log(`Listening on ${receiver.url}`);
-  } else output.line(`Listening on ${receiver.url}`);
-  if (forwarder) output.line(`Forwarding to ${forwarder.url}`);
-  if (page) output.line(`Inspector: ${page}`);
+  announce(output, receiver, forwarder?.url, page);
   const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (secret === undefined) output.warn("no secret given (--secret, --secret-file or WEBHOOK_SECRET): requests are accepted and marked unsigned");
@@ -158,6 +149,22 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   );
   if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), junitCases);
   return code;
+}
+
+/** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
+function createInspection(options: ListenOptions, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
+  if (options.ui !== true && !isTerminal(io.stdin)) return undefined;
+  return new Inspection({ secret, forwardUrl, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) });
+}
+
+/** `Listening on` first (CONTRACT.md 3), then where requests are relayed and where the page is. */
+function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
+  if (output.json) {
+    output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwardUrl ? { forwardTo: forwardUrl } : {}) });
+    output.log(`Listening on ${receiver.url}`);
+  } else output.line(`Listening on ${receiver.url}`);
+  if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
+  if (page) output.line(`Inspector: ${page}`);
 }
 
 /** Starts the page; when its port is unusable, what listen opened is closed before the error is reported. */
