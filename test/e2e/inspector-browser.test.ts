@@ -14,7 +14,14 @@ const hmac = (body: Buffer) => createHmac("sha1", SECRET).update(body).digest("h
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
 const { path: chromiumPath, skip } = browserAvailability();
 
-describe.skipIf(skip)("listen --ui in headless Chromium", () => {
+// In CI a missing browser is a failed test, not a silent skip.
+describe.runIf(!skip && chromiumPath === undefined)("browser tests in CI", () => {
+  it("find Chromium to drive", () => {
+    expect.fail("CI=true and no Chromium found: .ci/run installs it with `apt-get install -y chromium` (or set CHROMIUM_PATH)");
+  });
+});
+
+describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", () => {
   const files = tempDir("webhook-cli-inspector-browser-");
   let app: TestServer;
   let listen: ChildProcess;
