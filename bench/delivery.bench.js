@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { Pool } from "undici";
-import { DeliveryEngine } from "../dist/delivery/deliver.js";
+import { undiciEngine } from "../dist/delivery/wire.js";
 
 // Many short interleaved rounds, compared pairwise: the shared machine's load swings a lot.
 const SECONDS = Number(process.env.DELIVERY_BENCH_SECONDS ?? 1.2);
@@ -74,7 +74,7 @@ async function main() {
   const results = [];
   try {
     for (const concurrency of [1, 64]) {
-      const engine = new DeliveryEngine({ targets: [{ url: receiver.url, headers: { "X-Env": "bench" } }], secret: SECRET, userAgent: "Segment.io/1.0" }, { connections: concurrency });
+      const engine = undiciEngine({ targets: [{ url: receiver.url, headers: { "X-Env": "bench" } }], secret: SECRET, userAgent: "Segment.io/1.0" }, { connections: concurrency });
       const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 10_000 });
       const viaEngine = async (i) => {
         const result = await engine.deliver(BODIES[i]);

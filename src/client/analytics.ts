@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ClosedError, ConfigError, ValidationError } from "../errors.js";
 import { sleep, systemClock, type Clock, type Random, type TimerHandle } from "../util/clock.js";
+import { holdProcess } from "../util/keep-alive.js";
 import { Batcher, batchBody, envelopeOverhead, type SealedBatch } from "./batcher.js";
 import { BatchDeliveryError, QueueFullError } from "./errors.js";
-import { LIBRARY, debugFromEnv, stderrLog } from "./library.js";
+import { LIBRARY } from "./library.js";
 import { describeOutcome, isRetryable, isSuccess, retryDelayMs, type SendOutcome } from "./retry.js";
 import { Transport } from "./transport.js";
 import type {
@@ -18,9 +19,10 @@ import type {
   GroupMessage,
   IdentifyMessage,
   PageMessage,
+  ScreenMessage,
   TrackMessage,
 } from "./types.js";
-import { checkMessageSize, validateCall } from "./validate.js";
+import { checkMessageSize, checkOptions, validateCall, wireIds } from "./validate.js";
 
 export const DEFAULT_ENDPOINT = "https://api.segment.io";
 export const DEFAULT_FLUSH_AT = 20;
@@ -29,7 +31,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_RETRIES = 3;
 export const DEFAULT_MAX_QUEUE_SIZE = 10_000;
 export const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
-export const DEFAULT_CONCURRENCY = 4;
+/** Batch requests in flight at once: each carries up to 500 KB of calls, so a few keep a collection API busy. */
+export const DEFAULT_BATCHES_IN_FLIGHT = 4;
 
 /** A sealed batch on its way: waiting for a free request slot, in flight, or waiting to retry. */
 interface OutgoingBatch {
@@ -69,8 +72,6 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   private full = false;
   private lastIsoAt = Number.NaN;
   private lastIso = "";
-  private holds = 0;
-  private keepAlive: NodeJS.Timeout | undefined;
   private readonly counters = { queued: 0, queuedBytes: 0, delivered: 0, failed: 0, dropped: 0 };
 
   constructor(writeKey: string, options: AnalyticsOptions = {}) {
@@ -78,17 +79,19 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     if (typeof writeKey !== "string" || writeKey === "") {
       throw new ConfigError("You must pass your source's write key.", { key: "writeKey" });
     }
+    checkOptions(options);
     const flushAt = positiveInteger("flushAt", options.flushAt, DEFAULT_FLUSH_AT);
     this.flushAfter = positiveNumber("flushAfter", options.flushAfter, DEFAULT_FLUSH_AFTER_MS);
     const timeout = positiveNumber("timeout", options.timeout, DEFAULT_REQUEST_TIMEOUT_MS);
     this.maxRetries = nonNegativeInteger("maxRetries", options.maxRetries, DEFAULT_MAX_RETRIES);
     this.maxQueueSize = positiveInteger("maxQueueSize", options.maxQueueSize, DEFAULT_MAX_QUEUE_SIZE);
     this.maxQueueBytes = positiveInteger("maxQueueBytes", options.maxQueueBytes, DEFAULT_MAX_QUEUE_BYTES);
-    this.concurrency = positiveInteger("concurrency", options.concurrency, DEFAULT_CONCURRENCY);
+    this.concurrency = positiveInteger("concurrency", options.concurrency, DEFAULT_BATCHES_IN_FLIGHT);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.debug = options.debug ?? debugFromEnv(process.env.DEBUG);
-    const sink = options.log ?? stderrLog;
+    this.debug = options.debug ?? false;
+    // Without a log, lines go nowhere: the client writes no stream of its own (the package's edge passes stderr).
+    const sink = options.log ?? (() => {});
     // Logging must never be the thing that breaks a call or a delivery.
     this.log = (line) => {
       try {
@@ -123,6 +126,11 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   /** Records a page view. */
   page(message: PageMessage, callback?: Callback): void {
     this.enqueue("page", message, callback);
+  }
+
+  /** Records a mobile app screen view (the page of apps). */
+  screen(message: ScreenMessage, callback?: Callback): void {
+    this.enqueue("screen", message, callback);
   }
 
   /** Associates a user with a group. */
@@ -163,7 +171,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     const messageId = (message.messageId as string | undefined) || randomUUID();
     const given = message.timestamp as Date | string | undefined | null;
     const timestamp = given === undefined || given === null ? this.isoNow() : given instanceof Date ? given.toISOString() : given;
-    const wire: Record<string, unknown> = { type, ...message, messageId, timestamp };
+    const wire: Record<string, unknown> = { type, ...message, ...wireIds(message), messageId, timestamp };
     wire.type = type;
     let json: string;
     try {
@@ -368,13 +376,7 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
    * retry timers are unref'd, and an awaited promise alone does not hold the loop.
    */
   private hold<T>(promise: Promise<T>): Promise<T> {
-    if (this.holds++ === 0) this.keepAlive = setInterval(() => {}, 1 << 30);
-    return promise.finally(() => {
-      if (--this.holds === 0 && this.keepAlive) {
-        clearInterval(this.keepAlive);
-        this.keepAlive = undefined;
-      }
-    });
+    return promise.finally(holdProcess());
   }
 
   private async shutdown(): Promise<void> {

@@ -1,13 +1,14 @@
 /**
  * Pure batching (no I/O, no timers): messages arrive as JSON text and leave in
  * sealed batches, by count (`flushAt`) or because the next message would push
- * the request body over 500 KB. The caller decides when time is up (`seal`).
+ * the request body over 500,000 bytes (MAX_BATCH_BYTES). The caller decides when time is up (`seal`).
  */
 
-/** Largest batch request body, in bytes (SPEC.md 8). */
-export const MAX_BATCH_BYTES = 512_000;
+import { MAX_BATCH_BYTES } from "../messages/limits.js";
 
-export interface QueuedMessage<C> {
+export { MAX_BATCH_BYTES };
+
+export interface BatchItem<C> {
   /** The message's JSON text, exactly as it is sent. */
   json: string;
   /** UTF-8 length of `json`. */
@@ -17,7 +18,7 @@ export interface QueuedMessage<C> {
 }
 
 export interface SealedBatch<C> {
-  messages: QueuedMessage<C>[];
+  messages: BatchItem<C>[];
   /** Bytes of the messages plus the commas between them (the body's `batch` array contents). */
   bytes: number;
 }
@@ -30,7 +31,7 @@ export interface BatcherOptions {
 }
 
 export class Batcher<C> {
-  private current: QueuedMessage<C>[] = [];
+  private current: BatchItem<C>[] = [];
   private currentBytes = 0;
   private readonly flushAt: number;
   private readonly budget: number;
@@ -50,7 +51,7 @@ export class Batcher<C> {
    * batch when this message would not fit beside it, then the new one when it
    * reaches `flushAt`.
    */
-  add(message: QueuedMessage<C>): SealedBatch<C>[] {
+  add(message: BatchItem<C>): SealedBatch<C>[] {
     const sealed: SealedBatch<C>[] = [];
     if (this.current.length > 0 && this.currentBytes + 1 + message.bytes > this.budget) {
       sealed.push(this.take());
@@ -81,7 +82,7 @@ export interface BatchEnvelope {
 }
 
 /** The request body of CONTRACT.md 6, assembled from the messages' JSON without re-serializing them. */
-export function batchBody(messages: readonly QueuedMessage<unknown>[], envelope: BatchEnvelope): string {
+export function batchBody(messages: readonly BatchItem<unknown>[], envelope: BatchEnvelope): string {
   let batch = "";
   for (let i = 0; i < messages.length; i++) batch += (i > 0 ? "," : "") + messages[i]!.json;
   return (

@@ -6,13 +6,3 @@ export const LIBRARY: { readonly name: string; readonly version: string } = (() 
   const pkg = createRequire(import.meta.url)("../../package.json") as { name: string; version: string };
   return { name: pkg.name, version: pkg.version };
 })();
-
-/** `DEBUG=analytics` (also in a comma/space separated list, or `analytics*`, or `*`) turns logging on. */
-export function debugFromEnv(value: string | undefined): boolean {
-  if (!value) return false;
-  return value.split(/[\s,]+/).some((name) => name === "analytics" || name === "*" || name.startsWith("analytics:") || name === "analytics*");
-}
-
-export function stderrLog(line: string): void {
-  process.stderr.write(`${line}\n`);
-}

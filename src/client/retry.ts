@@ -42,15 +42,6 @@ export function retryDelayMs(n: number, random: Random, retryAfterMs?: number): 
   return Math.round(ceiling * (0.5 + random() / 2));
 }
 
-/** `Retry-After` as delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === "") return undefined;
-  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 export function describeOutcome(outcome: SendOutcome): string {
   switch (outcome.kind) {
     case "status": {

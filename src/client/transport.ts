@@ -1,6 +1,7 @@
 import { Pool } from "undici";
 import { ConfigError } from "../errors.js";
-import { parseRetryAfter, type SendOutcome } from "./retry.js";
+import { parseRetryAfter } from "../util/retry-after.js";
+import type { SendOutcome } from "./retry.js";
 
 /**
  * The one adapter of the client that does I/O: POSTs a batch body to

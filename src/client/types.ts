@@ -19,10 +19,10 @@ export interface CommonFields {
   messageId?: string;
 }
 
-/** Who the call is about: `userId`, `anonymousId`, or both. */
+/** Who the call is about: `userId`, `anonymousId`, or both. A number is sent as its string. */
 export interface Identity {
-  userId?: string;
-  anonymousId?: string;
+  userId?: string | number;
+  anonymousId?: string | number;
 }
 
 export interface IdentifyMessage extends CommonFields, Identity {
@@ -42,30 +42,27 @@ export interface PageMessage extends CommonFields, Identity {
   properties?: Record<string, unknown>;
 }
 
+export interface ScreenMessage extends CommonFields, Identity {
+  /** The screen's name, e.g. "Home". */
+  name?: string;
+  category?: string;
+  properties?: Record<string, unknown>;
+}
+
 export interface GroupMessage extends CommonFields, Identity {
   /** The company, organization, account, project or team. Required. */
-  groupId: string;
+  groupId: string | number;
   traits?: Record<string, unknown>;
 }
 
 export interface AliasMessage extends CommonFields {
   /** The new id. Required. */
-  userId: string;
+  userId: string | number;
   /** The id to alias from. Required. */
-  previousId: string;
+  previousId: string | number;
 }
 
-export type CallType = "identify" | "track" | "page" | "group" | "alias";
-
-export interface MessageByType {
-  identify: IdentifyMessage;
-  track: TrackMessage;
-  page: PageMessage;
-  group: GroupMessage;
-  alias: AliasMessage;
-}
-
-export type AnyMessage = MessageByType[CallType];
+export type { CallType } from "../messages/schemas.js";
 
 /** Runs once per call: with no argument when its message was delivered, with the error when it finally failed. */
 export type Callback = (error?: Error) => void;
@@ -91,7 +88,7 @@ export interface AnalyticsOptions {
   clock?: Clock;
   /** Randomness for backoff jitter. Default Math.random. */
   random?: Random;
-  /** Log queueing, flushes and failures. Default: true when `DEBUG` names `analytics` at construction. */
+  /** Log queueing, flushes and failures. Default: true when `DEBUG` names `analytics` (read once, when the package loads). */
   debug?: boolean;
   /** Where log lines go (debug lines and errors nobody listens for). Default: stderr. */
   log?: (line: string) => void;

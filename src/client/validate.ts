@@ -1,13 +1,12 @@
-import { ValidationError } from "../errors.js";
-import type { CallType } from "./types.js";
+import { ConfigError, ValidationError } from "../errors.js";
+import { MAX_MESSAGE_BYTES } from "../messages/limits.js";
+import { isPlainObject } from "../util/json.js";
+import type { AnalyticsOptions, CallType } from "./types.js";
 
 /**
  * Synchronous checks of a call (pure). The required-field messages and their
  * order are the original library's (CONTRACT.md 6); type checks follow them.
  */
-
-/** Largest JSON of one message, in UTF-8 bytes (SPEC.md 8). */
-export const MAX_MESSAGE_BYTES = 32_768;
 
 export const MISSING_IDENTITY = "You must pass either an 'anonymousId' or 'userId'.";
 export const MISSING_EVENT = "You must pass 'event'.";
@@ -20,16 +19,13 @@ function missing(value: unknown): boolean {
   return value === undefined || value === null || value === "";
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** Throws the first problem of `message` as a call of `type`. */
 export function validateCall(type: CallType, message: unknown): asserts message is Record<string, unknown> {
   if (!isPlainObject(message)) throw new ValidationError(`You must pass a message object to ${type}().`);
   switch (type) {
     case "identify":
     case "page":
+    case "screen":
       requireIdentity(message);
       break;
     case "track":
@@ -46,11 +42,11 @@ export function validateCall(type: CallType, message: unknown): asserts message 
       break;
   }
   // Unrolled (not a loop over key names): this runs on every call of a hot path.
-  expectString(message.userId, "userId");
-  expectString(message.anonymousId, "anonymousId");
+  expectId(message.userId, "userId");
+  expectId(message.anonymousId, "anonymousId");
   expectString(message.event, "event");
-  expectString(message.groupId, "groupId");
-  expectString(message.previousId, "previousId");
+  expectId(message.groupId, "groupId");
+  expectId(message.previousId, "previousId");
   expectString(message.name, "name");
   expectString(message.category, "category");
   expectString(message.messageId, "messageId");
@@ -71,6 +67,67 @@ export function validateCall(type: CallType, message: unknown): asserts message 
 function expectString(value: unknown, key: string): void {
   if (value !== undefined && value !== null && typeof value !== "string") {
     throw new ValidationError(`'${key}' must be a string, got ${describeType(value)}.`);
+  }
+}
+
+/** Ids may be numbers (analytics-node accepts them); they are sent as strings. */
+function expectId(value: unknown, key: string): void {
+  if (typeof value === "number" && Number.isFinite(value)) return;
+  if (value !== undefined && value !== null && typeof value !== "string") {
+    throw new ValidationError(`'${key}' must be a string or a number, got ${describeType(value)}.`);
+  }
+}
+
+/** The message's numeric ids as strings, to spread over it; empty when there are none (the common case). */
+export function wireIds(message: Record<string, unknown>): Record<string, string> {
+  let ids: Record<string, string> | undefined;
+  for (const key of ID_KEYS) {
+    const value = message[key];
+    if (typeof value === "number") (ids ??= {})[key] = String(value);
+  }
+  return ids ?? NO_IDS;
+}
+
+const ID_KEYS = ["userId", "anonymousId", "groupId", "previousId"] as const;
+const NO_IDS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof AnalyticsOptions>([
+  "endpoint",
+  "flushAt",
+  "flushAfter",
+  "timeout",
+  "maxRetries",
+  "maxQueueSize",
+  "maxQueueBytes",
+  "concurrency",
+  "clock",
+  "random",
+  "debug",
+  "log",
+]);
+
+/** What users of other clients (analytics-node, -python, -go) would guess, and our name for it. */
+const OTHER_NAMES: Readonly<Record<string, keyof AnalyticsOptions>> = {
+  host: "endpoint",
+  path: "endpoint",
+  flushInterval: "flushAfter",
+  interval: "flushAfter",
+  maxEventsInBatch: "flushAt",
+  batchSize: "flushAt",
+  httpRequestTimeout: "timeout",
+  verbose: "debug",
+  logger: "log",
+};
+
+/** An unknown option is an error naming it (a silently ignored `host` would send to the public endpoint). */
+export function checkOptions(options: unknown): void {
+  if (options === undefined) return;
+  if (!isPlainObject(options)) throw new ConfigError(`options must be an object, got ${describeType(options)}`);
+  for (const key of Object.keys(options)) {
+    if (KNOWN_OPTIONS.has(key)) continue;
+    const instead = Object.hasOwn(OTHER_NAMES, key) ? OTHER_NAMES[key] : undefined;
+    const hint = instead !== undefined ? `: this client calls it '${instead}'` : `; known options: ${[...KNOWN_OPTIONS].join(", ")}`;
+    throw new ConfigError(`Unknown option '${key}'${hint}.`, { key });
   }
 }
 

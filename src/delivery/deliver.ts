@@ -1,8 +1,9 @@
 import type { Target } from "../settings.js";
 import { sign } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
-import { Transport, type AttemptReport } from "./attempt.js";
-import { classifyOutcome, planNextRound } from "./policy.js";
+import { holdProcess } from "../util/keep-alive.js";
+import { classifyOutcome, planNextRound, type NextRound } from "./policy.js";
+import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import {
   DEFAULT_RETRY_WINDOW_MS,
   DEFAULT_TIMEOUT_MS,
@@ -20,19 +21,35 @@ export interface EngineSettings {
   userAgent: string;
 }
 
-interface UrlState {
-  target: Target;
-  request: PreparedRequest;
-  attempts: number;
-  status: number | null;
-  error: string | null;
-  ms: number;
+/** One URL's attempts for one message. */
+class UrlState {
+  attempts = 0;
+  status: number | null = null;
+  error: string | null = null;
+  ms = 0;
+
+  constructor(
+    readonly target: Target,
+    readonly request: PreparedRequest,
+  ) {}
+
+  record(report: AttemptReport): void {
+    this.attempts += 1;
+    this.status = report.status;
+    this.error = report.error;
+    this.ms += report.ms;
+  }
+
+  result(): UrlResult {
+    return { url: this.target.url, status: this.status, attempts: this.attempts, error: this.error, ms: this.ms };
+  }
 }
 
 /**
  * THE delivery engine (CONTRACT.md 1 and 2): signs the exact bytes, POSTs them
- * to every target at once, retries the retryable ones together on the policy's
- * schedule, and reports; delivery failures are results, never rejections.
+ * to every target at once through its transport, retries the retryable ones
+ * together on the policy's schedule, and reports; delivery failures are
+ * results, never rejections.
  */
 export class DeliveryEngine {
   private readonly settings: EngineSettings;
@@ -40,51 +57,37 @@ export class DeliveryEngine {
   private readonly retryWindowMs: number;
   private readonly clock: Clock;
   private readonly random: Random;
-  private readonly onAttempt: ((event: AttemptEvent) => void) | undefined;
-  private readonly transport: Transport;
+  private readonly transport: DeliveryTransport;
   // The secret's UTF-8 bytes, converted once: HMAC takes a string key as exactly these bytes, and converting it per message costs more than the hash.
   private readonly key: Buffer | undefined;
 
-  constructor(settings: EngineSettings, options: DeliveryOptions = {}) {
+  constructor(settings: EngineSettings, options: DeliveryOptions) {
     this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent };
     this.key = settings.secret === undefined ? undefined : Buffer.from(settings.secret, "utf8");
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retryWindowMs = options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
-    this.onAttempt = options.onAttempt;
-    this.transport = new Transport({
-      timeoutMs: this.timeoutMs,
-      ...(options.ca ? { ca: options.ca } : {}),
-      ...(options.connections !== undefined ? { connections: options.connections } : {}),
-    });
+    this.transport = options.transport;
   }
 
   /** The exact request sent to `target` (CONTRACT.md 1); --dry-run prints it. */
   prepare(body: string | Uint8Array, target: Target): PreparedRequest {
-    const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const bytes = toBuffer(body);
     return this.prepareBytes(bytes, target, this.key === undefined ? undefined : sign(this.key, bytes));
   }
 
   /** Delivers one message to every target; resolves with the result (never rejects for delivery failures). */
   async deliver(body: string | Uint8Array, call: DeliverCall = {}): Promise<DeliveryResult> {
-    const targets = call.targets ?? this.settings.targets;
-    const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const bytes = toBuffer(body);
     // Same bytes and secret for every target: sign once.
     const signature = this.key === undefined ? undefined : sign(this.key, bytes);
-    const states: UrlState[] = targets.map((target) => ({
-      target,
-      request: this.prepareBytes(bytes, target, signature),
-      attempts: 0,
-      status: null,
-      error: null,
-      ms: 0,
-    }));
+    const states = (call.targets ?? this.settings.targets).map((target) => new UrlState(target, this.prepareBytes(bytes, target, signature)));
     const result = (delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult => ({
       delivered,
       rounds,
       interrupted,
-      urls: states.map(({ target, status, attempts, error, ms }): UrlResult => ({ url: target.url, status, attempts, error, ms })),
+      urls: states.map((state) => state.result()),
     });
     if (states.length === 0) return result(false, 0, false);
     if (call.signal?.aborted) return result(false, 0, true);
@@ -92,13 +95,7 @@ export class DeliveryEngine {
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
     let pending = states;
     for (let round = 1; ; round++) {
-      // One URL (the usual case) needs no Promise.all around its single attempt.
-      const reports =
-        pending.length === 1
-          ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, this.onAttempt !== undefined)]
-          : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, this.onAttempt !== undefined)));
-      pending.forEach((state, i) => record(state, reports[i] as AttemptReport));
-
+      const reports = await this.attemptAll(pending, call.keepResponse === true);
       const plan = planNextRound({
         round,
         outcomes: reports.map((r) => r.outcome),
@@ -109,36 +106,42 @@ export class DeliveryEngine {
       });
       const retryable = pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome) === "retry");
       const stopping = plan.retry && call.signal?.aborted === true;
-      this.emit(pending, reports, plan.retry && !stopping ? plan.waitMs : undefined, retryable);
+      if (call.onAttempt) emit(call.onAttempt, pending, reports, plan.retry && !stopping ? plan.waitMs : undefined, retryable);
 
-      if (!plan.retry) {
-        if (plan.reason === "window") for (const state of retryable) state.error = `${state.error ?? "failed"}; retry window closed`;
-        return result(plan.reason === "delivered", round, false);
-      }
-      if (stopping) return result(false, round, true);
-      // The clock's timers may be unref'd (systemClock); a caller awaiting this delivery must not see its process exit mid-wait.
-      const hold = setInterval(() => {}, 1 << 30);
-      try {
-        await sleep(this.clock, plan.waitMs, call.signal);
-      } catch {
-        return result(false, round, true);
-      } finally {
-        clearInterval(hold);
-      }
+      if (!plan.retry) return result(finish(plan, retryable), round, false);
+      if (stopping || !(await this.wait(plan.waitMs, call.signal))) return result(false, round, true);
       pending = retryable;
-    }
-
-    function record(state: UrlState, report: AttemptReport): void {
-      state.attempts += 1;
-      state.status = report.status;
-      state.error = report.error;
-      state.ms += report.ms;
     }
   }
 
-  /** Closes the keep-alive connections; waits for requests in flight. */
+  /** Closes the transport (keep-alive connections); waits for requests in flight. */
   async close(): Promise<void> {
     await this.transport.close();
+  }
+
+  /** One round: every pending URL at once, each report recorded on its URL. */
+  private async attemptAll(pending: readonly UrlState[], keepResponse: boolean): Promise<AttemptReport[]> {
+    // One URL (the usual case) needs no Promise.all around its single attempt.
+    const reports =
+      pending.length === 1
+        ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, keepResponse)]
+        : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse)));
+    pending.forEach((state, i) => state.record(reports[i] as AttemptReport));
+    return reports;
+  }
+
+  /** Waits before the next round; false when the signal stopped the wait. */
+  private async wait(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+    // The clock's timers are unref'd; a caller awaiting this delivery must not see its process exit mid-wait.
+    const release = holdProcess();
+    try {
+      await sleep(this.clock, ms, signal);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      release();
+    }
   }
 
   private prepareBytes(bytes: Buffer, target: Target, signature: string | undefined): PreparedRequest {
@@ -151,27 +154,42 @@ export class DeliveryEngine {
     }
     return { url: target.url, method: "POST", headers, body: bytes };
   }
+}
 
-  private emit(pending: readonly UrlState[], reports: readonly AttemptReport[], retryInMs: number | undefined, retried: readonly UrlState[]): void {
-    if (!this.onAttempt) return;
-    pending.forEach((state, i) => {
-      const report = reports[i] as AttemptReport;
-      const event: AttemptEvent = {
-        url: state.target.url,
-        attempt: state.attempts,
-        outcome: report.outcome,
-        status: report.status,
-        error: report.error,
-        ms: report.ms,
-        request: state.request,
-        ...(retryInMs !== undefined && retried.includes(state) ? { retryInMs } : {}),
-        ...(report.response ? { response: report.response } : {}),
-      };
-      try {
-        this.onAttempt?.(event);
-      } catch {
-        // A faulty listener must not break delivery.
-      }
-    });
-  }
+function toBuffer(body: string | Uint8Array): Buffer {
+  return typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+}
+
+/** The end of a delivery: delivered or not; URLs stopped by the window say so. */
+function finish(plan: Extract<NextRound, { retry: false }>, retryable: readonly UrlState[]): boolean {
+  if (plan.reason === "window") for (const state of retryable) state.error = `${state.error ?? "failed"}; retry window closed`;
+  return plan.reason === "delivered";
+}
+
+function emit(
+  onAttempt: (event: AttemptEvent) => void,
+  pending: readonly UrlState[],
+  reports: readonly AttemptReport[],
+  retryInMs: number | undefined,
+  retried: readonly UrlState[],
+): void {
+  pending.forEach((state, i) => {
+    const report = reports[i] as AttemptReport;
+    const event: AttemptEvent = {
+      url: state.target.url,
+      attempt: state.attempts,
+      outcome: report.outcome,
+      status: report.status,
+      error: report.error,
+      ms: report.ms,
+      request: state.request,
+      ...(retryInMs !== undefined && retried.includes(state) ? { retryInMs } : {}),
+      ...(report.response ? { response: report.response } : {}),
+    };
+    try {
+      onAttempt(event);
+    } catch {
+      // A faulty listener must not break delivery.
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import type { Target } from "../settings.js";
 import type { Clock, Random } from "../util/clock.js";
+import type { DeliveryTransport } from "./transport.js";
 
 /**
  * The one delivery engine's interface (CONTRACT.md 1 and 2). `send`, `replay`,
@@ -16,14 +17,10 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** No attempt starts later than this after the first one. Default 4 h. */
   retryWindowMs?: number;
-  /** Extra trusted CA certificates (PEM), added to Node's default roots. */
-  ca?: readonly string[];
   clock?: Clock;
   random?: Random;
-  /** Keep-alive connections per origin. */
-  connections?: number;
-  /** Called after every attempt (for --verbose, spinners, logs). */
-  onAttempt?: (event: AttemptEvent) => void;
+  /** The network: the undici adapter in production, a fake in unit tests. The engine closes it. */
+  transport: DeliveryTransport;
 }
 
 /** The exact request the engine sends to one target (also what --dry-run prints). */
@@ -85,4 +82,8 @@ export interface DeliverCall {
   firstAttemptAt?: number;
   /** Override the engine's targets for this message. */
   targets?: readonly Target[];
+  /** Called after each of this message's attempts (--verbose, spinners, logs, serve's retrying count). */
+  onAttempt?: (event: AttemptEvent) => void;
+  /** Keep each response's headers and the start of its body in the attempt events (--verbose only). */
+  keepResponse?: boolean;
 }

@@ -1,5 +1,5 @@
-import { DeliveryEngine } from "../delivery/deliver.js";
 import type { AttemptEvent } from "../delivery/types.js";
+import { undiciEngine } from "../delivery/wire.js";
 import { judgeRequest } from "../receiver/verdict.js";
 import { DEFAULT_USER_AGENT, validateHeader, validateUrl } from "../settings.js";
 import type { Inspected, NewInspected, PeerResponse } from "./store.js";
@@ -23,14 +23,14 @@ export interface ResendOptions {
 export async function resend(original: Inspected, url: string, options: ResendOptions): Promise<Omit<NewInspected, "label">> {
   validateUrl(url, { flag: "Resend URL" });
   const userAgent = headerValue(original.headers["user-agent"]) ?? DEFAULT_USER_AGENT;
-  const engine = new DeliveryEngine(
+  const engine = undiciEngine(
     { targets: [{ url, headers: carriedHeaders(original) }], secret: options.secret, userAgent },
-    { retryWindowMs: 0, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}), onAttempt: (event) => (attempt = event) },
+    { retryWindowMs: 0, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) },
   );
   let attempt: AttemptEvent | undefined;
   const receivedAt = new Date();
   try {
-    const result = await engine.deliver(original.raw);
+    const result = await engine.deliver(original.raw, { keepResponse: true, onAttempt: (event) => (attempt = event) });
     const sent = attempt?.request;
     const headers = lowerCased(sent?.headers ?? {});
     const first = result.urls[0];

@@ -1,4 +1,5 @@
-import { FIELDS, isMessageType, type Message, type MessageType } from "./schemas.js";
+import { isPlainObject } from "../util/json.js";
+import { FIELDS, isMessageType, type FieldSpec, type Message, type MessageType } from "./schemas.js";
 
 export interface ShapeIssue {
   /** The top-level key concerned, or `(body)` for the message as a whole. */
@@ -18,17 +19,24 @@ export interface ShapeCheck {
 export interface CheckOptions {
   /** Unknown keys become errors instead of warnings. */
   strict?: boolean;
+  /**
+   * An incoming Tracking API call (serve) rather than a delivered message:
+   * the fields the service fills in (`version`, `timestamp`, `properties`,
+   * `traits`, screen `name`) may be absent, and alias uses camelCase keys.
+   */
+  call?: boolean;
 }
 
 /**
- * Checks a parsed body against the shape of its `type` (SPEC.md 4.1). Every
- * problem is named by key; real traffic with extra keys passes with warnings.
+ * Checks a parsed body against the shape of its `type`: what the real service
+ * and its clients send (CONTRACT.md 1 "Accepted"). Every problem is named by
+ * key; real traffic with extra keys passes with warnings.
  */
 export function checkMessage(value: unknown, options: CheckOptions = {}): ShapeCheck {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     return { type: undefined, errors: [{ key: "(body)", message: `expected a JSON object, got ${describe(value)}` }], warnings: [] };
   }
-  const message = value as Record<string, unknown>;
+  const message = value;
   const type = message["type"];
   if (!isMessageType(type)) {
     const message_ =
@@ -37,25 +45,27 @@ export function checkMessage(value: unknown, options: CheckOptions = {}): ShapeC
         : `key "type": expected one of page, screen, identify, track, alias, group, delete, got ${describe(type)}`;
     return { type: undefined, errors: [{ key: "type", message: message_ }], warnings: [] };
   }
-  const camelAlias = type === "alias" && !("Previous ID" in message || "User ID" in message) && ("previousId" in message || "userId" in message);
-  const fields = camelAlias ? FIELDS.aliasCamel : FIELDS[type];
+  const fields = fieldsOf(type, message, options.call === true);
   const errors: ShapeIssue[] = [];
   const unknown: ShapeIssue[] = [];
+  let identityChecked = false;
 
   for (const [key, spec] of Object.entries(fields)) {
-    const present = Object.hasOwn(message, key) && message[key] !== undefined;
-    if (!present) {
-      const identityCovered = spec.presence === "identity" && typeof message["anonymousId"] === "string";
-      if (spec.presence === "optional" || identityCovered) continue;
-      const alternative = spec.presence === "identity" ? ` (or "anonymousId")` : "";
-      errors.push({ key, message: `missing required key "${key}"${alternative}` });
+    const fieldValue = Object.hasOwn(message, key) ? message[key] : undefined;
+    if (spec.presence === "identity" && !identityChecked) {
+      identityChecked = true;
+      const issue = identityIssue(message, fields, key);
+      if (issue) errors.push(issue);
+    }
+    if (fieldValue === undefined) {
+      if (spec.presence === "required" && !(options.call && spec.call)) errors.push({ key, message: `missing required key "${key}"` });
       continue;
     }
-    const result = spec.schema.safeParse(message[key]);
+    const result = spec.schema.safeParse(fieldValue);
     if (!result.success) {
       const issue = result.error.issues[0];
       const path = issue && issue.path.length > 0 ? `.${issue.path.join(".")}` : "";
-      errors.push({ key, message: `key "${key}${path}": ${issueText(issue?.message, message[key])}` });
+      errors.push({ key, message: `key "${key}${path}": ${issueText(issue?.message, fieldValue)}` });
     }
   }
   for (const key of Object.keys(message)) {
@@ -64,6 +74,36 @@ export function checkMessage(value: unknown, options: CheckOptions = {}): ShapeC
   return options.strict
     ? { type, errors: [...errors, ...unknown], warnings: [] }
     : { type, errors, warnings: unknown };
+}
+
+function fieldsOf(type: MessageType, message: Record<string, unknown>, call: boolean): Record<string, FieldSpec> {
+  if (type !== "alias") return FIELDS[type];
+  const camel = call || (!("Previous ID" in message || "User ID" in message) && ("previousId" in message || "userId" in message));
+  return camel ? FIELDS.aliasCamel : FIELDS.alias;
+}
+
+/**
+ * Whether `userId` or `anonymousId` is a non-empty string (CONTRACT.md 1).
+ * The types that have identity keys have exactly these two; unrolled, as
+ * listen's fast path runs it per request.
+ */
+export function hasIdentity(message: Record<string, unknown>): boolean {
+  const userId = message["userId"];
+  if (typeof userId === "string" && userId !== "") return true;
+  const anonymousId = message["anonymousId"];
+  return typeof anonymousId === "string" && anonymousId !== "";
+}
+
+/** No usable identity, named on the first identity key unless a type error there says it already. */
+function identityIssue(message: Record<string, unknown>, fields: Record<string, FieldSpec>, key: string): ShapeIssue | undefined {
+  if (hasIdentity(message)) return undefined;
+  const own = Object.hasOwn(message, key) ? message[key] : undefined;
+  if (own !== undefined && own !== null && typeof own !== "string") return undefined;
+  const others = Object.keys(fields).filter((k) => k !== key && fields[k]?.presence === "identity");
+  const alternative = others.map((k) => ` (or "${k}")`).join("");
+  return own === "" || others.some((k) => message[k] === "")
+    ? { key, message: `key "${key}": expected a non-empty string${alternative}` }
+    : { key, message: `missing required key "${key}"${alternative}` };
 }
 
 /** The message, typed, when it has no errors (unknown keys allowed unless `strict`). */

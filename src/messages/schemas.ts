@@ -1,24 +1,23 @@
 import { z } from "zod";
+import { isIsoDateTime, isTimestamp } from "./timestamps.js";
 
-/** The seven outgoing message types (SPEC.md 2.2). */
-export const MESSAGE_TYPES = ["page", "screen", "identify", "track", "alias", "group", "delete"] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
+// In a module without zod, so `--help` can list them without loading zod.
+export { MESSAGE_TYPES, isMessageType, type MessageType } from "./names.js";
+import type { MessageType } from "./names.js";
 
-export function isMessageType(value: unknown): value is MessageType {
-  return typeof value === "string" && (MESSAGE_TYPES as readonly string[]).includes(value);
-}
+/** The call types of the inbound collection API and the client library: every message type but `delete`. */
+export const CALL_TYPES = ["identify", "track", "page", "screen", "group", "alias"] as const;
+export type CallType = (typeof CALL_TYPES)[number];
 
-/** `2012-12-02T00:30:08.276Z`: ISO 8601, UTC, milliseconds. */
-export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export { TIMESTAMP_PATTERN, isTimestamp, isIsoDateTime, normalizeTimestamp } from "./timestamps.js";
 
-export function isTimestamp(value: unknown): value is string {
-  if (typeof value !== "string" || !TIMESTAMP_PATTERN.test(value)) return false;
-  const date = new Date(value);
-  // Round-tripping rejects dates that do not exist (2021-02-30T…).
-  return !Number.isNaN(date.getTime()) && date.toISOString() === value;
-}
-
+/** What accepted messages carry in `timestamp`, `sentAt`, `receivedAt`, `originalTimestamp`. */
 export const timestampSchema = z
+  .string()
+  .refine(isIsoDateTime, { message: "expected an ISO 8601 date-time, e.g. 2012-12-02T00:30:08.276Z or 2009-11-10T23:00:00+0000" });
+
+/** What built messages carry: UTC with milliseconds. */
+export const builtTimestampSchema = z
   .string()
   .refine(isTimestamp, { message: "expected an ISO 8601 UTC timestamp with milliseconds, e.g. 2012-12-02T00:30:08.276Z" });
 
@@ -31,6 +30,7 @@ export const pagePropertiesSchema = z.looseObject({
   url: z.string().optional(),
 });
 
+/** SPEC.md 4.1's screen context: what built screens carry; accepted screens need none of it (CONTRACT.md 1). */
 export const screenContextSchema = z.looseObject({
   device: z.looseObject({ model: z.string(), type: z.string() }),
   os: z.looseObject({ name: z.string(), version: z.string() }),
@@ -41,51 +41,74 @@ export const screenContextSchema = z.looseObject({
 export type AliasKeys = "spec" | "camel";
 
 /**
- * A field of a message type. `identity` fields (`userId`) may be replaced by
- * `anonymousId` (CONTRACT.md 1); `optional` ones may be absent.
+ * A field of a message type, as real traffic may carry it (CONTRACT.md 1
+ * "Accepted"). `identity` fields (`userId`, `anonymousId`) may be null or
+ * absent as long as one of them is a non-empty string; `optional` ones may be
+ * absent. `call`: a required field an incoming API call may leave out (serve fills it).
  */
 export interface FieldSpec {
   schema: z.ZodType;
   presence: "required" | "identity" | "optional";
+  call?: true;
 }
 
-const version: FieldSpec = { schema: z.literal(1), presence: "required" };
-const userId: FieldSpec = { schema: z.string(), presence: "identity" };
-const timestamp: FieldSpec = { schema: timestampSchema, presence: "required" };
-const context: FieldSpec = { schema: record, presence: "optional" };
-const anonymousId: FieldSpec = { schema: z.string(), presence: "optional" };
+/** Any positive integer: 1 and 2 both occur in real traffic. */
+export const versionSchema = z.number().int().positive();
+const version: FieldSpec = { schema: versionSchema, presence: "required", call: true };
+const identity: FieldSpec = { schema: z.string().nullable(), presence: "identity" };
+const timestamp: FieldSpec = { schema: timestampSchema, presence: "required", call: true };
+const optionalString: FieldSpec = { schema: z.string(), presence: "optional" };
+const optionalRecord: FieldSpec = { schema: record, presence: "optional" };
+const optionalTimestamp: FieldSpec = { schema: timestampSchema, presence: "optional" };
 const typeField = (type: MessageType): FieldSpec => ({ schema: z.literal(type), presence: "required" });
+const body = (schema: z.ZodType): FieldSpec => ({ schema, presence: "required", call: true });
 
-/** The keys of each message type, in the order SPEC.md 4.1 lists them. */
+/** The real service's common fields, known and optional on every type. */
+const COMMON: Record<string, FieldSpec> = {
+  context: optionalRecord,
+  messageId: optionalString,
+  integrations: optionalRecord,
+  receivedAt: optionalTimestamp,
+  sentAt: optionalTimestamp,
+  originalTimestamp: optionalTimestamp,
+  channel: optionalString,
+};
+const COMMON_ANONYMOUS: Record<string, FieldSpec> = { ...COMMON, anonymousId: { schema: z.string().nullable(), presence: "optional" } };
+
+/** The keys of each message type, in the order SPEC.md 4.1 lists them, then the common fields. */
 export const FIELDS: Record<MessageType | "aliasCamel", Record<string, FieldSpec>> = {
   page: {
     version,
     type: typeField("page"),
-    userId,
-    properties: { schema: pagePropertiesSchema, presence: "required" },
+    userId: identity,
+    anonymousId: identity,
+    properties: body(pagePropertiesSchema),
     timestamp,
-    context,
-    anonymousId,
+    name: optionalString,
+    category: optionalString,
+    ...COMMON,
   },
   screen: {
     version,
     type: typeField("screen"),
-    userId,
-    name: { schema: z.string(), presence: "required" },
+    userId: identity,
+    anonymousId: identity,
+    name: body(z.string()),
     timestamp,
-    context: { schema: screenContextSchema, presence: "required" },
-    anonymousId,
+    category: optionalString,
+    properties: optionalRecord,
+    ...COMMON,
   },
-  identify: { version, type: typeField("identify"), userId, traits: { schema: record, presence: "required" }, timestamp, context, anonymousId },
+  identify: { version, type: typeField("identify"), userId: identity, anonymousId: identity, traits: body(record), timestamp, ...COMMON },
   track: {
     version,
     type: typeField("track"),
-    userId,
+    userId: identity,
+    anonymousId: identity,
     event: { schema: z.string().min(1), presence: "required" },
-    properties: { schema: record, presence: "required" },
+    properties: body(record),
     timestamp,
-    context,
-    anonymousId,
+    ...COMMON,
   },
   alias: {
     version,
@@ -93,42 +116,54 @@ export const FIELDS: Record<MessageType | "aliasCamel", Record<string, FieldSpec
     "Previous ID": { schema: z.string(), presence: "required" },
     "User ID": { schema: z.string(), presence: "required" },
     timestamp,
-    context,
+    ...COMMON_ANONYMOUS,
   },
   aliasCamel: {
     version,
     type: typeField("alias"),
-    previousId: { schema: z.string(), presence: "required" },
-    userId: { schema: z.string(), presence: "required" },
+    previousId: { schema: z.string().min(1), presence: "required" },
+    userId: { schema: z.string().min(1), presence: "required" },
     timestamp,
-    context,
+    ...COMMON_ANONYMOUS,
   },
   group: {
     version,
     type: typeField("group"),
-    groupId: { schema: z.string(), presence: "required" },
-    userId,
-    traits: { schema: record, presence: "required" },
+    groupId: { schema: z.string().min(1), presence: "required" },
+    userId: identity,
+    anonymousId: identity,
+    traits: body(record),
     timestamp,
-    context,
-    anonymousId,
+    ...COMMON,
   },
-  delete: { type: typeField("delete"), userId: { schema: z.string(), presence: "required" }, timestamp },
+  delete: { type: typeField("delete"), userId: { schema: z.string(), presence: "required" }, timestamp, ...COMMON_ANONYMOUS },
 };
 
+/** Where built messages are stricter than accepted ones (CONTRACT.md 1 "Built"). */
+const BUILT: Record<string, z.ZodType> = { version: z.literal(1), timestamp: builtTimestampSchema };
+
 type Json = Record<string, unknown>;
+/** The real service's common fields (CONTRACT.md 1): what serve forwards beside SPEC.md 4.1's keys. */
 interface Base {
   timestamp: string;
   context?: Json;
+  messageId?: string;
+  integrations?: Json;
+  receivedAt?: string;
+  sentAt?: string;
+  originalTimestamp?: string;
+  channel?: string;
 }
 interface Identity {
-  userId?: string;
-  anonymousId?: string;
+  userId?: string | null;
+  anonymousId?: string | null;
 }
 
 export interface PageMessage extends Base, Identity {
   version: 1;
   type: "page";
+  name?: string;
+  category?: string;
   properties: { path?: string; referrer?: string; title?: string; url?: string; [key: string]: unknown };
 }
 export interface ScreenContext {
@@ -137,12 +172,14 @@ export interface ScreenContext {
   app: { build: string; name: string; version: string };
   [key: string]: unknown;
 }
-export interface ScreenMessage extends Identity {
+export interface ScreenMessage extends Base, Identity {
   version: 1;
   type: "screen";
   name: string;
-  timestamp: string;
-  context: ScreenContext;
+  category?: string;
+  properties?: Json;
+  /** Built screens carry SPEC.md 4.1's ScreenContext; forwarded ones whatever context the call had. */
+  context?: ScreenContext | Json;
 }
 export interface IdentifyMessage extends Base, Identity {
   version: 1;
@@ -156,12 +193,14 @@ export interface TrackMessage extends Base, Identity {
   properties: Json;
 }
 export interface AliasMessageSpec extends Base {
+  anonymousId?: string;
   version: 1;
   type: "alias";
   "Previous ID": string;
   "User ID": string;
 }
 export interface AliasMessageCamel extends Base {
+  anonymousId?: string;
   version: 1;
   type: "alias";
   previousId: string;
@@ -174,10 +213,9 @@ export interface GroupMessage extends Base, Identity {
   groupId: string;
   traits: Json;
 }
-export interface DeleteMessage {
+export interface DeleteMessage extends Omit<Base, "context"> {
   type: "delete";
   userId: string;
-  timestamp: string;
 }
 
 /** One outgoing webhook body (SPEC.md 4.1, CONTRACT.md 1). */
@@ -190,12 +228,18 @@ export type Message =
   | GroupMessage
   | DeleteMessage;
 
-/** Zod schema of one type (strict: unknown keys rejected), built from FIELDS. */
+/**
+ * Zod schema of a BUILT message of one type (strict: unknown keys rejected;
+ * `version: 1`, millisecond UTC timestamps, SPEC.md's screen context), built
+ * from FIELDS. Accepted messages are checked by checkMessage instead.
+ */
 export function schemaFor(type: MessageType, aliasKeys: AliasKeys = "spec"): z.ZodType {
   const fields = type === "alias" && aliasKeys === "camel" ? FIELDS.aliasCamel : FIELDS[type];
   const shape: Record<string, z.ZodType> = {};
   for (const [key, spec] of Object.entries(fields)) {
-    shape[key] = spec.presence === "required" ? spec.schema : spec.schema.optional();
+    const schema = type === "screen" && key === "context" ? screenContextSchema : (BUILT[key] ?? spec.schema);
+    const required = spec.presence === "required" || (type === "screen" && key === "context");
+    shape[key] = required ? schema : schema.optional();
   }
   return z.strictObject(shape);
 }

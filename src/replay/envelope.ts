@@ -1,4 +1,5 @@
 import { checkMessage, userIdOf } from "../messages/check.js";
+import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 
 /**
@@ -10,7 +11,8 @@ export interface ReplayEntry {
   line: number;
   /** The exact bytes to send: `rawBody` when recorded, else `JSON.stringify(body)`. */
   body: string | Buffer;
-  type: MessageType;
+  /** Undefined only under `raw`, for a body that is not a known message. */
+  type: MessageType | undefined;
   /** Messages with the same key are delivered in file order. */
   orderKey: string | undefined;
   /** Recorded time in epoch ms (`receivedAt`, else the body's `timestamp`), for --speed. */
@@ -19,25 +21,23 @@ export interface ReplayEntry {
   text: string;
 }
 
-export type EntryResult = { ok: true; entry: ReplayEntry } | { ok: false; reason: string };
+/** `warning`: under `raw`, why the line would have been bad (it is sent anyway). */
+export type EntryResult = { ok: true; entry: ReplayEntry; warning?: string } | { ok: false; reason: string };
 
 /** The validation pass's answer: only what it needs (no body bytes are built). */
-export type LineCheck = { ok: true; type: MessageType } | { ok: false; reason: string };
+export type LineCheck = { ok: true; type: MessageType | undefined; warning?: string } | { ok: false; reason: string };
 
 /**
  * Validates a line as the first pass does: JSON, an envelope or a message,
  * and a known message by checkMessage. Cheaper than parseEntry with `check`.
+ * Under `raw` (replay --raw) a bad line is a warning, not a failure.
  */
-export function checkLine(text: string, line: number): LineCheck {
-  const result = parseEntry(text, line, true, { body: false, time: false });
-  return result.ok ? { ok: true, type: result.entry.type } : result;
+export function checkLine(text: string, line: number, raw = false): LineCheck {
+  const result = parseEntry(text, line, true, { body: false, time: false }, raw);
+  return result.ok ? { ok: true, type: result.entry.type, ...(result.warning !== undefined ? { warning: result.warning } : {}) } : result;
 }
 
-export interface Failure {
-  reason: string;
-  attempts: number;
-  status: number | null;
-}
+export type { Failure } from "../delivery/failure.js";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -54,7 +54,30 @@ export interface EntryParts {
  * (checkMessage errors make the line bad); without it, only what is needed to
  * send is read, for the second pass over an already validated file.
  */
-export function parseEntry(text: string, line: number, check: boolean, parts: EntryParts = {}): EntryResult {
+export function parseEntry(text: string, line: number, check: boolean, parts: EntryParts = {}, raw = false): EntryResult {
+  const result = parseChecked(text, line, check, parts);
+  if (result.ok || !raw) return result;
+  // replay --raw: what is not a known message goes out as read, the recorded bytes when there are any.
+  return { ok: true, entry: { line, body: rawBodyOf(text), type: undefined, orderKey: undefined, time: undefined, text }, warning: result.reason };
+}
+
+/** What replay --raw sends for a line that is not a known message: an envelope's recorded bytes or body, else the line as read. */
+function rawBodyOf(text: string): string | Buffer {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return text;
+  const envelope = value as Record<string, unknown>;
+  if (Object.hasOwn(envelope, "type") || !Object.hasOwn(envelope, "body")) return text;
+  const rawBody = envelope["rawBody"];
+  if (typeof rawBody === "string" && rawBody.length % 4 === 0 && BASE64.test(rawBody)) return Buffer.from(rawBody, "base64");
+  return JSON.stringify(envelope["body"]);
+}
+
+function parseChecked(text: string, line: number, check: boolean, parts: EntryParts): EntryResult {
   const withBody = parts.body !== false;
   const withTime = parts.time !== false;
   let value: unknown;

@@ -59,11 +59,6 @@ export class LineSplitter {
     return lines;
   }
 
-  /** Lines numbered so far, blank ones included. */
-  get lineCount(): number {
-    return this.number;
-  }
-
   private keep(part: Buffer): void {
     if (this.overflow) return;
     // +1 leaves room for a trailing \r that is stripped later.

@@ -1,17 +1,16 @@
-import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
-import { DeliveryEngine, type EngineSettings } from "../delivery/deliver.js";
+import type { EngineSettings } from "../delivery/deliver.js";
+import { failureOf, type Failure } from "../delivery/failure.js";
 import type { DeliveryResult } from "../delivery/types.js";
+import { undiciEngine } from "../delivery/wire.js";
+import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
 import { InputError } from "../errors.js";
 import type { MessageType } from "../messages/schemas.js";
-import { systemClock, type Clock } from "../util/clock.js";
+import type { Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
-import { checkLine, deadLetterLine, parseEntry, type Failure, type ReplayEntry } from "./envelope.js";
+import { checkLine, deadLetterLine, parseEntry, type ReplayEntry } from "./envelope.js";
 import { readLineBatches } from "./ndjson.js";
-import { pace } from "./pacing.js";
 import { LatencyHistogram } from "./stats.js";
-
-export const DEFAULT_CONCURRENCY = 64;
 
 export interface ReplayOptions {
   /** The file to read (stdin is spooled to a file by the caller). */
@@ -34,8 +33,12 @@ export interface ReplayOptions {
   dryRun?: boolean;
   signal?: AbortSignal;
   clock?: Clock;
+  /** Send lines that are not known messages as read (replay --raw): they become warnings, not bad lines. */
+  raw?: boolean;
   /** A bad line, reported as found. */
   onInvalid?: (line: number, reason: string) => void;
+  /** Under `raw`: a line that is not a known message, sent anyway. */
+  onWarning?: (line: number, reason: string) => void;
   /** A message that was not delivered (finally failed or interrupted). */
   onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
   /** Every finished message, for per-message reports (JUnit). */
@@ -74,53 +77,71 @@ export interface ReplaySummary {
   elapsedMs: number;
   eventsPerSecond: number;
   dryRun: boolean;
-  /** Set when interrupted: the --from-line that continues exactly where this run stopped. */
+  /** Set when interrupted: the low-water --from-line (CONTRACT.md 4 "Resume"); resuming there may repeat, never skip. */
   resumeLine: number | undefined;
+  /** Lines after `resumeLine` already delivered (resuming sends them again). */
+  deliveredAfterResume: number;
+}
+
+/** What the validation pass found. */
+interface Validation {
+  lines: number;
+  messages: number;
+  filtered: number;
+  bad: Set<number>;
 }
 
 /**
  * Replays an NDJSON file: a validation pass (nothing is sent when a line is bad
- * unless `skipInvalid`), then a sending pass through the one DeliveryEngine,
- * paced by `pace`. Both passes stream, so memory stays constant.
+ * unless `skipInvalid`), then a sending pass through the dispatcher. Both
+ * passes stream, so memory stays constant.
  */
 export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
-  const clock = options.clock ?? systemClock;
   const fromLine = options.fromLine ?? 1;
-  const types = options.types && options.types.length > 0 ? new Set<string>(options.types) : undefined;
-  const signal = options.signal;
+  const validation = await validateFile(options, fromLine);
+  if (validation.bad.size > 0 && !options.skipInvalid && !options.signal?.aborted) {
+    const n = validation.bad.size;
+    throw new InputError(`${n} bad line${n === 1 ? "" : "s"}; nothing sent (--skip-invalid sends the rest)`, { file: options.name });
+  }
+  const summary = emptySummary(validation, options.dryRun === true);
+  // Interrupted while validating: nothing was sent, resume where this run started.
+  if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
+  if (options.dryRun) return summary;
+  return sendFile(options, fromLine, validation, summary);
+}
 
-  // Pass 1: validate every line from --from-line on.
-  const bad = new Set<number>();
-  let lines = 0;
-  let messages = 0;
-  let filtered = 0;
-  for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
+/** Pass 1: every line from --from-line on, checked; bad ones reported as found. */
+async function validateFile(options: ReplayOptions, fromLine: number): Promise<Validation> {
+  const types = typeFilter(options.types);
+  const found: Validation = { lines: 0, messages: 0, filtered: 0, bad: new Set() };
+  for await (const batch of readLineBatches(options.path, options.signal ? { signal: options.signal } : {})) {
     for (const line of batch) {
-      lines = line.number;
+      found.lines = line.number;
       if (line.number < fromLine) continue;
-      const reason = "error" in line ? line.error : validate(line.text, line.number);
-      if (reason !== undefined) {
-        bad.add(line.number);
-        options.onInvalid?.(line.number, reason);
+      const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true);
+      if (!checked.ok) {
+        found.bad.add(line.number);
+        options.onInvalid?.(line.number, checked.reason);
+        continue;
       }
+      if (checked.warning !== undefined) options.onWarning?.(line.number, checked.warning);
+      if (types && (checked.type === undefined || !types.has(checked.type))) found.filtered += 1;
+      else found.messages += 1;
     }
   }
-  function validate(text: string, number: number): string | undefined {
-    const result = checkLine(text, number);
-    if (!result.ok) return result.reason;
-    if (types && !types.has(result.type)) filtered += 1;
-    else messages += 1;
-    return undefined;
-  }
-  if (bad.size > 0 && !options.skipInvalid && !signal?.aborted) {
-    throw new InputError(`${bad.size} bad line${bad.size === 1 ? "" : "s"}; nothing sent (--skip-invalid sends the rest)`, { file: options.name });
-  }
+  return found;
+}
 
-  const summary: ReplaySummary = {
-    lines,
-    messages,
-    invalid: bad.size,
-    filtered,
+function typeFilter(types: readonly MessageType[] | undefined): Set<string> | undefined {
+  return types && types.length > 0 ? new Set<string>(types) : undefined;
+}
+
+function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
+  return {
+    lines: validation.lines,
+    messages: validation.messages,
+    invalid: validation.bad.size,
+    filtered: validation.filtered,
     sent: 0,
     delivered: 0,
     failed: 0,
@@ -131,137 +152,121 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
     p99Ms: 0,
     elapsedMs: 0,
     eventsPerSecond: 0,
-    dryRun: options.dryRun === true,
+    dryRun,
     resumeLine: undefined,
+    deliveredAfterResume: 0,
   };
-  // Interrupted while validating: nothing was sent, resume where this run started.
-  if (signal?.aborted) return { ...summary, resumeLine: fromLine };
-  if (options.dryRun) return summary;
+}
 
-  // Pass 2: send. Every message in flight listens on the stop signal (retry waits), so the
-  // send pass gets its own signal with room for that many listeners, linked to the caller's.
-  const stop = new AbortController();
-  setMaxListeners(0, stop.signal);
-  const forward = (): void => stop.abort(signal?.reason);
-  if (signal?.aborted) forward();
-  else signal?.addEventListener("abort", forward, { once: true });
-  const sendSignal = stop.signal;
-  // The same call options for every message (the engine only reads them).
-  const call = { signal: sendSignal };
-  const deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  const engine = new DeliveryEngine(options.settings, {
+/** Pass 2: the valid, selected lines as the dispatcher's source. */
+async function* sendableEntries(options: ReplayOptions, fromLine: number, bad: ReadonlySet<number>, signal: AbortSignal | undefined): AsyncGenerator<ReplayEntry[]> {
+  const types = typeFilter(options.types);
+  // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
+  const parts = { time: options.speed !== undefined };
+  for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
+    const out: ReplayEntry[] = [];
+    for (const line of batch) {
+      if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
+      // Under --raw the check decides what is sent as read, so it runs again.
+      const result = parseEntry(line.text, line.number, options.raw === true, parts, options.raw === true);
+      if (!result.ok) continue; // changed since it was validated; validation already reported it
+      if (types && (result.entry.type === undefined || !types.has(result.entry.type))) continue;
+      out.push(result.entry);
+    }
+    if (out.length > 0) yield out;
+  }
+}
+
+/** Pass 2: sends through the dispatcher; dead letters, latencies and progress are its reporter. */
+async function sendFile(options: ReplayOptions, fromLine: number, validation: Validation, summary: ReplaySummary): Promise<ReplaySummary> {
+  const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY;
+  const engine = undiciEngine(options.settings, {
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
     ...(options.ca ? { ca: options.ca } : {}),
     connections: concurrency,
-    clock,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
-  const latency = new LatencyHistogram();
-  const started = performance.now();
-  const progressMs = options.progressMs ?? 100;
-  let lastProgress = 0;
-
-  const notDelivered = (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void => {
-    if (deadLetter) {
-      deadLetter.write(deadLetterLine(entry.text, failure));
-      summary.deadLettered += 1;
-    }
-    options.onFailure?.(entry, result, failure);
-  };
-
-  const unstarted: ReplayEntry[] = [];
-  // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
-  const parts = { time: options.speed !== undefined };
-
-  async function* entries(): AsyncGenerator<ReplayEntry[]> {
-    for await (const batch of readLineBatches(options.path, { signal: sendSignal })) {
-      const out: ReplayEntry[] = [];
-      for (const line of batch) {
-        if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
-        const result = parseEntry(line.text, line.number, false, parts);
-        if (!result.ok) continue; // changed since it was validated; validation already reported it
-        if (types && !types.has(result.entry.type)) continue;
-        out.push(result.entry);
-      }
-      if (out.length > 0) yield out;
-    }
-  }
-
-  // The clock's timers are unref'd; a run waiting only on --rate/--speed or a retry must still keep the process alive.
-  const keepAlive = setInterval(() => {}, 1 << 30);
+  const reporter = new ReplayReporter(options, summary);
   try {
-    const result = await pace(
-      entries(),
-      {
-        concurrency,
-        ...(options.rate !== undefined ? { rate: options.rate } : {}),
-        ...(options.speed !== undefined ? { speed: options.speed } : {}),
-        clock,
-        signal: sendSignal,
+    const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
+      source: sendableEntries(options, fromLine, validation.bad, options.signal),
+      engine,
+      concurrency,
+      rate: options.rate,
+      speed: options.speed,
+      clock: options.clock,
+      signal: options.signal,
+      recordsNotDelivered: reporter.deadLetter !== undefined,
+      startLine: fromLine,
+      hooks: {
+        onResult: (entry, result, ms) => reporter.finished(entry, result, ms, dispatcher),
+        onUnstarted: (entry) => reporter.unstarted(entry),
       },
-      {
-        async run(entry) {
-          summary.sent += 1;
-          const begin = performance.now();
-          const outcome = await engine.deliver(entry.body, call);
-          const end = performance.now();
-          const ms = end - begin;
-          if (outcome.delivered) {
-            summary.delivered += 1;
-            latency.record(ms);
-          } else if (outcome.interrupted) {
-            summary.interrupted += 1;
-            notDelivered(entry, outcome, failureOf(outcome, "interrupted"));
-          } else {
-            summary.failed += 1;
-            latency.record(ms);
-            notDelivered(entry, outcome, failureOf(outcome, undefined));
-          }
-          if (outcome.rounds > 1) summary.retried += 1;
-          options.onMessage?.(entry, outcome, ms);
-          if (options.onProgress && end - lastProgress >= progressMs) {
-            lastProgress = end;
-            options.onProgress({ sent: summary.sent, delivered: summary.delivered, failed: summary.failed, elapsedMs: end - started });
-          }
-        },
-        dropped(entry) {
-          // Written once the messages in flight are done, so a user's dead letters stay in file order.
-          unstarted.push(entry);
-        },
-      },
-    );
-
-    if (result.stopped) summary.resumeLine = result.lastAdmitted ? result.lastAdmitted.line + 1 : fromLine;
+    });
+    reporter.done(await dispatcher.run());
   } finally {
-    unstarted.sort((a, b) => a.line - b.line);
-    for (const entry of unstarted) {
-      summary.interrupted += 1;
-      notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
-      options.onMessage?.(entry, undefined, 0);
-    }
-    clearInterval(keepAlive);
-    signal?.removeEventListener("abort", forward);
-    deadLetter?.close();
+    reporter.close();
     await engine.close();
   }
-
-  summary.elapsedMs = performance.now() - started;
-  summary.p50Ms = latency.quantile(0.5);
-  summary.p99Ms = latency.quantile(0.99);
-  summary.eventsPerSecond = summary.elapsedMs > 0 ? (summary.sent * 1000) / summary.elapsedMs : 0;
   return summary;
 }
 
-/** The dead-letter `failure` of a result: why, how many attempts, the last status. */
-export function failureOf(result: DeliveryResult, reason: string | undefined): Failure {
-  let attempts = 0;
-  let status: number | null = null;
-  const reasons: string[] = [];
-  for (const url of result.urls) {
-    attempts = Math.max(attempts, url.attempts);
-    if (status === null && url.status !== null) status = url.status;
-    if (url.error !== null) reasons.push(result.urls.length > 1 ? `${url.url}: ${url.error}` : url.error);
+/** Replay's reporter: dead letters, the caller's hooks, latencies and the summary's counts. */
+class ReplayReporter {
+  readonly deadLetter: DeadLetterFile | undefined;
+  private readonly latency = new LatencyHistogram();
+  private readonly started = performance.now();
+  private lastProgress = 0;
+
+  constructor(
+    private readonly options: ReplayOptions,
+    private readonly summary: ReplaySummary,
+  ) {
+    this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
   }
-  return { reason: reason ?? (reasons.join("; ") || "not delivered"), attempts, status };
+
+  finished(entry: ReplayEntry, result: DeliveryResult, ms: number, dispatcher: Dispatcher<ReplayEntry>): void {
+    if (!result.interrupted) this.latency.record(ms);
+    if (!result.delivered) this.notDelivered(entry, result, failureOf(result, result.interrupted ? { reason: "interrupted" } : {}));
+    this.options.onMessage?.(entry, result, ms);
+    const now = performance.now();
+    if (this.options.onProgress && now - this.lastProgress >= (this.options.progressMs ?? 100)) {
+      this.lastProgress = now;
+      const { sent, delivered, failed } = dispatcher.progress;
+      this.options.onProgress({ sent, delivered, failed, elapsedMs: now - this.started });
+    }
+  }
+
+  unstarted(entry: ReplayEntry): void {
+    this.notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
+    this.options.onMessage?.(entry, undefined, 0);
+  }
+
+  done(result: DispatchSummary): void {
+    const s = this.summary;
+    s.sent = result.sent;
+    s.delivered = result.delivered;
+    s.failed = result.failed;
+    s.interrupted = result.interrupted + result.unstarted;
+    s.retried = result.retried;
+    s.resumeLine = result.resumeLine;
+    s.deliveredAfterResume = result.deliveredAfterResume;
+    s.elapsedMs = performance.now() - this.started;
+    s.p50Ms = this.latency.quantile(0.5);
+    s.p99Ms = this.latency.quantile(0.99);
+    s.eventsPerSecond = s.elapsedMs > 0 ? (s.sent * 1000) / s.elapsedMs : 0;
+  }
+
+  close(): void {
+    this.deadLetter?.close();
+  }
+
+  private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
+    if (this.deadLetter) {
+      this.deadLetter.write(deadLetterLine(entry.text, failure));
+      this.summary.deadLettered += 1;
+    }
+    this.options.onFailure?.(entry, result, failure);
+  }
 }

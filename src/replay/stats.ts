@@ -17,10 +17,6 @@ export class LatencyHistogram {
     this.total += 1;
   }
 
-  get count(): number {
-    return this.total;
-  }
-
   /** The latency at quantile `q` (0–1), or 0 when nothing was recorded. */
   quantile(q: number): number {
     if (this.total === 0) return 0;

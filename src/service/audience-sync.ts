@@ -2,7 +2,8 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 import { InputError } from "../errors.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
-import type { DeliveryResult } from "../delivery/types.js";
+import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
+import { dispatch, type DispatchEntry, type DispatchSummary } from "../dispatch/dispatcher.js";
 import type { IdentifyMessage } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { applyChanges, membershipChanges, parseMembers, type MembershipChange } from "./audience.js";
@@ -12,6 +13,7 @@ import { applyChanges, membershipChanges, parseMembers, type MembershipChange } 
  * files, the diff against what was delivered, and the delivery loop.
  */
 
+/** Identify messages in flight at once: one per member change, gentle on a receiver that may be production. */
 export const DEFAULT_AUDIENCE_CONCURRENCY = 8;
 
 // Written every so many deliveries too, so a killed sync loses little of what it recorded.
@@ -34,10 +36,10 @@ export function readMembersFile(path: string, name: string): string[] {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new InputError(`cannot read members file: ${(error as Error).message}`, { flag: "--members", file: name });
+    throw new InputError(`cannot read members file: ${(error as Error).message}`, { field: "members", file: name });
   }
   const parsed = parseMembers(text);
-  if (!parsed.ok) throw new InputError(parsed.error, { flag: "--members", file: name });
+  if (!parsed.ok) throw new InputError(parsed.error, { field: "members", file: name });
   return parsed.members;
 }
 
@@ -48,12 +50,12 @@ export function readAudienceState(path: string, name: string): AudienceStateFile
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new InputError(`not a valid state file: ${(error as Error).message}`, { flag: "--state", file: name });
+    throw new InputError(`not a valid state file: ${(error as Error).message}`, { field: "state", file: name });
   }
   const result = stateSchema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new InputError(`not a valid state file: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim(), { flag: "--state", file: name });
+    throw new InputError(`not a valid state file: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim(), { field: "state", file: name });
   }
   return result.data;
 }
@@ -65,7 +67,7 @@ export function writeAudienceState(path: string, name: string, state: AudienceSt
     writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`);
     renameSync(temporary, path);
   } catch (error) {
-    throw new InputError(`cannot write state file: ${(error as Error).message}`, { flag: "--state", file: name });
+    throw new InputError(`cannot write state file: ${(error as Error).message}`, { field: "state", file: name });
   }
 }
 
@@ -107,6 +109,8 @@ export interface AudienceSyncRun {
   signal: AbortSignal;
   /** Identify messages in flight at once (default 8). */
   concurrency?: number;
+  /** After each attempt (failed attempts are logged). */
+  onAttempt?: (event: AttemptEvent) => void;
   /** After each delivery; `line` is the change's 1-based position. */
   onResult?: (line: number, change: MembershipChange, result: DeliveryResult) => void;
 }
@@ -118,56 +122,71 @@ export interface AudienceSyncResult {
   interrupted: boolean;
 }
 
+interface ChangeEntry extends DispatchEntry {
+  change: MembershipChange;
+}
+
 /**
  * Delivers an identify `{<trait>: member}` per change and records in the state
  * file only what was delivered (also every SAVE_EVERY deliveries), so a failed
  * or interrupted sync is completed by the next one.
  */
 export async function runAudienceSync(plan: AudienceSyncPlan, run: AudienceSyncRun): Promise<AudienceSyncResult> {
-  const { changes, trait, state } = plan;
-  const deliveredChanges: MembershipChange[] = [];
-  let failed = 0;
-  let interrupted = false;
-  let sinceSave = 0;
-  const save = (): void => {
-    state.audiences[trait] = { name: plan.name, members: applyChanges(plan.before, deliveredChanges), syncedAt: new Date(run.clock.now()).toISOString() };
-    writeAudienceState(plan.statePath, plan.stateName, state);
-    sinceSave = 0;
-  };
-
+  const recorder = new DeliveredChanges(plan, run.clock);
+  let summary: DispatchSummary;
   try {
-    let next = 0;
-    const runOne = async (): Promise<void> => {
-      while (next < changes.length && !interrupted) {
-        if (run.signal.aborted) {
-          interrupted = true;
-          return;
-        }
-        const index = next++;
-        const change = changes[index] as MembershipChange;
-        const message: IdentifyMessage = {
-          version: 1,
-          type: "identify",
-          userId: change.userId,
-          traits: { [trait]: change.member },
-          timestamp: new Date(run.clock.now()).toISOString(),
-        };
-        const result = await run.engine.deliver(JSON.stringify(message), { signal: run.signal });
-        run.onResult?.(index + 1, change, result);
-        if (result.interrupted) interrupted = true;
-        else if (result.delivered) {
-          deliveredChanges.push(change);
-          if (++sinceSave >= SAVE_EVERY) save();
-        } else failed += 1;
-      }
-    };
-    const workers = Math.min(run.concurrency ?? DEFAULT_AUDIENCE_CONCURRENCY, Math.max(1, changes.length));
-    await Promise.all(Array.from({ length: workers }, runOne));
+    summary = await dispatch<ChangeEntry>({
+      source: plan.changes.map((change, i) => ({ line: i + 1, orderKey: undefined, body: identifyBody(plan.trait, change, run.clock), time: undefined, change })),
+      engine: run.engine,
+      concurrency: run.concurrency ?? DEFAULT_AUDIENCE_CONCURRENCY,
+      clock: run.clock,
+      signal: run.signal,
+      hooks: {
+        ...(run.onAttempt ? { onAttempt: (_entry: ChangeEntry, event: AttemptEvent) => run.onAttempt?.(event) } : {}),
+        onResult: (entry, result) => {
+          run.onResult?.(entry.line, entry.change, result);
+          if (result.delivered) recorder.delivered(entry.change);
+        },
+      },
+    });
   } finally {
     // Only what was delivered is recorded, whatever happened.
-    save();
+    recorder.save();
+  }
+  const { delivered, failed } = summary;
+  return { delivered, failed, notDelivered: plan.changes.length - delivered - failed, interrupted: summary.stopped };
+}
+
+function identifyBody(trait: string, change: MembershipChange, clock: Clock): string {
+  const message: IdentifyMessage = {
+    version: 1,
+    type: "identify",
+    userId: change.userId,
+    traits: { [trait]: change.member },
+    timestamp: new Date(clock.now()).toISOString(),
+  };
+  return JSON.stringify(message);
+}
+
+/** The state file's record of what was delivered, saved every SAVE_EVERY deliveries and at the end. */
+class DeliveredChanges {
+  private readonly changes: MembershipChange[] = [];
+  private sinceSave = 0;
+
+  constructor(
+    private readonly plan: AudienceSyncPlan,
+    private readonly clock: Clock,
+  ) {}
+
+  delivered(change: MembershipChange): void {
+    this.changes.push(change);
+    if (++this.sinceSave >= SAVE_EVERY) this.save();
   }
 
-  const delivered = deliveredChanges.length;
-  return { delivered, failed, notDelivered: changes.length - delivered - failed, interrupted };
+  save(): void {
+    const { plan } = this;
+    plan.state.audiences[plan.trait] = { name: plan.name, members: applyChanges(plan.before, this.changes), syncedAt: new Date(this.clock.now()).toISOString() };
+    writeAudienceState(plan.statePath, plan.stateName, plan.state);
+    this.sinceSave = 0;
+  }
 }

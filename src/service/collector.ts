@@ -1,8 +1,11 @@
-import { DeliveryEngine } from "../delivery/deliver.js";
-import type { DeliveryOptions, DeliveryResult } from "../delivery/types.js";
+import { randomUUID } from "node:crypto";
+import type { DeliveryEngine } from "../delivery/deliver.js";
+import type { DeliveryResult } from "../delivery/types.js";
+import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../settings.js";
 import { systemClock, type Clock } from "../util/clock.js";
-import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf, type IngestCall } from "./ingest.js";
+import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
 import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
 import { isDestinationEnabled } from "./routing.js";
 import { deleteMessage, toMessage } from "./transform.js";
@@ -12,12 +15,22 @@ export interface CollectorOptions {
   settings: DestinationSettings;
   queue: MessageQueue;
   /** Timeout, retry window, CA, clock… for THE delivery engine. */
-  delivery?: Omit<DeliveryOptions, "onAttempt">;
+  delivery?: UndiciEngineOptions;
   /** Deliveries in flight at once (default 64). */
   concurrency?: number;
   clock?: Clock;
   /** A message was delivered or given up. */
   onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
+  /**
+   * All or nothing (`serve --strict`, the CI mode): one invalid call refuses
+   * the whole request with 400 naming its index. Otherwise invalid calls are
+   * dropped one by one and the valid ones queued, as the real Tracking API does.
+   */
+  strict?: boolean;
+  /** A call dropped from an accepted request (not under `strict`). */
+  onRejected?: (rejection: Rejection & { source: string; path: string; where: string }) => void;
+  /** The messageId of a call that has none (default: `api-` and a random UUID, as the real service). */
+  newMessageId?: () => string;
 }
 
 /** One HTTP request as the adapter hands it over. */
@@ -38,14 +51,14 @@ export interface IngestResponse {
 /** The counts of GET /health (CONTRACT.md 5); `pending` is everything stored and not settled. */
 export interface CollectorCounts {
   accepted: number;
+  /** Calls dropped as invalid from requests that were otherwise accepted. */
+  rejected: number;
   filtered: number;
   delivered: number;
   retrying: number;
   failed: number;
   pending: number;
 }
-
-export const DEFAULT_CONCURRENCY = 64;
 
 /**
  * The collection service stand-in without its HTTP adapter: authenticates and
@@ -60,29 +73,33 @@ export class Collector {
   private readonly clock: Clock;
   private readonly sourceNames: ReadonlySet<string>;
   private accepted = 0;
+  private rejected = 0;
   private filtered = 0;
+  private readonly strict: boolean;
+  private readonly onRejected: CollectorOptions["onRejected"];
+  private readonly newMessageId: () => string;
 
   constructor(options: CollectorOptions) {
     this.settings = options.settings;
     this.queue = options.queue;
     this.clock = options.clock ?? options.delivery?.clock ?? systemClock;
+    this.strict = options.strict ?? false;
+    this.onRejected = options.onRejected;
+    this.newMessageId = options.newMessageId ?? (() => `api-${randomUUID()}`);
     this.sourceNames = new Set(this.settings.sources.length > 0 ? this.settings.sources.map((s) => s.name) : [DEFAULT_SOURCE]);
     // Without a URL there is nowhere to deliver: messages wait in the queue for a run that has one.
     if (this.settings.targets.length > 0) {
-      let worker: DeliveryWorker | undefined;
-      this.engine = new DeliveryEngine(this.settings, {
+      this.engine = undiciEngine(this.settings, {
         ...options.delivery,
-        connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_CONCURRENCY),
-        onAttempt: (event) => worker?.onAttempt(event),
+        connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY),
       });
-      worker = new DeliveryWorker({
+      this.worker = new DeliveryWorker({
         queue: this.queue,
         engine: this.engine,
-        concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+        concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
         clock: this.clock,
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
       });
-      this.worker = worker;
     }
   }
 
@@ -94,6 +111,7 @@ export class Collector {
   counts(): CollectorCounts {
     return {
       accepted: this.accepted,
+      rejected: this.rejected,
       filtered: this.filtered,
       delivered: this.worker?.delivered ?? 0,
       retrying: this.worker?.retrying ?? 0,
@@ -105,45 +123,63 @@ export class Collector {
   /** Handles one request of the ingest API; synchronous, so the queue write precedes the answer. */
   handle(request: IngestRequest): IngestResponse {
     const route = routeFor(request.path);
-    if (!route) return reject(404, `no such endpoint: ${request.path}`);
-    if (request.method !== "POST") return reject(405, `${request.method} is not allowed on ${request.path}: use POST`);
+    if (!route) return reject(404, "not_found", `no such endpoint: ${request.path}`);
+    if (request.method !== "POST") return reject(405, "method_not_allowed", `${request.method} is not allowed on ${request.path}: use POST`);
 
     // A wrong Basic key is refused before the body is looked at.
     const basicKey = writeKeyOf(request.authorization, undefined);
-    if (basicKey !== undefined && authenticate(basicKey, this.settings.sources) === undefined) return reject(401, "invalid write key");
+    if (basicKey !== undefined && authenticate(basicKey, this.settings.sources) === undefined) return reject(401, "unauthorized", "invalid write key");
 
     const parsed = parseJsonBody(request.body);
-    if (!parsed.ok) return reject(parsed.status, parsed.error);
+    if (!parsed.ok) return reject(parsed.status, parsed.code, parsed.error);
     const source = authenticate(basicKey ?? writeKeyOf(undefined, parsed.body), this.settings.sources);
-    if (source === undefined) return reject(401, basicKey === undefined && parsed.body["writeKey"] === undefined ? "missing write key" : "invalid write key");
+    if (source === undefined) {
+      return reject(401, "unauthorized", basicKey === undefined && parsed.body["writeKey"] === undefined ? "missing write key" : "invalid write key");
+    }
 
     const receivedAt = new Date(this.clock.now());
     if (route.kind === "delete") return this.handleDelete(parsed.body, receivedAt);
 
     const result = parseCalls(route, parsed.body);
-    if (!result.ok) return { status: 400, body: { success: false, error: result.error, ...(result.index !== undefined ? { index: result.index } : {}) } };
+    if (!result.ok) return reject(result.status, result.code, result.error);
+    const first = result.rejected[0];
+    if (this.strict && first !== undefined) {
+      const where = route.kind === "batch" ? `batch[${first.index}]: ` : "";
+      return { status: 400, body: { ...errorBody(`${where}${first.reason}`, "invalid_request"), index: first.index } };
+    }
+    for (const rejection of result.rejected) {
+      this.rejected += 1;
+      const where = route.kind === "batch" ? `batch[${rejection.index}]` : request.path;
+      this.onRejected?.({ ...rejection, source, path: request.path, where });
+    }
+    this.store(result.calls, source, receivedAt, request.ip);
+    return { status: 200, body: { success: true } };
+  }
 
+  /** Routes and transforms accepted calls, then writes them to the queue in one transaction. */
+  private store(calls: readonly IngestCall[], source: string, receivedAt: Date, ip: string | undefined): void {
     const messages: NewMessage[] = [];
     const seen: SeenUser[] = [];
-    for (const call of result.calls) {
+    for (const call of calls) {
       for (const userId of usersOf(call)) seen.push({ source, userId });
       if (!this.settings.enabled || !isDestinationEnabled(call.integrations)) {
         this.filtered += 1;
         continue;
       }
-      const message = toMessage(call, { aliasKeys: this.settings.aliasKeys, receivedAt, ...(request.ip ? { ip: request.ip } : {}) });
+      // Receivers deduplicate on messageId, so every forwarded message has one.
+      const withId = call.messageId === undefined ? { ...call, messageId: this.newMessageId() } : call;
+      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ...(ip ? { ip } : {}) });
       messages.push({ body: JSON.stringify(message), source });
     }
     this.queue.enqueue(messages, seen);
-    this.accepted += result.calls.length;
+    this.accepted += calls.length;
     if (messages.length > 0) this.worker?.notify();
-    return { status: 200, body: { success: true } };
   }
 
   /** POST /v1/delete: one `delete` per configured source that has seen the user. */
   private handleDelete(body: Record<string, unknown>, receivedAt: Date): IngestResponse {
     const userId = body["userId"];
-    if (typeof userId !== "string" || userId === "") return reject(400, `"userId" must be a non-empty string`);
+    if (typeof userId !== "string" || userId === "") return reject(400, "invalid_request", `"userId" must be a non-empty string`);
     const sources = this.queue.sourcesThatSaw(userId).filter((name) => this.sourceNames.has(name));
     const text = JSON.stringify(deleteMessage(userId, receivedAt));
     this.accepted += sources.length;
@@ -170,6 +206,11 @@ function usersOf(call: IngestCall): string[] {
   return users;
 }
 
-function reject(status: number, error: string): IngestResponse {
-  return { status, body: { success: false, error } };
+function reject(status: number, code: ErrorCode, message: string): IngestResponse {
+  return { status, body: errorBody(message, code) };
+}
+
+/** The real Tracking API's error body (CONTRACT.md 5). */
+export function errorBody(message: string, code: ErrorCode): Record<string, unknown> {
+  return { success: false, message, code };
 }

@@ -1,4 +1,8 @@
+import { checkMessage } from "../messages/check.js";
+import { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
+import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
 import type { Source } from "../settings.js";
+import { isPlainObject } from "../util/json.js";
 
 /**
  * The inbound collection API's request bodies (CONTRACT.md 5), pure: raw bytes
@@ -7,17 +11,9 @@ import type { Source } from "../settings.js";
  * `writeKey`, `sentAt`, `messageId`, `context`, `integrations`).
  */
 
-/** CONTRACT.md 5: one message's JSON at most 32 KB. */
-export const MAX_MESSAGE_BYTES = 32_768;
-/** CONTRACT.md 5: one request body at most 500 KB. */
-export const MAX_REQUEST_BYTES = 512_000;
-
-export const CALL_TYPES = ["identify", "track", "page", "screen", "group", "alias"] as const;
-export type CallType = (typeof CALL_TYPES)[number];
-
 type Json = Record<string, unknown>;
 
-/** One validated call as a client sent it (timestamp already normalized). */
+/** One validated call as a client sent it (timestamps already normalized). */
 export interface IngestCall {
   type: CallType;
   userId?: string;
@@ -33,12 +29,23 @@ export interface IngestCall {
   integrations?: Json;
   /** ISO 8601 UTC with milliseconds, when the call carried one. */
   timestamp?: string;
+  /** When the client sent the request (the call's own, else the batch's), for clock-skew correction. */
+  sentAt?: string;
   messageId?: string;
 }
 
+/** The error codes of the real Tracking API's error bodies (CONTRACT.md 5). */
+export type ErrorCode = "invalid_request" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unavailable";
+
+/** A call dropped from a request: its index in the batch (0 for a single call) and why. */
+export interface Rejection {
+  index: number;
+  reason: string;
+}
+
 export type IngestResult =
-  | { ok: true; calls: IngestCall[] }
-  | { ok: false; status: 400; error: string; index?: number };
+  | { ok: true; calls: IngestCall[]; rejected: Rejection[] }
+  | { ok: false; status: 400; code: ErrorCode; error: string };
 
 /** Paths that take a batch, and the single-call paths with the type they imply. */
 export function routeFor(path: string): { kind: "batch" } | { kind: "single"; type: CallType } | { kind: "delete" } | undefined {
@@ -51,21 +58,21 @@ export function routeFor(path: string): { kind: "batch" } | { kind: "single"; ty
   return undefined;
 }
 
-export type JsonBodyResult = { ok: true; body: Json } | { ok: false; status: 400; error: string };
+export type JsonBodyResult = { ok: true; body: Json } | { ok: false; status: 400; code: ErrorCode; error: string };
 
 /** Parses a request body: size limit first, then UTF-8 JSON, then an object at the top. */
 export function parseJsonBody(raw: Buffer): JsonBodyResult {
   if (raw.length > MAX_REQUEST_BYTES) {
-    return { ok: false, status: 400, error: `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)` };
+    return { ok: false, status: 400, code: "request_too_large", error: `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)` };
   }
-  if (raw.length === 0) return { ok: false, status: 400, error: "request body is empty: expected a JSON object" };
+  if (raw.length === 0) return { ok: false, status: 400, code: "invalid_request", error: "request body is empty: expected a JSON object" };
   let value: unknown;
   try {
     value = JSON.parse(raw.toString("utf8"));
   } catch (error) {
-    return { ok: false, status: 400, error: `request body is not valid JSON: ${(error as Error).message}` };
+    return { ok: false, status: 400, code: "invalid_request", error: `request body is not valid JSON: ${(error as Error).message}` };
   }
-  if (!isObject(value)) return { ok: false, status: 400, error: "request body must be a JSON object" };
+  if (!isPlainObject(value)) return { ok: false, status: 400, code: "invalid_request", error: "request body must be a JSON object" };
   return { ok: true, body: value };
 }
 
@@ -98,118 +105,104 @@ export function authenticate(key: string | undefined, sources: readonly Source[]
 }
 
 /**
- * Validates the calls of one request, all or nothing: the first invalid one
- * rejects the request with its index. Batch-level `context` and
- * `integrations` are merged under each call's own (the call's keys win).
+ * Validates the calls of one request one by one, as the real Tracking API
+ * does: valid calls are kept, invalid ones come back as rejections with their
+ * index (the caller decides whether one rejection refuses the request:
+ * `serve --strict`). Batch-level `context` and `integrations` are merged
+ * under each call's own (the call's keys win); the batch's `sentAt` applies
+ * to calls without their own.
  */
 export function parseCalls(route: { kind: "batch" } | { kind: "single"; type: CallType }, body: Json): IngestResult {
   if (route.kind === "single") {
-    const call = parseCall({ ...body, type: body["type"] ?? route.type }, undefined);
-    if (typeof call === "string") return { ok: false, status: 400, error: call };
-    if (call.type !== route.type) return { ok: false, status: 400, error: `"type" is "${call.type}" but the path is /v1/${route.type}` };
-    return { ok: true, calls: [call] };
+    const call = parseCall({ ...body, type: body["type"] ?? route.type }, {});
+    const mismatch = typeof call !== "string" && call.type !== route.type ? `"type" is "${call.type}" but the path is /v1/${route.type}` : undefined;
+    const reason = typeof call === "string" ? call : mismatch;
+    return reason === undefined ? { ok: true, calls: [call as IngestCall], rejected: [] } : { ok: true, calls: [], rejected: [{ index: 0, reason }] };
   }
   const batch = body["batch"];
-  if (!Array.isArray(batch)) return { ok: false, status: 400, error: `"batch" must be an array of calls` };
-  const shared = { context: body["context"], integrations: body["integrations"] };
-  if (shared.context !== undefined && shared.context !== null && !isObject(shared.context)) {
-    return { ok: false, status: 400, error: `"context" must be an object` };
+  if (!Array.isArray(batch)) return invalid(`"batch" must be an array of calls`);
+  const shared: Shared = {};
+  for (const key of ["context", "integrations"] as const) {
+    const value = body[key];
+    if (value === undefined || value === null) continue;
+    if (!isPlainObject(value)) return invalid(`"${key}" must be an object`);
+    shared[key] = value;
   }
-  if (shared.integrations !== undefined && shared.integrations !== null && !isObject(shared.integrations)) {
-    return { ok: false, status: 400, error: `"integrations" must be an object` };
+  const sentAt = body["sentAt"];
+  if (sentAt !== undefined && sentAt !== null) {
+    const normalized = normalizeTimestamp(sentAt);
+    if (normalized === undefined) return invalid(`"sentAt" ${JSON.stringify(sentAt)} is not an ISO 8601 date-time`);
+    shared.sentAt = normalized;
   }
   const calls: IngestCall[] = [];
+  const rejected: Rejection[] = [];
   for (let index = 0; index < batch.length; index++) {
     const call = parseCall(batch[index], shared);
-    if (typeof call === "string") return { ok: false, status: 400, error: `batch[${index}]: ${call}`, index };
-    calls.push(call);
+    if (typeof call === "string") rejected.push({ index, reason: call });
+    else calls.push(call);
   }
-  return { ok: true, calls };
+  return { ok: true, calls, rejected };
 }
 
-const IDENTIFIED: ReadonlySet<CallType> = new Set(["identify", "track", "page", "screen", "group"]);
+interface Shared {
+  context?: Json;
+  integrations?: Json;
+  sentAt?: string;
+}
 
-/** One call, or the reason it is invalid. */
-function parseCall(value: unknown, shared: { context: unknown; integrations: unknown } | undefined): IngestCall | string {
-  if (!isObject(value)) return "a call must be a JSON object";
+function invalid(error: string): IngestResult {
+  return { ok: false, status: 400, code: "invalid_request", error };
+}
+
+const ID_KEYS = ["userId", "anonymousId", "groupId", "previousId"] as const;
+const TEXT_KEYS = ["event", "name", "category", "messageId"] as const;
+const OBJECT_KEYS = ["properties", "traits", "context", "integrations"] as const;
+
+/** One call checked by the one message model (as an incoming call), or the reason it is invalid. */
+function parseCall(value: unknown, shared: Shared): IngestCall | string {
+  if (!isPlainObject(value)) return "a call must be a JSON object";
   const size = Buffer.byteLength(JSON.stringify(value));
   if (size > MAX_MESSAGE_BYTES) return `message is over the 32 KB limit (${size} > ${MAX_MESSAGE_BYTES} bytes)`;
-
   const type = value["type"];
   if (typeof type !== "string" || !(CALL_TYPES as readonly string[]).includes(type)) {
     return `"type" must be one of ${CALL_TYPES.join(", ")}${type === undefined ? "" : `, got ${JSON.stringify(type)}`}`;
   }
+  const input = withStringIds(value);
+  const check = checkMessage(input, { call: true });
+  const first = check.errors[0];
+  if (first) return check.errors.length === 1 ? first.message : `${first.message} (and ${check.errors.length - 1} more)`;
+
   const call: IngestCall = { type: type as CallType };
-
-  for (const key of ["userId", "anonymousId", "groupId", "previousId"] as const) {
-    const id = identifier(value[key]);
-    if (id === null) return `"${key}" must be a string`;
-    if (id !== undefined) call[key] = id;
-  }
-  for (const key of ["event", "name", "category", "messageId"] as const) {
-    const text = value[key];
-    if (text === undefined || text === null) continue;
-    if (typeof text !== "string") return `"${key}" must be a string`;
-    call[key] = text;
-  }
-  for (const key of ["properties", "traits", "context", "integrations"] as const) {
-    const object = value[key];
-    if (object === undefined || object === null) continue;
-    if (!isObject(object)) return `"${key}" must be an object`;
-    call[key] = object;
-  }
-  if (shared && isObject(shared.context)) call.context = { ...shared.context, ...call.context };
-  if (shared && isObject(shared.integrations)) call.integrations = { ...shared.integrations, ...call.integrations };
-
-  const timestamp = value["timestamp"];
-  if (timestamp !== undefined && timestamp !== null) {
-    const normalized = normalizeTimestamp(timestamp);
-    if (normalized === undefined) return `"timestamp" ${JSON.stringify(timestamp)} is not an ISO 8601 date-time`;
-    call.timestamp = normalized;
-  }
-
-  if (IDENTIFIED.has(call.type) && call.userId === undefined && call.anonymousId === undefined) {
-    return `${call.type} call needs "userId" or "anonymousId"`;
-  }
-  if (call.type === "track" && (call.event === undefined || call.event === "")) return `track call needs "event"`;
-  if (call.type === "group" && call.groupId === undefined) return `group call needs "groupId"`;
-  if (call.type === "alias") {
-    if (call.userId === undefined) return `alias call needs "userId"`;
-    if (call.previousId === undefined) return `alias call needs "previousId"`;
-  }
+  for (const key of ID_KEYS) if (typeof input[key] === "string") call[key] = input[key];
+  for (const key of TEXT_KEYS) if (typeof input[key] === "string") call[key] = input[key];
+  for (const key of OBJECT_KEYS) if (isPlainObject(input[key])) call[key] = input[key];
+  if (shared.context) call.context = { ...shared.context, ...call.context };
+  if (shared.integrations) call.integrations = { ...shared.integrations, ...call.integrations };
+  // Checked above, so these normalize.
+  const timestamp = normalizeTimestamp(input["timestamp"]);
+  if (timestamp !== undefined) call.timestamp = timestamp;
+  const sentAt = normalizeTimestamp(input["sentAt"]) ?? shared.sentAt;
+  if (sentAt !== undefined) call.sentAt = sentAt;
   return call;
 }
 
-/** A non-empty string, or a number (some clients send numeric IDs); undefined when absent, null when wrong. */
-function identifier(value: unknown): string | undefined | null {
-  if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "string") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  return null;
-}
-
-// An ISO 8601 date with a time: clients send `Z`, `+00:00` or `+0000` offsets and other precisions.
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/i;
-
-const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** Any ISO 8601 date-time → `2012-12-02T00:30:08.276Z`; undefined when it is not one. */
-export function normalizeTimestamp(value: unknown): string | undefined {
-  // Most clients already send the canonical form: keep it when it names a real instant.
-  if (typeof value === "string" && CANONICAL.test(value)) {
-    const date = new Date(value);
-    if (!Number.isNaN(date.getTime()) && date.toISOString() === value) return value;
+/**
+ * Ids as the model expects them: a number becomes its string (some clients
+ * send numeric ids; analytics-node does the same), an empty string counts as
+ * absent, and an alias in SPEC.md's keys (what `generate` prints) uses the API's.
+ */
+function withStringIds(value: Json): Json {
+  const out: Json = { ...value };
+  if (out["type"] === "alias") {
+    for (const [spec, camel] of [["Previous ID", "previousId"], ["User ID", "userId"]] as const) {
+      if (out[camel] === undefined && Object.hasOwn(out, spec)) out[camel] = out[spec];
+      delete out[spec];
+    }
   }
-  if (typeof value !== "string" || !ISO_DATE_TIME.test(value.trim())) return undefined;
-  let text = value.trim().replace(/^(\d{4}-\d{2}-\d{2})\s+/, "$1T").replace(/\s+/g, "");
-  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text += "T00:00:00";
-  // Without an offset a client's local time is unknowable; read it as UTC, not as this machine's zone.
-  if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(text)) text += "Z";
-  text = text.replace(/([+-]\d{2})(\d{2})$/, "$1:$2");
-  const date = new Date(text);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  for (const key of ID_KEYS) {
+    const id = out[key];
+    if (id === "" || id === null) delete out[key];
+    else if (typeof id === "number" && Number.isFinite(id)) out[key] = String(id);
+  }
+  return out;
 }

@@ -1,3 +1,5 @@
+import { isPlainObject } from "../util/json.js";
+
 /** The destination's name in a call's `integrations` object (SPEC.md 1, 4.3). */
 export const DESTINATION_NAME = "Webhooks";
 
@@ -16,8 +18,4 @@ export function isDestinationEnabled(integrations: unknown, name: string = DESTI
     if (own === true || isPlainObject(own)) return true;
   }
   return integrations["All"] !== false;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

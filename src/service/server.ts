@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PortError } from "../errors.js";
-import type { Collector } from "./collector.js";
-import { MAX_REQUEST_BYTES } from "./ingest.js";
+import { errorBody, type Collector } from "./collector.js";
+import { MAX_REQUEST_BYTES } from "../messages/limits.js";
 
 export interface ServeServer {
   url: string;
@@ -36,7 +36,7 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse)
   const path = (req.url ?? "/").split("?")[0] ?? "/";
   if (path === "/health" || path === "/health/") {
     req.resume();
-    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, { success: false, error: "use GET /health" });
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, errorBody("use GET /health", "method_not_allowed"));
     return send(res, 200, { status: "ok", ...collector.counts() });
   }
 
@@ -44,7 +44,7 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse)
   if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
     // Far too big to be worth reading: answer at once and close the connection.
     res.setHeader("Connection", "close");
-    send(res, 400, { success: false, error: `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)` });
+    send(res, 400, errorBody(`request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)`, "request_too_large"));
     req.resume();
     return;
   }
@@ -72,7 +72,7 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse)
       });
     } catch (error) {
       // The queue could not store the request (disk full, closed): the client must retry, so no 2xx.
-      return send(res, 503, { success: false, error: `cannot store the request: ${(error as Error).message}` });
+      return send(res, 503, errorBody(`cannot store the request: ${(error as Error).message}`, "unavailable"));
     }
     send(res, result.status, result.body);
   });

@@ -12,40 +12,60 @@ export interface TransformOptions {
 type Json = Record<string, unknown>;
 
 /**
- * One accepted call → the outgoing message of CONTRACT.md 1, keys in the order
- * of SPEC.md 4.1, plus the call's `context` with the client's `ip` added. A
- * call without `userId` carries `anonymousId` in its place.
+ * One accepted call → the whole outgoing message of CONTRACT.md 1: SPEC.md
+ * 4.1's keys in its order, `anonymousId` beside (or instead of) `userId`, then
+ * the call's `context` with the client's `ip` added, `messageId`,
+ * `integrations`, `receivedAt`, `sentAt` and `originalTimestamp`.
  */
 export function toMessage(call: IngestCall, options: TransformOptions): Message {
-  const timestamp = call.timestamp ?? options.receivedAt.toISOString();
   const context = contextOf(call, options.ip);
-  const identity: { userId: string } | { anonymousId: string } =
-    call.userId !== undefined ? { userId: call.userId } : { anonymousId: call.anonymousId ?? "" };
-  const withContext = context === undefined ? {} : { context };
+  const identity = { ...(call.userId !== undefined ? { userId: call.userId } : {}), ...(call.anonymousId !== undefined ? { anonymousId: call.anonymousId } : {}) };
+  const common = { ...timesOf(call, options.receivedAt), ...(context === undefined ? {} : { context }), ...commonOf(call, options.receivedAt) };
 
   switch (call.type) {
-    case "page":
-      return { version: 1, type: "page", ...identity, properties: call.properties ?? {}, timestamp, ...withContext };
-    case "screen":
-      return {
-        version: 1,
-        type: "screen",
-        ...identity,
-        name: call.name ?? stringOr(call.properties?.["name"], ""),
-        timestamp,
-        context: (context ?? {}) as never,
-      };
+    case "page": {
+      const naming = { ...(call.name !== undefined ? { name: call.name } : {}), ...(call.category !== undefined ? { category: call.category } : {}) };
+      return { version: 1, type: "page", ...identity, properties: call.properties ?? {}, ...common, ...naming };
+    }
+    case "screen": {
+      const name = call.name ?? stringOr(call.properties?.["name"], "");
+      return { version: 1, type: "screen", ...identity, name, ...common, ...(call.properties ? { properties: call.properties } : {}) };
+    }
     case "identify":
-      return { version: 1, type: "identify", ...identity, traits: call.traits ?? {}, timestamp, ...withContext };
+      return { version: 1, type: "identify", ...identity, traits: call.traits ?? {}, ...common };
     case "track":
-      return { version: 1, type: "track", ...identity, event: call.event ?? "", properties: call.properties ?? {}, timestamp, ...withContext };
+      return { version: 1, type: "track", ...identity, event: call.event ?? "", properties: call.properties ?? {}, ...common };
     case "group":
-      return { version: 1, type: "group", groupId: call.groupId ?? "", ...identity, traits: call.traits ?? {}, timestamp, ...withContext };
-    case "alias":
+      return { version: 1, type: "group", groupId: call.groupId ?? "", ...identity, traits: call.traits ?? {}, ...common };
+    case "alias": {
+      const anonymous = call.anonymousId !== undefined ? { anonymousId: call.anonymousId } : {};
       return options.aliasKeys === "camel"
-        ? { version: 1, type: "alias", previousId: call.previousId ?? "", userId: call.userId ?? "", timestamp, ...withContext }
-        : { version: 1, type: "alias", "Previous ID": call.previousId ?? "", "User ID": call.userId ?? "", timestamp, ...withContext };
+        ? { version: 1, type: "alias", previousId: call.previousId ?? "", userId: call.userId ?? "", ...common, ...anonymous }
+        : { version: 1, type: "alias", "Previous ID": call.previousId ?? "", "User ID": call.userId ?? "", ...common, ...anonymous };
+    }
   }
+}
+
+/**
+ * `timestamp`, corrected for the client's clock as the real service does
+ * (CONTRACT.md 5): with `sentAt`, timestamp = receivedAt − (sentAt −
+ * originalTimestamp), which keeps historical imports in the past; without it,
+ * the call's timestamp, else the server's time.
+ */
+export function timesOf(call: IngestCall, receivedAt: Date): { timestamp: string; originalTimestamp?: string } {
+  if (call.timestamp === undefined) return { timestamp: receivedAt.toISOString() };
+  if (call.sentAt === undefined) return { timestamp: call.timestamp };
+  const skew = Date.parse(call.sentAt) - Date.parse(call.timestamp);
+  return { timestamp: new Date(receivedAt.getTime() - skew).toISOString(), originalTimestamp: call.timestamp };
+}
+
+function commonOf(call: IngestCall, receivedAt: Date): Json {
+  return {
+    ...(call.messageId !== undefined ? { messageId: call.messageId } : {}),
+    ...(call.integrations !== undefined ? { integrations: call.integrations } : {}),
+    receivedAt: receivedAt.toISOString(),
+    ...(call.sentAt !== undefined ? { sentAt: call.sentAt } : {}),
+  };
 }
 
 /** The `delete` message of a deletion request (SPEC.md 2.2: no version, no context). */

@@ -1,7 +1,9 @@
 import type { DeliveryEngine } from "../delivery/deliver.js";
-import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
-import { systemClock, type Clock } from "../util/clock.js";
-import type { Failure, MessageQueue, QueuedMessage } from "./queue.js";
+import { failureOf } from "../delivery/failure.js";
+import type { DeliverCall, DeliveryResult } from "../delivery/types.js";
+import { Dispatcher, type DispatchEntry } from "../dispatch/dispatcher.js";
+import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
+import type { MessageQueue, QueuedMessage } from "./queue.js";
 
 export interface WorkerOptions {
   queue: MessageQueue;
@@ -13,70 +15,142 @@ export interface WorkerOptions {
   onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
 }
 
-interface InFlight {
+interface QueueEntry extends DispatchEntry {
   message: QueuedMessage;
-  startedAt: number;
-  /** The start time is in the queue (recorded before, or by the periodic write). */
-  startRecorded: boolean;
-  retrying: boolean;
 }
 
 // A delivery that outlives one attempt gets its start time written, so a
 // restart keeps its retry window; quick ones never cost that write.
 const RECORD_START_EVERY_MS = 1_000;
 const CLAIM_BATCH = 256;
+const NOT_DELIVERED: DeliveryResult = { delivered: false, interrupted: true, rounds: 0, urls: [] };
+
+/** The queue as the dispatcher's source: claims pending messages, waits for more until stopped. */
+class QueueSource implements AsyncIterable<QueueEntry[]> {
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly queue: MessageQueue,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** New messages were queued. */
+  notify(): void {
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<QueueEntry[]> {
+    while (!this.signal.aborted) {
+      const claimed = this.queue.claim(CLAIM_BATCH);
+      if (claimed.length > 0) yield claimed.map(toEntry);
+      else await this.nextNotice();
+    }
+  }
+
+  private nextNotice(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.wake = undefined;
+        this.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.wake = done;
+      this.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+}
+
+function toEntry(message: QueuedMessage): QueueEntry {
+  return { line: message.id, orderKey: undefined, body: message.body, time: undefined, firstAttemptAt: message.firstAttemptAt, message };
+}
+
+/** Start times of deliveries in flight, written to the queue once they outlive an attempt or so. */
+class StartRecorder {
+  private readonly inFlight = new Map<number, { startedAt: number; recorded: boolean }>();
+
+  constructor(
+    private readonly queue: MessageQueue,
+    private readonly clock: Clock,
+  ) {}
+
+  started(message: QueuedMessage): void {
+    this.inFlight.set(message.id, { startedAt: message.firstAttemptAt ?? this.clock.now(), recorded: message.firstAttemptAt !== undefined });
+  }
+
+  finished(message: QueuedMessage): void {
+    this.inFlight.delete(message.id);
+  }
+
+  /** Writes the start of every delivery running for half the period or more. */
+  write(): void {
+    const starts = new Map<number, number>();
+    const now = this.clock.now();
+    for (const [id, entry] of this.inFlight) {
+      if (!entry.recorded && now - entry.startedAt >= RECORD_START_EVERY_MS / 2) {
+        entry.recorded = true;
+        starts.set(id, entry.startedAt);
+      }
+    }
+    this.queue.recordFirstAttempts(starts);
+  }
+}
 
 /**
- * Drains the queue through THE delivery engine with bounded concurrency.
+ * Drains the queue through the dispatcher with bounded concurrency.
  * Interrupted deliveries (stop) are left pending in the queue for the next run.
  */
 export class DeliveryWorker {
   private readonly queue: MessageQueue;
-  private readonly engine: Pick<DeliveryEngine, "deliver">;
-  private readonly concurrency: number;
   private readonly clock: Clock;
-  private readonly onSettled: WorkerOptions["onSettled"];
   private readonly controller = new AbortController();
-  private readonly inFlight = new Map<number, InFlight>();
-  // Attempt events name the request body, not the message: map bodies of messages in flight.
-  private readonly byBody = new Map<string, InFlight>();
-  private readonly running = new Set<Promise<void>>();
-  private buffer: QueuedMessage[] = [];
-  private timer: ReturnType<Clock["setTimeout"]> | undefined;
+  private readonly source: QueueSource;
+  private readonly starts: StartRecorder;
+  private readonly dispatcher: Dispatcher<QueueEntry>;
+  private running: Promise<unknown> | undefined;
+  private timer: TimerHandle | undefined;
   private stopped = false;
-  delivered = 0;
-  failed = 0;
 
   constructor(options: WorkerOptions) {
     this.queue = options.queue;
-    this.engine = options.engine;
-    this.concurrency = Math.max(1, options.concurrency);
     this.clock = options.clock ?? systemClock;
-    this.onSettled = options.onSettled;
+    this.source = new QueueSource(this.queue, this.controller.signal);
+    this.starts = new StartRecorder(this.queue, this.clock);
+    const engine = options.engine;
+    this.dispatcher = new Dispatcher<QueueEntry>({
+      source: this.source,
+      // The engine does not reject for delivery failures; anything else is a bug: keep the message pending.
+      engine: { deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, call).catch(() => NOT_DELIVERED) },
+      concurrency: Math.max(1, options.concurrency),
+      clock: this.clock,
+      signal: this.controller.signal,
+      hooks: {
+        onStart: (entry) => this.starts.started(entry.message),
+        onResult: (entry, result) => this.settle(entry.message, result, options.onSettled),
+      },
+    });
+  }
+
+  get delivered(): number {
+    return this.dispatcher.progress.delivered;
+  }
+
+  get failed(): number {
+    return this.dispatcher.progress.failed;
   }
 
   /** Deliveries in flight that have had a failed attempt and wait for another. */
   get retrying(): number {
-    let count = 0;
-    for (const entry of this.inFlight.values()) if (entry.retrying) count += 1;
-    return count;
+    return this.dispatcher.progress.retrying;
   }
-
-  /** Give to DeliveryOptions.onAttempt. */
-  readonly onAttempt = (event: AttemptEvent): void => {
-    if (event.retryInMs === undefined) return;
-    const entry = this.byBody.get(event.request.body.toString("utf8"));
-    if (entry) entry.retrying = true;
-  };
 
   start(): void {
     this.scheduleStartRecording();
-    this.pump();
+    this.running = this.dispatcher.run().catch(() => undefined);
   }
 
   /** New messages were queued. */
   notify(): void {
-    this.pump();
+    this.source.notify();
   }
 
   /** Stops taking messages, cancels retry waits, and waits for attempts in flight. */
@@ -84,82 +158,22 @@ export class DeliveryWorker {
     this.stopped = true;
     this.controller.abort();
     if (this.timer) this.clock.clearTimeout(this.timer);
-    await Promise.all([...this.running]);
+    await this.running;
   }
 
-  private pump(): void {
-    while (!this.stopped && this.inFlight.size < this.concurrency) {
-      if (this.buffer.length === 0) {
-        this.buffer = this.queue.claim(CLAIM_BATCH);
-        if (this.buffer.length === 0) return;
-      }
-      const message = this.buffer.shift() as QueuedMessage;
-      const run = this.deliverOne(message);
-      this.running.add(run);
-      void run.finally(() => this.running.delete(run));
-    }
-  }
-
-  private async deliverOne(message: QueuedMessage): Promise<void> {
-    const entry: InFlight = {
-      message,
-      startedAt: message.firstAttemptAt ?? this.clock.now(),
-      startRecorded: message.firstAttemptAt !== undefined,
-      retrying: false,
-    };
-    this.inFlight.set(message.id, entry);
-    this.byBody.set(message.body, entry);
-    let result: DeliveryResult;
-    try {
-      result = await this.engine.deliver(message.body, {
-        signal: this.controller.signal,
-        ...(message.firstAttemptAt !== undefined ? { firstAttemptAt: message.firstAttemptAt } : {}),
-      });
-    } catch (error) {
-      // The engine does not reject for delivery failures; anything else is a bug: keep the message pending.
-      result = { delivered: false, interrupted: true, rounds: 0, urls: [] };
-      void error;
-    } finally {
-      this.inFlight.delete(message.id);
-      if (this.byBody.get(message.body) === entry) this.byBody.delete(message.body);
-    }
-    if (!result.interrupted) {
-      if (result.delivered) {
-        this.delivered += 1;
-        this.queue.delivered(message.id);
-      } else {
-        this.failed += 1;
-        this.queue.failed(message.id, failureOf(result));
-      }
-      this.onSettled?.(message, result);
-    }
-    this.pump();
+  private settle(message: QueuedMessage, result: DeliveryResult, onSettled: WorkerOptions["onSettled"]): void {
+    this.starts.finished(message);
+    if (result.interrupted) return;
+    if (result.delivered) this.queue.delivered(message.id);
+    else this.queue.failed(message.id, failureOf(result, { alwaysNameUrl: true }));
+    onSettled?.(message, result);
   }
 
   private scheduleStartRecording(): void {
     this.timer = this.clock.setTimeout(() => {
       if (this.stopped) return;
-      const starts = new Map<number, number>();
-      const now = this.clock.now();
-      for (const [id, entry] of this.inFlight) {
-        if (!entry.startRecorded && now - entry.startedAt >= RECORD_START_EVERY_MS / 2) {
-          entry.startRecorded = true;
-          starts.set(id, entry.startedAt);
-        }
-      }
-      this.queue.recordFirstAttempts(starts);
+      this.starts.write();
       this.scheduleStartRecording();
     }, RECORD_START_EVERY_MS);
   }
-}
-
-/** Why a message was given up, for the failed table. */
-export function failureOf(result: DeliveryResult): Failure {
-  const reasons = result.urls.map((url) => `${url.url}: ${url.error ?? `status ${url.status ?? "none"}`}`);
-  const last = result.urls.find((url) => url.status !== null);
-  return {
-    reason: reasons.join("; ") || "no webhook URL configured",
-    attempts: result.urls.reduce((max, url) => Math.max(max, url.attempts), 0),
-    status: last?.status ?? null,
-  };
 }

@@ -129,6 +129,24 @@ describe("webhook-cli replay", () => {
     expect(resumed.stdout).toContain(`${total - resume + 1} sent, ${total - resume + 1} delivered`);
   });
 
+  it("Ctrl-C without --dead-letter: resumes at the lowest line not delivered and says how many later lines will be sent again", async () => {
+    const target = await startServer((req, res) => {
+      res.statusCode = req.body.toString().includes('"stuck"') ? 503 : 200;
+      res.end();
+    });
+    servers.push(target);
+    const lines = [track("first", 0), track("stuck", 1), ...Array.from({ length: 20 }, (_, i) => track(`user-${i % 4}`, i + 2))];
+    const child = spawnCli(["replay", file(lines), "--url", target.url, "--concurrency", "4"]);
+    const done = collect(child);
+    const others = (): number => target.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
+    while (others() < 21) await new Promise((r) => setTimeout(r, 10));
+    child.kill("SIGINT");
+    const result = await done;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain("interrupted: resume with --from-line 2\n");
+    expect(result.stderr).toContain("20 later lines were delivered already and will be sent again");
+  });
+
   it("--rate keeps within 10 % of the asked rate", async () => {
     const target = await startServer();
     servers.push(target);

@@ -106,11 +106,18 @@ describe("webhook-cli serve (built CLI)", () => {
     const library = (byKey.get("identify:u1")!["context"] as Record<string, unknown>)["library"];
     expect(library).toMatchObject({ name: expect.any(String) });
     const context = { library, ip: "127.0.0.1" };
-    expect(byKey.get("identify:u1")).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp, context });
-    expect(byKey.get("track:u1")).toEqual({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 42 }, timestamp, context });
-    expect(byKey.get("page:anon-1")).toEqual({ version: 1, type: "page", anonymousId: "anon-1", properties: { path: "/pricing", title: "Pricing" }, timestamp, context });
-    expect(byKey.get("group:u1")).toEqual({ version: 1, type: "group", groupId: "g1", userId: "u1", traits: { size: 10 }, timestamp, context });
-    expect(byKey.get("alias:u2")).toEqual({ version: 1, type: "alias", "Previous ID": "u1", "User ID": "u2", timestamp, context });
+    // The whole message (CONTRACT.md 1): the client's messageId, receivedAt, sentAt; its timestamp kept as originalTimestamp.
+    const whole = { context, messageId: expect.any(String), receivedAt: expect.any(String), sentAt: expect.any(String), originalTimestamp: timestamp };
+    expect(byKey.get("identify:u1")).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("track:u1")).toEqual({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 42 }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("page:anon-1")).toEqual({ version: 1, type: "page", anonymousId: "anon-1", properties: { path: "/pricing", title: "Pricing" }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("group:u1")).toEqual({ version: 1, type: "group", groupId: "g1", userId: "u1", traits: { size: 10 }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("alias:u2")).toEqual({ version: 1, type: "alias", "Previous ID": "u1", "User ID": "u2", timestamp: expect.any(String), ...whole });
+    for (const [key, body] of byKey) {
+      if (key.startsWith("delete")) continue;
+      // Same clock on both sides: the skew correction moves the timestamp by the request's time in flight only.
+      expect(Math.abs(Date.parse(String(body["timestamp"])) - Date.parse(timestamp)), key).toBeLessThan(5_000);
+    }
     expect(byKey.get("delete:u1")).toEqual({ type: "delete", userId: "u1", timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
 
     // Wrong key and malformed body, on the built server.
@@ -118,12 +125,12 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(wrong.status).toBe(401);
     const malformed = await fetch(`${serve.url}/v1/batch`, { method: "POST", headers: { Authorization: `Basic ${Buffer.from("wk_e2e:").toString("base64")}` }, body: "{oops" });
     expect(malformed.status).toBe(400);
-    expect(((await malformed.json()) as { error: string }).error).toContain("not valid JSON");
+    expect(await malformed.json()).toMatchObject({ success: false, code: "invalid_request", message: expect.stringContaining("not valid JSON") });
 
     serve.child.kill("SIGINT");
     const stopped = await serve.done;
     expect(stopped.code).toBe(0);
-    expect(stopped.stdout).toContain("Summary: 8 accepted, 1 filtered, 7 delivered, 0 retrying, 0 failed, 0 pending");
+    expect(stopped.stdout).toContain("Summary: 8 accepted, 0 rejected, 1 filtered, 7 delivered, 0 retrying, 0 failed, 0 pending");
   });
 
   it("SIGKILL while the receiver answers 503, restart with a healthy receiver: every message arrives exactly once", async () => {
@@ -164,11 +171,10 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(acceptedBySick.size).toBe(delivered);
 
     const second = await start(serveArgs(healthy.url));
-    await waitFor(() => recorded(record).length >= total - delivered);
-    // Give a duplicate the chance to show up.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const health = (await (await fetch(`${second.url}/health`)).json()) as Record<string, number>;
-    expect(health).toMatchObject({ delivered: total - delivered, pending: 0, failed: 0 });
+    // Once nothing is pending, every request this run will make has been answered (and recorded first).
+    const health = async () => (await (await fetch(`${second.url}/health`)).json()) as Record<string, number>;
+    await waitFor(async () => (await health()).pending === 0);
+    expect(await health()).toMatchObject({ delivered: total - delivered, pending: 0, failed: 0 });
 
     const resent = recorded(record).map((r) => String(r.body["userId"]));
     expect(resent).toHaveLength(total - delivered);
@@ -189,7 +195,6 @@ describe("webhook-cli serve (built CLI)", () => {
     const state = join(dir, "state");
     const refusing = await start(["listen", "--port", "0", "--respond", "400"]);
     const serve = await start(["serve", "--port", "0", "--url", `${refusing.url}/hook`, "--state", state, "--json"]);
-    expect(serve.child.stderr).toBeTruthy();
     const response = await fetch(`${serve.url}/v1/identify`, { method: "POST", body: JSON.stringify({ userId: "refused" }) });
     expect(response.status).toBe(200);
     await waitFor(async () => ((await (await fetch(`${serve.url}/health`)).json()) as { failed: number }).failed === 1);
@@ -216,10 +221,13 @@ describe("webhook-cli serve (built CLI)", () => {
 
   it("the library loads better-sqlite3 only when a durable queue is opened", () => {
     const dist = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
+    // openSqliteQueue is internal now: imported from its module, beside the library's face.
+    const queue = fileURLToPath(new URL("../../dist/service/queue.js", import.meta.url));
     const dir = tempDir();
     const script = `
       import { createRequire } from "node:module";
-      const lib = await import(${JSON.stringify(dist)});
+      await import(${JSON.stringify(dist)});
+      const lib = await import(${JSON.stringify(queue)});
       const cache = createRequire(import.meta.url).cache;
       const loaded = () => Object.keys(cache).some((path) => path.includes("better-sqlite3"));
       const before = loaded();

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
-import { Analytics, BatchDeliveryError, ClosedError, QueueFullError, ValidationError, VirtualClock, type FlushEvent } from "../../src/index.js";
+import { Analytics, BatchDeliveryError, ClosedError, ConfigError, QueueFullError, ValidationError, type FlushEvent } from "../../src/index.js";
+import { VirtualClock } from "../../src/util/clock.js";
 import { startServer, statuses, type ReceivedRequest, type TestServer } from "../helpers/http-server.js";
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
@@ -112,7 +113,8 @@ describe("Analytics against a real server on loopback", () => {
     expect(first.body.length + 1 + perMessage).toBeGreaterThan(512_000);
     expect(bodyOf(first).batch).toHaveLength(16);
     await analytics.flush();
-    expect(s.requests.map((r) => bodyOf(r).batch.length)).toEqual([16, 4]);
+    // Batches go out concurrently, so they may arrive in either order.
+    expect(s.requests.map((r) => bodyOf(r).batch.length).sort((a, b) => b - a)).toEqual([16, 4]);
     expect(s.requests.every((r) => r.body.length <= 512_000)).toBe(true);
   });
 
@@ -291,24 +293,16 @@ describe("Analytics against a real server on loopback", () => {
     expect(result).toBeUndefined();
   });
 
-  it("DEBUG=analytics logs queueing, flushes and failures; silent otherwise", async () => {
+  it("debug logs queueing, flushes and failures to its log; silent otherwise (DEBUG=analytics sets it at the package edge)", async () => {
     const s = await server(statuses(503, 200));
-    const saved = process.env.DEBUG;
     const lines: string[] = [];
     const quiet: string[] = [];
-    try {
-      process.env.DEBUG = "analytics";
-      const loud = client(s.url, { random: () => 0, log: (line) => lines.push(line) });
-      process.env.DEBUG = "";
-      const silent = client(s.url, { log: (line) => quiet.push(line) });
-      loud.track({ userId: "u", event: "E" });
-      silent.track({ userId: "u", event: "E" });
-      await loud.flush();
-      await silent.flush();
-    } finally {
-      if (saved === undefined) delete process.env.DEBUG;
-      else process.env.DEBUG = saved;
-    }
+    const loud = client(s.url, { random: () => 0, debug: true, log: (line) => lines.push(line) });
+    const silent = client(s.url, { log: (line) => quiet.push(line) });
+    loud.track({ userId: "u", event: "E" });
+    silent.track({ userId: "u", event: "E" });
+    await loud.flush();
+    await silent.flush();
     expect(lines.some((l) => /^analytics: queued track /.test(l))).toBe(true);
     expect(lines.some((l) => /^analytics: sending batch .*: 1 messages/.test(l))).toBe(true);
     expect(lines.some((l) => /failed \(HTTP 503\); retrying in 50 ms/.test(l))).toBe(true);
@@ -332,5 +326,54 @@ describe("Analytics against a real server on loopback", () => {
     expect(s.requests).toHaveLength(2);
     expect(lines).toContain("analytics: a callback threw: callback bug");
     expect(lines).toContain("analytics: a 'flush' listener threw: listener bug");
+  });
+});
+
+describe("the client for people coming from analytics-node (CONTRACT.md 6)", () => {
+  it.each([
+    ["host", "endpoint"],
+    ["flushInterval", "flushAfter"],
+    ["maxEventsInBatch", "flushAt"],
+  ])("an unknown option %s is a ConfigError naming it and the right name (%s)", (wrong, right) => {
+    let error: unknown;
+    try {
+      new Analytics("wk", { [wrong]: 1 } as never);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toBe(`Unknown option '${wrong}': this client calls it '${right}'.`);
+    expect((error as ConfigError).source).toEqual({ key: wrong });
+  });
+
+  it("an option nobody would guess lists the known ones", () => {
+    expect(() => new Analytics("wk", { flushEvery: 3 } as never)).toThrow(/Unknown option 'flushEvery'; known options: endpoint, flushAt, flushAfter/);
+  });
+
+  it("numeric ids are sent as strings; screen() sends a screen call", async () => {
+    const s = await server();
+    const analytics = client(s.url, { flushAt: 3 });
+    analytics.identify({ userId: 42, traits: { plan: "pro" } });
+    analytics.group({ userId: 42, groupId: 7 });
+    analytics.screen({ anonymousId: 1e3, name: "Home", properties: { variant: "b" } });
+    await analytics.flush();
+    const [identify, group, screen] = bodyOf(s.requests[0]!).batch;
+    expect(identify).toMatchObject({ type: "identify", userId: "42" });
+    expect(group).toMatchObject({ type: "group", userId: "42", groupId: "7" });
+    expect(screen).toMatchObject({ type: "screen", anonymousId: "1000", name: "Home", properties: { variant: "b" } });
+    expect(() => analytics.screen({ name: "Home" })).toThrow(ValidationError);
+    expect(() => analytics.identify({ userId: { id: 1 } as never })).toThrow("'userId' must be a string or a number");
+  });
+
+  it("a batch that would pass 500,000 bytes is split; every body stays at or under it", async () => {
+    const s = await server();
+    const analytics = client(s.url, { flushAt: 100 });
+    const blob = "x".repeat(30_000);
+    for (let i = 0; i < 20; i++) analytics.track({ userId: "u", event: "Big", properties: { i, blob } });
+    await analytics.flush();
+    expect(s.requests.length).toBe(2);
+    for (const request of s.requests) expect(request.body.length).toBeLessThanOrEqual(500_000);
+    // Batches go out concurrently, so they may arrive in either order.
+    expect(s.requests.map((r) => bodyOf(r).batch.length).sort((a, b) => b - a)).toEqual([16, 4]);
   });
 });

@@ -1,8 +1,9 @@
 import { createHmac } from "node:crypto";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryEngine } from "../../src/delivery/deliver.js";
-import type { AttemptEvent, DeliveryOptions } from "../../src/delivery/types.js";
+import type { DeliveryEngine } from "../../src/delivery/deliver.js";
+import type { AttemptEvent } from "../../src/delivery/types.js";
+import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/wire.js";
 import { seededRandom, VirtualClock } from "../../src/util/clock.js";
 import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
 import { httpsServersClosedAfterAll } from "../helpers/https-server.js";
@@ -17,8 +18,8 @@ async function server(respond?: Parameters<typeof startServer>[0]): Promise<Test
   servers.push(s);
   return s;
 }
-function engine(urls: string[], options: DeliveryOptions = {}, secret?: string): DeliveryEngine {
-  const e = new DeliveryEngine(
+function engine(urls: string[], options: UndiciEngineOptions = {}, secret?: string): DeliveryEngine {
+  const e = undiciEngine(
     { targets: urls.map((url) => ({ url, headers: {} })), secret, userAgent: "Segment.io/1.0" },
     // Virtual time for retry waits unless a test needs real time.
     { clock: new VirtualClock(Date.now(), { autoAdvance: true }), random: seededRandom(1), timeoutMs: 2000, ...options },
@@ -31,10 +32,10 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-describe("DeliveryEngine against a real server", () => {
+describe("DeliveryEngine over the undici transport, against a real server", () => {
   it("sends the headers of CONTRACT.md 1 and a signature an independent HMAC accepts", async () => {
     const s = await server();
-    const e = new DeliveryEngine({ targets: [{ url: `${s.url}/hooks/a?x=1`, headers: { "X-Env": "ci", "X-Team": "growth" } }], secret: "s3cret", userAgent: "Segment.io/1.0" });
+    const e = undiciEngine({ targets: [{ url: `${s.url}/hooks/a?x=1`, headers: { "X-Env": "ci", "X-Team": "growth" } }], secret: "s3cret", userAgent: "Segment.io/1.0" });
     engines.push(e);
     const result = await e.deliver(BODY);
     expect(result).toMatchObject({ delivered: true, rounds: 1, interrupted: false });
@@ -54,7 +55,7 @@ describe("DeliveryEngine against a real server", () => {
 
   it("sends no X-Signature without a secret, and takes a custom User-Agent", async () => {
     const s = await server();
-    const e = new DeliveryEngine({ targets: [{ url: s.url, headers: {} }], secret: undefined, userAgent: "acme-test/2" });
+    const e = undiciEngine({ targets: [{ url: s.url, headers: {} }], secret: undefined, userAgent: "acme-test/2" });
     engines.push(e);
     await e.deliver(Buffer.from(BODY));
     expect(s.requests[0]?.headers["x-signature"]).toBeUndefined();
@@ -64,7 +65,7 @@ describe("DeliveryEngine against a real server", () => {
   it("500, 500, 200: delivered after 3 attempts with identical bodies", async () => {
     const s = await server(statuses(500, 500, 200));
     const events: AttemptEvent[] = [];
-    const result = await engine([s.url], { onAttempt: (e) => events.push(e) }, "k").deliver(BODY);
+    const result = await engine([s.url], {}, "k").deliver(BODY, { onAttempt: (e) => events.push(e) });
     expect(result.delivered).toBe(true);
     expect(result.rounds).toBe(3);
     expect(result.urls[0]).toMatchObject({ status: 200, attempts: 3, error: null });
@@ -112,19 +113,6 @@ describe("DeliveryEngine against a real server", () => {
     ]);
   });
 
-  it("sends to every URL at once and waits for every answer in a round", async () => {
-    const slow = await server((_req, res) => {
-      setTimeout(() => res.end(), 300);
-    });
-    const fast = await server(statuses(404));
-    const started = Date.now();
-    const result = await engine([slow.url, fast.url]).deliver(BODY);
-    expect(result.delivered).toBe(true);
-    // Both arrived close together (fan-out), not one after the other.
-    expect(Math.abs((slow.requests[0]?.at ?? 0) - (fast.requests[0]?.at ?? 1e15))).toBeLessThan(250);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-  });
-
   it("retries only the retryable URLs together; a permanent one is dropped", async () => {
     const flaky = await server(statuses(503, 503, 200));
     const gone = await server(statuses(410));
@@ -153,14 +141,14 @@ describe("DeliveryEngine against a real server", () => {
       else res.end();
     });
     const events: AttemptEvent[] = [];
-    const started = Date.now();
-    const result = await engine([s.url], { timeoutMs: 300, onAttempt: (e) => events.push(e) }).deliver(BODY);
+    const result = await engine([s.url], { timeoutMs: 300 }).deliver(BODY, { onAttempt: (e) => events.push(e) });
     expect(result.delivered).toBe(true);
     expect(result.urls[0]?.attempts).toBe(2);
     expect(events[0]?.outcome).toEqual({ kind: "timeout" });
     expect(events[0]?.error).toMatch(/timeout: no response within 300ms/);
     expect(events[0]?.ms).toBeGreaterThanOrEqual(250);
-    expect(Date.now() - started).toBeLessThan(1400);
+    // The slow answer was cut off, not waited for: the second attempt got its 200.
+    expect(events[1]?.status).toBe(200);
   });
 
   it("the one deadline also covers the TLS handshake: a server that never answers it times out", async () => {
@@ -173,11 +161,9 @@ describe("DeliveryEngine against a real server", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     try {
       const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/`;
-      const started = Date.now();
       const result = await engine([url], { timeoutMs: 300, retryWindowMs: 0 }).deliver(BODY);
       expect(result.urls[0]).toMatchObject({ status: null, attempts: 1 });
-      expect(result.urls[0]?.error).toMatch(/timeout/);
-      expect(Date.now() - started).toBeLessThan(3000);
+      expect(result.urls[0]?.error).toMatch(/timeout: no response within 300ms/);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -191,29 +177,29 @@ describe("DeliveryEngine against a real server", () => {
     expect(result.urls[0]?.error).toMatch(/timeout/);
   });
 
-  it("429 with Retry-After: 1 waits about 1 s (real time)", async () => {
+  it("429 with Retry-After: 1 from a real response: the next attempt waits 1 s (virtual time)", async () => {
     const s = await server((_req, res, index) => {
       if (index === 0) {
         res.writeHead(429, { "Retry-After": "1" });
         res.end();
       } else res.end();
     });
-    const e = new DeliveryEngine({ targets: [{ url: s.url, headers: {} }], secret: undefined, userAgent: "Segment.io/1.0" }, { random: () => 0 });
-    engines.push(e);
-    const result = await e.deliver(BODY);
-    expect(result.delivered).toBe(true);
-    const gap = (s.requests[1]?.at ?? 0) - (s.requests[0]?.at ?? 0);
+    const events: AttemptEvent[] = [];
     // Without Retry-After, random 0 would retry at once.
-    expect(gap).toBeGreaterThanOrEqual(950);
-    expect(gap).toBeLessThan(3000);
+    const result = await engine([s.url], { random: () => 0 }).deliver(BODY, { onAttempt: (e) => events.push(e) });
+    expect(result.delivered).toBe(true);
+    expect(events.map((e) => [e.status, e.retryInMs])).toEqual([
+      [429, 1000],
+      [200, undefined],
+    ]);
   });
 
   it("runs the whole 4-hour schedule in virtual time: attempts, spacing, nothing after the window", async () => {
     const s = await server(statuses(500));
     const clock = new VirtualClock(1_000_000, { autoAdvance: true });
     const starts: number[] = [];
-    const e = engine([s.url], { clock, random: () => 1, onAttempt: () => starts.push(clock.now()) });
-    const result = await e.deliver(BODY);
+    const e = engine([s.url], { clock, random: () => 1 });
+    const result = await e.deliver(BODY, { onAttempt: () => starts.push(clock.now()) });
     expect(result.delivered).toBe(false);
     // Same as the pure policy: 1 + 9 doubling + 46 capped retries.
     expect(result.urls[0]?.attempts).toBe(56);
@@ -230,25 +216,6 @@ describe("DeliveryEngine against a real server", () => {
     const clock = new VirtualClock(10_000_000, { autoAdvance: true });
     const result = await engine([s.url], { clock, random: () => 1, retryWindowMs: 60_000 }).deliver(BODY, { firstAttemptAt: 10_000_000 - 59_500 });
     expect(result.urls[0]?.attempts).toBe(1);
-  });
-
-  it("stops waiting on abort and resolves interrupted", async () => {
-    const s = await server(statuses(500));
-    const controller = new AbortController();
-    const e = new DeliveryEngine({ targets: [{ url: s.url, headers: {} }], secret: undefined, userAgent: "Segment.io/1.0" }, {
-      random: () => 1,
-      onAttempt: () => setTimeout(() => controller.abort("SIGINT"), 50),
-    });
-    engines.push(e);
-    const started = Date.now();
-    const result = await e.deliver(BODY, { signal: controller.signal });
-    expect(result).toMatchObject({ delivered: false, interrupted: true, rounds: 1 });
-    expect(Date.now() - started).toBeLessThan(900);
-    expect(s.requests).toHaveLength(1);
-    // An already aborted signal sends nothing.
-    const again = await e.deliver(BODY, { signal: controller.signal });
-    expect(again).toMatchObject({ interrupted: true, rounds: 0 });
-    expect(s.requests).toHaveLength(1);
   });
 
   it("reuses keep-alive connections across messages", async () => {
@@ -269,7 +236,7 @@ describe("DeliveryEngine against a real server", () => {
   });
 
   it("prepare() gives the exact request: headers and the bytes", () => {
-    const e = new DeliveryEngine({ targets: [], secret: "k", userAgent: "Segment.io/1.0" });
+    const e = undiciEngine({ targets: [], secret: "k", userAgent: "Segment.io/1.0" });
     engines.push(e);
     const prepared = e.prepare(BODY, { url: "http://127.0.0.1:1/x", headers: { "X-A": "1" } });
     expect(prepared.headers).toEqual({
@@ -298,6 +265,8 @@ describe("DeliveryEngine and TLS", () => {
     expect(result.urls[0]?.error).toMatch(/not trusted/);
     expect(result.urls[0]?.error).toMatch(/self-signed/);
     expect(result.urls[0]?.error).toMatch(/--ca/);
+    // Worded by us on every Node version: none of Node's own advice (24 suggests --use-system-ca).
+    expect(result.urls[0]?.error).not.toMatch(/use-system-ca|Node\.js/);
     expect(h.requests).toBe(0);
   });
 

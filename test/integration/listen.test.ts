@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DeliveryEngine } from "../../src/delivery/deliver.js";
+import type { DeliveryEngine } from "../../src/delivery/deliver.js";
+import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/wire.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { buildExamples } from "../../src/messages/examples.js";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
@@ -43,9 +44,9 @@ async function post(url: string, body: string | Buffer, headers: Record<string, 
   return { status: response.statusCode, text, json: text ? (JSON.parse(text) as Record<string, unknown>) : undefined };
 }
 
-function engine(url: string, options: ConstructorParameters<typeof DeliveryEngine>[1] = {}, secret: string | undefined = SECRET): DeliveryEngine {
+function engine(url: string, options: UndiciEngineOptions = {}, secret: string | undefined = SECRET): DeliveryEngine {
   // random 0: retries follow at once, so the schedule costs no test time.
-  const created = new DeliveryEngine({ targets: [{ url, headers: {} }], secret, userAgent: "Segment.io/1.0" }, { random: () => 0, retryWindowMs: 10_000, ...options });
+  const created = undiciEngine({ targets: [{ url, headers: {} }], secret, userAgent: "Segment.io/1.0" }, { random: () => 0, retryWindowMs: 10_000, ...options });
   engines.push(created);
   return created;
 }
@@ -201,10 +202,9 @@ describe("fault injection, driven by the delivery engine", () => {
   it("--script 503,timeout,drop,200: the engine sees a 503, a timeout, a dropped connection, then delivers", async () => {
     const { receiver: r, events } = await receiver({ faults: new FaultPlan({ script: parseScript("503,timeout,drop,200") }) });
     const attempts: string[] = [];
-    const result = await engine(r.url, {
-      timeoutMs: 400,
+    const result = await engine(r.url, { timeoutMs: 400 }).deliver(track, {
       onAttempt: (a) => attempts.push(a.outcome.kind === "status" ? String(a.outcome.status) : a.outcome.kind),
-    }).deliver(track);
+    });
     expect(result).toMatchObject({ delivered: true, rounds: 4 });
     expect(attempts).toEqual(["503", "timeout", "network", "200"]);
     expect(events.map((e) => e.fault ?? e.status)).toEqual([503, "timeout", "drop", 200]);

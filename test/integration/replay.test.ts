@@ -20,6 +20,30 @@ function options(path: string, server: TestServer, rest: Partial<ReplayOptions> 
   return { path, name: path, settings: { targets: [{ url: `${server.url}/hook`, headers: {} }], secret: "replay-secret", userAgent: "test" }, ...rest };
 }
 
+/** A receiver that answers 503 to the user "stuck" and 200 to everyone else. */
+async function stuckUserServer(): Promise<TestServer> {
+  const server = await startServer((req, res) => {
+    const userId = (JSON.parse(req.body.toString()) as { userId: string }).userId;
+    res.statusCode = userId === "stuck" ? 503 : 200;
+    res.end();
+  });
+  servers.push(server);
+  return server;
+}
+
+/** Replays at concurrency 4 and aborts once `others` messages of users other than "stuck" arrived. */
+async function abortWhenOthersAreThrough(server: TestServer, path: string, rest: Partial<ReplayOptions>, others: number) {
+  const controller = new AbortController();
+  // A clock that never moves by itself: "stuck" waits for its retry until the abort, whatever the jitter.
+  const clock = new VirtualClock(Date.now());
+  const run = replay(options(path, server, { ...rest, concurrency: 4, signal: controller.signal, clock }));
+  // Wait until every other user's messages are through while "stuck" waits to retry (4 h window).
+  const sentOk = (): number => server.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
+  while (sentOk() < others) await new Promise((r) => setTimeout(r, 10));
+  controller.abort("SIGINT");
+  return run;
+}
+
 const seqOf = (body: Buffer): number => (JSON.parse(body.toString()) as { properties: { seq: number } }).properties.seq;
 
 describe("replay (library)", () => {
@@ -159,25 +183,21 @@ describe("replay (library)", () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("on abort without --dead-letter, the resume line is the low-water mark: the stuck line, with the later deliveries counted", async () => {
+    const server = await stuckUserServer();
+    const lines = [JSON.stringify(track("free-0", 0)), JSON.stringify(track("stuck", 1)), JSON.stringify(track("stuck", 2))];
+    for (let seq = 3; seq < 40; seq++) lines.push(JSON.stringify(track(`free-${seq % 5}`, seq)));
+    const summary = await abortWhenOthersAreThrough(server, file(lines), {}, 38);
+    // Line 1 was delivered; line 2 (stuck, in flight) is the lowest line not done; lines 4–40 were delivered after it.
+    expect(summary).toMatchObject({ delivered: 38, failed: 0, interrupted: 2, deadLettered: 0, resumeLine: 2, deliveredAfterResume: 37 });
+  });
+
   it("on abort, a message waiting to retry is dead-lettered as interrupted while other users went on", async () => {
-    const server = await startServer((req, res) => {
-      const userId = (JSON.parse(req.body.toString()) as { userId: string }).userId;
-      res.statusCode = userId === "stuck" ? 503 : 200;
-      res.end();
-    });
-    servers.push(server);
+    const server = await stuckUserServer();
     const lines = [JSON.stringify(track("stuck", 0)), JSON.stringify(track("stuck", 1))];
     for (let seq = 2; seq < 40; seq++) lines.push(JSON.stringify(track(`free-${seq % 5}`, seq)));
     const deadLetter = join(dir, "aborted.ndjson");
-    const controller = new AbortController();
-    // A clock that never moves by itself: "stuck" waits for its retry until the abort, whatever the jitter.
-    const clock = new VirtualClock(Date.now());
-    const run = replay(options(file(lines), server, { deadLetter, concurrency: 4, signal: controller.signal, clock }));
-    // Wait until every other user's messages are through while "stuck" waits to retry (4 h window).
-    const sentOk = (): number => server.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
-    while (sentOk() < 38) await new Promise((r) => setTimeout(r, 10));
-    controller.abort("SIGINT");
-    const summary = await run;
+    const summary = await abortWhenOthersAreThrough(server, file(lines), { deadLetter }, 38);
     expect(summary).toMatchObject({ delivered: 38, failed: 0, interrupted: 2, deadLettered: 2, resumeLine: 41 });
     const dead = readFileSync(deadLetter, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { body: { properties: { seq: number } }; failure: unknown });
     expect(dead.map((d) => d.body.properties.seq)).toEqual([0, 1]);

@@ -15,7 +15,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+type Rejected = Parameters<NonNullable<ConstructorParameters<typeof Collector>[0]["onRejected"]>>[0];
+
 interface Setup {
+  rejected: Rejected[];
   receiver: TestServer;
   collector: Collector;
   server: ServeServer;
@@ -25,7 +28,7 @@ interface Setup {
   waitFor(predicate: () => boolean): Promise<void>;
 }
 
-async function setup(options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean } = {}): Promise<Setup> {
+async function setup(options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean; strict?: boolean } = {}): Promise<Setup> {
   const receiver = await startServer(options.respond);
   cleanups.push(() => receiver.close());
   let queue: MessageQueue = new MemoryQueue();
@@ -43,7 +46,15 @@ async function setup(options: { respond?: Responder; settings?: Partial<Destinat
     sources: [{ name: "web", writeKey: "wk_web" }],
     ...options.settings,
   };
-  const collector = new Collector({ settings, queue, delivery: { timeoutMs: 2_000, retryWindowMs: 3_000 }, concurrency: 4 });
+  const rejected: Rejected[] = [];
+  const collector = new Collector({
+    settings,
+    queue,
+    delivery: { timeoutMs: 2_000, retryWindowMs: 3_000 },
+    concurrency: 4,
+    strict: options.strict ?? false,
+    onRejected: (rejection) => rejected.push(rejection),
+  });
   collector.start();
   const server = await listenCollector(collector, { host: "127.0.0.1", port: 0 });
   cleanups.push(async () => {
@@ -51,6 +62,7 @@ async function setup(options: { respond?: Responder; settings?: Partial<Destinat
     await collector.close();
   });
   return {
+    rejected,
     receiver,
     collector,
     server,
@@ -103,13 +115,16 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     const messages = bodies(s.receiver).sort((a, b) => String(a["type"]).localeCompare(String(b["type"])));
     const library = { name: "analytics-node", version: "1" };
     expect(messages.map((m) => Object.keys(m))).toEqual([
-      ["version", "type", "Previous ID", "User ID", "timestamp", "context"],
-      ["version", "type", "groupId", "userId", "traits", "timestamp", "context"],
-      ["version", "type", "userId", "traits", "timestamp", "context"],
-      ["version", "type", "anonymousId", "properties", "timestamp", "context"],
-      ["version", "type", "userId", "event", "properties", "timestamp", "context"],
+      ["version", "type", "Previous ID", "User ID", "timestamp", "context", "messageId", "receivedAt"],
+      ["version", "type", "groupId", "userId", "traits", "timestamp", "context", "messageId", "receivedAt"],
+      ["version", "type", "userId", "traits", "timestamp", "originalTimestamp", "context", "messageId", "receivedAt", "sentAt"],
+      ["version", "type", "anonymousId", "properties", "timestamp", "context", "messageId", "receivedAt", "sentAt"],
+      ["version", "type", "userId", "event", "properties", "timestamp", "context", "messageId", "receivedAt", "sentAt"],
     ]);
-    expect(messages[2]).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: "2009-11-10T23:00:00.000Z", context: { library, ip: "127.0.0.1" } });
+    // Historical import with sentAt: the client's timestamp is kept as originalTimestamp, timestamp stays in 2009.
+    expect(messages[2]).toMatchObject({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, originalTimestamp: "2009-11-10T23:00:00.000Z", messageId: "m1", context: { library, ip: "127.0.0.1" } });
+    expect(String(messages[2]!["timestamp"])).toMatch(/^2009-11-10T23:00:0\d\.\d{3}Z$/);
+    expect(String(messages[0]!["messageId"])).toMatch(/^api-[0-9a-f-]{36}$/);
     expect(messages[0]).toMatchObject({ "Previous ID": "u1", "User ID": "u2", context: { ip: "127.0.0.1" } });
     expect(String(messages[4]!["timestamp"])).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     await s.waitFor(() => s.queue.pendingCount() === 0);
@@ -129,38 +144,32 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     });
     expect(result.status).toBe(200);
     await s.waitFor(() => s.collector.counts().delivered === 2);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Nothing is left to deliver, so no other request can come.
+    expect(await s.health()).toMatchObject({ accepted: 5, filtered: 3, delivered: 2, pending: 0 });
     expect(bodies(s.receiver).map((m) => m["userId"]).sort()).toEqual(["default", "passes"]);
-    expect(await s.health()).toMatchObject({ accepted: 5, filtered: 3, delivered: 2 });
   });
 
   it("refuses wrong or missing keys with 401 and bad bodies with 400, queueing nothing and staying up", async () => {
     const s = await setup();
-    expect(await s.post("/v1/track", { userId: "u", event: "E" }, "wrong")).toEqual({ status: 401, json: { success: false, error: "invalid write key" } });
+    expect(await s.post("/v1/track", { userId: "u", event: "E" }, "wrong")).toEqual({ status: 401, json: { success: false, message: "invalid write key", code: "unauthorized" } });
     expect((await s.post("/v1/track", { userId: "u", event: "E", writeKey: "wrong" }, null)).status).toBe(401);
-    expect(await s.post("/v1/track", { userId: "u", event: "E" }, null)).toEqual({ status: 401, json: { success: false, error: "missing write key" } });
+    expect(await s.post("/v1/track", { userId: "u", event: "E" }, null)).toEqual({ status: 401, json: { success: false, message: "missing write key", code: "unauthorized" } });
 
     const malformed = await s.post("/v1/batch", '{"batch": [', "wk_web");
     expect(malformed.status).toBe(400);
-    expect(malformed.json["error"]).toContain("not valid JSON");
-
-    const invalid = await s.post("/v1/batch", { batch: [{ type: "track", userId: "u", event: "fine" }, { type: "track", userId: "u" }] });
-    expect(invalid).toEqual({ status: 400, json: { success: false, error: 'batch[1]: track call needs "event"', index: 1 } });
-
-    const bigMessage = await s.post("/v1/batch", { batch: [{ type: "track", userId: "u", event: "E" }, { type: "track", userId: "u", event: "E", properties: { x: "y".repeat(33_000) } }] });
-    expect(bigMessage.status).toBe(400);
-    expect(bigMessage.json).toMatchObject({ index: 1 });
-    expect(bigMessage.json["error"]).toContain("32 KB limit");
+    expect(malformed.json).toMatchObject({ success: false, code: "invalid_request" });
+    expect(malformed.json["message"]).toContain("not valid JSON");
 
     const many = Array.from({ length: 20 }, () => ({ type: "track", userId: "u", event: "E", properties: { x: "y".repeat(30_000) } }));
     const bigRequest = await s.post("/v1/batch", { batch: many });
     expect(bigRequest.status).toBe(400);
-    expect(bigRequest.json["error"]).toContain("500 KB limit");
+    expect(bigRequest.json).toMatchObject({ success: false, code: "request_too_large" });
+    expect(bigRequest.json["message"]).toContain("500 KB limit");
 
     expect((await s.post("/v1/nothing", {})).status).toBe(404);
     expect((await fetch(`${s.server.url}/v1/batch`)).status).toBe(405);
+    // Nothing was queued, so nothing can be delivered later.
     expect(await s.health()).toMatchObject({ status: "ok", accepted: 0, pending: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(s.receiver.requests).toHaveLength(0);
   });
 
@@ -168,9 +177,9 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     const s = await setup({ settings: { enabled: false } });
     expect((await s.post("/v1/batch", { batch: [{ type: "identify", userId: "u" }, { type: "track", userId: "u", event: "E" }] })).status).toBe(200);
     expect((await s.post("/v1/delete", { userId: "u" })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(s.receiver.requests).toHaveLength(0);
+    // Nothing was queued, so nothing can be delivered later.
     expect(await s.health()).toMatchObject({ accepted: 3, filtered: 3, delivered: 0, pending: 0 });
+    expect(s.receiver.requests).toHaveLength(0);
   });
 
   it("a deletion forwards one delete per configured source that has seen the user", async () => {
@@ -223,5 +232,71 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     await s.waitFor(() => s.receiver.requests.length >= 1);
     await s.waitFor(() => s.collector.counts().retrying === 1);
     expect(await s.health()).toMatchObject({ accepted: 1, retrying: 1, delivered: 0, pending: 1 });
+  });
+});
+
+describe("serve answers like the real Tracking API (CONTRACT.md 5)", () => {
+  const HOUR = 3_600_000;
+  /** One batch of valid and invalid calls, as a client an hour fast sends it. */
+  function mixedBatch(): Record<string, unknown> {
+    const fast = (ms: number): string => new Date(ms + HOUR).toISOString();
+    const now = Date.now();
+    return {
+      batch: [
+        { type: "track", userId: null, anonymousId: "anon-1", event: "Viewed", properties: {}, messageId: "m-ok-1", integrations: { All: true }, timestamp: fast(now - 1_000) },
+        { type: "track", userId: "u1", properties: {}, messageId: "m-bad-1" },
+        { type: "identify", userId: "u1", anonymousId: "anon-1", traits: { plan: "pro" }, messageId: "m-ok-2", timestamp: fast(now - 500) },
+        { type: "page", messageId: "m-bad-2", properties: { path: "/" } },
+        { type: "screen", version: 2, userId: "u1", name: "Home", messageId: "m-ok-3", timestamp: fast(now - 200) },
+        { type: "track", userId: "u1", event: "E", timestamp: "last tuesday", messageId: "m-bad-3" },
+      ],
+      context: { library: { name: "analytics-node", version: "6.0.0" } },
+      sentAt: fast(now),
+    };
+  }
+
+  it("drops invalid calls one by one (logged with index and reason, counted), queues the valid ones with the whole message", async () => {
+    const s = await setup();
+    expect(await s.post("/v1/batch", mixedBatch())).toEqual({ status: 200, json: { success: true } });
+    expect(s.rejected.map((r) => [r.index, r.where])).toEqual([[1, "batch[1]"], [3, "batch[3]"], [5, "batch[5]"]]);
+    expect(s.rejected[0]!.reason).toBe('missing required key "event"');
+    expect(s.rejected[1]!.reason).toContain('"userId" (or "anonymousId")');
+    expect(s.rejected[2]!.reason).toContain("last tuesday");
+    await s.waitFor(() => s.receiver.requests.length === 3);
+    const arrived = bodies(s.receiver).sort((a, b) => String(a["messageId"]).localeCompare(String(b["messageId"])));
+    expect(arrived.map((m) => m["messageId"])).toEqual(["m-ok-1", "m-ok-2", "m-ok-3"]);
+    for (const message of arrived) {
+      for (const key of ["messageId", "receivedAt", "sentAt", "originalTimestamp", "context"]) expect(message, key).toHaveProperty(key);
+      // The hour is corrected: timestamp = receivedAt − (sentAt − originalTimestamp), so it lands before receivedAt, not an hour after.
+      const skew = Date.parse(String(message["receivedAt"])) - Date.parse(String(message["timestamp"]));
+      expect(skew).toBeGreaterThanOrEqual(0);
+      expect(skew).toBeLessThan(2_000);
+      expect(Date.parse(String(message["originalTimestamp"])) - Date.parse(String(message["timestamp"]))).toBeGreaterThan(HOUR - 5_000);
+    }
+    expect(arrived[0]).toMatchObject({ anonymousId: "anon-1", integrations: { All: true } });
+    expect(arrived[0]).not.toHaveProperty("userId");
+    expect(arrived[1]).toMatchObject({ userId: "u1", anonymousId: "anon-1" });
+    expect(await s.health()).toMatchObject({ accepted: 3, rejected: 3 });
+  });
+
+  it("--strict: the same batch is refused with 400 naming the first bad index, and nothing arrives", async () => {
+    const s = await setup({ strict: true });
+    const result = await s.post("/v1/batch", mixedBatch());
+    expect(result).toEqual({ status: 400, json: { success: false, message: 'batch[1]: missing required key "event"', code: "invalid_request", index: 1 } });
+    const big = await s.post("/v1/batch", { batch: [{ type: "track", userId: "u", event: "E" }, { type: "track", userId: "u", event: "E", properties: { x: "y".repeat(33_000) } }] });
+    expect(big.status).toBe(400);
+    expect(big.json["message"]).toContain("32 KB limit");
+    expect(await s.health()).toMatchObject({ accepted: 0, rejected: 0, pending: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(s.receiver.requests).toHaveLength(0);
+    expect(s.rejected).toEqual([]);
+  });
+
+  it("a single invalid call gets 200 and is rejected (the real API hides it), 400 under --strict", async () => {
+    const loose = await setup();
+    expect((await loose.post("/v1/track", { userId: "u" })).status).toBe(200);
+    expect(loose.rejected.map((r) => r.where)).toEqual(["/v1/track"]);
+    const strict = await setup({ strict: true });
+    expect(await strict.post("/v1/track", { userId: "u" })).toMatchObject({ status: 400, json: { success: false, code: "invalid_request" } });
   });
 });

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { Batcher, MAX_BATCH_BYTES, batchBody, envelopeOverhead, type QueuedMessage } from "../../src/client/batcher.js";
-import { parseRetryAfter, retryDelayMs, isRetryable, MAX_RETRY_AFTER_MS } from "../../src/client/retry.js";
+import { Batcher, MAX_BATCH_BYTES, batchBody, envelopeOverhead, type BatchItem } from "../../src/client/batcher.js";
+import { parseRetryAfter } from "../../src/delivery/policy.js";
+import { retryDelayMs, isRetryable, MAX_RETRY_AFTER_MS } from "../../src/client/retry.js";
 
 const library = { name: "webhook-cli", version: "1.2.3" };
 
-function message(bytes: number, id = "m"): QueuedMessage<undefined> {
+function message(bytes: number, id = "m"): BatchItem<undefined> {
   const json = JSON.stringify({ id, pad: "x".repeat(Math.max(0, bytes - 20 - id.length)) });
   return { json, bytes: Buffer.byteLength(json), messageId: id, callback: undefined };
 }
@@ -26,7 +27,8 @@ describe("Batcher (pure)", () => {
     expect(batcher.add(message(50)).map((b) => b.messages.length)).toEqual([1]);
   });
 
-  it("seals the open batch before a message that would push the body over 500 KB, never after", () => {
+  it("seals the open batch before a message that would push the body over 500,000 bytes, never after", () => {
+    expect(MAX_BATCH_BYTES).toBe(500_000);
     const overhead = envelopeOverhead(library);
     const batcher = new Batcher<undefined>({ flushAt: 1000, overheadBytes: overhead });
     const sizes: number[] = [];
@@ -43,7 +45,7 @@ describe("Batcher (pure)", () => {
         total += batch.messages.length;
       }
     }
-    expect(sizes).toEqual([17, 17]);
+    expect(sizes).toEqual([16, 16]);
     expect(total + batcher.size).toBe(40);
   });
 

@@ -18,12 +18,12 @@ function errorOf(fn: () => unknown): InputError {
 describe("parseMessages (send's input)", () => {
   it("takes one JSON object, even pretty-printed", () => {
     const parsed = parseMessages(JSON.stringify(TRACK, null, 2), "one.json");
-    expect(parsed.messages).toEqual([{ message: TRACK, line: 1, where: "one.json" }]);
+    expect(parsed.messages).toEqual([{ message: TRACK, body: JSON.stringify(TRACK), line: 1, where: "one.json:1" }]);
   });
 
   it("takes a JSON array, numbering elements from 1", () => {
     const parsed = parseMessages(JSON.stringify([TRACK, DELETE]), "many.json");
-    expect(parsed.messages.map((m) => [m.line, m.where, m.message.type])).toEqual([
+    expect(parsed.messages.map((m) => [m.line, m.where, m.message?.type])).toEqual([
       [1, "many.json: [0]", "track"],
       [2, "many.json: [1]", "delete"],
     ]);
@@ -63,9 +63,37 @@ describe("parseMessages (send's input)", () => {
     expect(errorOf(() => parseMessages("42", "e.json")).message).toMatch(/expected a JSON object/);
   });
 
-  it("reports a typo in a pretty-printed object as a JSON error of the document", () => {
+  it("reports a typo in a pretty-printed object as a JSON error naming the line the object starts on", () => {
     const error = errorOf(() => parseMessages('{\n  "type": "track",\n  oops\n}', "pretty.json"));
-    expect(error.describe()).toMatch(/^pretty\.json: not valid JSON/);
+    expect(error.describe()).toMatch(/^pretty\.json:1: not valid JSON/);
+  });
+
+  it("takes concatenated JSON values (generate --pretty), naming each by the line it starts on", () => {
+    const text = `${JSON.stringify(TRACK, null, 2)}\n${JSON.stringify(DELETE, null, 2)}${JSON.stringify({ ...TRACK, event: "x{\"}" })}\n`;
+    const parsed = parseMessages(text, "pretty.json");
+    expect(parsed.messages.map((m) => [m.where, m.message?.type])).toEqual([
+      ["pretty.json:1", "track"],
+      ["pretty.json:9", "delete"],
+      ["pretty.json:13", "track"],
+    ]);
+    expect(parsed.messages[2]?.message).toMatchObject({ event: 'x{"}' });
+  });
+
+  it("--raw: each value's text as read, problems as warnings; input that is not JSON is one body", () => {
+    const pretty = JSON.stringify({ type: "track", userId: "u" }, null, 2);
+    const parsed = parseMessages(`${pretty}\n[1, 2]\n`, "bad.json", { raw: true });
+    expect(parsed.messages.map((m) => [m.body, m.message])).toEqual([
+      [pretty, undefined],
+      ["[1, 2]", undefined],
+    ]);
+    expect(parsed.warnings[0]).toMatch(/^bad\.json:1: missing required key "version" \(sent anyway: --raw\)$/);
+    expect(parsed.warnings.at(-1)).toMatch(/^bad\.json:5: expected a JSON object, got an array/);
+    const text = parseMessages("not json at all\n", "x.txt", { raw: true });
+    expect(text.messages).toEqual([{ message: undefined, body: "not json at all\n", line: 1, where: "x.txt" }]);
+    expect(text.warnings[0]).toMatch(/^x\.txt: not valid JSON .*sent whole, as read \(--raw\)$/);
+    const valid = parseMessages(` ${JSON.stringify(TRACK)} `, "ok.json", { raw: true });
+    expect(valid.messages).toEqual([{ message: TRACK, body: JSON.stringify(TRACK), line: 1, where: "ok.json:1" }]);
+    expect(valid.warnings).toEqual([]);
   });
 
   it("keeps unknown keys as warnings naming place and key", () => {

@@ -62,6 +62,12 @@ describe("examples", () => {
 });
 
 describe("fixtures", () => {
+  it.each(["track-anonymous-v2", "screen-server-side", "identify-offset", "page-named"])("real-traffic/%s.json is accepted (strict only objects to unknown keys)", (name) => {
+    const message = JSON.parse(readFileSync(new URL(`../../fixtures/real-traffic/${name}.json`, import.meta.url), "utf8")) as Record<string, unknown>;
+    expect(checkMessage(message).errors).toEqual([]);
+    expect(checkMessage(message, { strict: true }).errors.map((e) => e.key)).toEqual(name === "page-named" ? ["projectId", "writeKey"] : []);
+  });
+
   it.each([...MESSAGE_TYPES, "alias-camel"])("fixtures/%s.json validates strictly", (name) => {
     expect(checkMessage(fixture(name), { strict: true }).errors).toEqual([]);
   });
@@ -101,32 +107,69 @@ describe("checkMessage", () => {
     expect(errors[0]?.message).toMatch(/^key "userId": .*string/);
   });
 
-  it.each(["2012-12-02T00:30:08Z", "2012-12-02 00:30:08.276Z", "2012-12-02T00:30:08.276+01:00", "2012-02-30T00:00:00.000Z", "yesterday"])(
-    "rejects the timestamp %s, naming the key",
+  it.each(["2012-12-02T00:30:08Z", "2012-12-02T00:30:08.276+01:00", "2009-11-10T23:00:00+0000", "2012-12-02T00:30:08.276543Z", "2012-12-02T00:30:08-05:00"])(
+    "accepts the real-traffic timestamp %s (CONTRACT.md 1 Accepted)",
+    (timestamp) => {
+      expect(checkMessage({ ...track(), timestamp }, { strict: true }).errors).toEqual([]);
+      expect(checkMessage({ ...track(), sentAt: timestamp, receivedAt: timestamp, originalTimestamp: timestamp }, { strict: true }).errors).toEqual([]);
+    },
+  );
+
+  it.each(["2012-02-30T00:00:00.000Z", "yesterday", "2012-12-02T24:00:00Z", "2012-12-02T00:30:08+2500", "Tue, 10 Nov 2009 23:00:00 GMT"])(
+    "rejects the timestamp %s, naming the key and the value",
     (timestamp) => {
       const errors = checkMessage({ ...track(), timestamp }).errors;
       expect(errors.map((e) => e.key)).toEqual(["timestamp"]);
       expect(errors[0]?.message).toContain("ISO 8601");
+      expect(errors[0]?.message).toContain(timestamp.slice(0, 10));
     },
   );
 
-  it("rejects version other than 1 and a version on delete under strict", () => {
-    expect(checkMessage({ ...track(), version: 2 }).errors.map((e) => e.key)).toEqual(["version"]);
+  it("accepts any positive integer version; rejects 0, fractions, strings; a version on delete is unknown", () => {
+    for (const version of [1, 2, 7]) expect(checkMessage({ ...track(), version }, { strict: true }).errors).toEqual([]);
+    for (const version of [0, -1, 1.5, "2"]) expect(checkMessage({ ...track(), version }).errors.map((e) => e.key)).toEqual(["version"]);
     expect(checkMessage({ ...fixture("delete"), version: 1 }, { strict: true }).errors.map((e) => e.key)).toEqual(["version"]);
   });
 
-  it("accepts anonymousId in place of userId, and context on any type but delete", () => {
+  it("accepts a null or absent userId beside a non-empty anonymousId, and the reverse", () => {
     const { userId: _userId, ...anonymous } = track();
     expect(checkMessage({ ...anonymous, anonymousId: "anon_1", context: { ip: "1.2.3.4" } }, { strict: true }).errors).toEqual([]);
+    expect(checkMessage({ ...anonymous, userId: null, anonymousId: "anon_1" }, { strict: true }).errors).toEqual([]);
+    expect(checkMessage({ ...track(), anonymousId: null }, { strict: true }).errors).toEqual([]);
     expect(checkMessage(anonymous).errors).toEqual([{ key: "userId", message: 'missing required key "userId" (or "anonymousId")' }]);
+    expect(checkMessage({ ...anonymous, userId: null, anonymousId: null }).errors.map((e) => e.key)).toEqual(["userId"]);
+    expect(checkMessage({ ...anonymous, userId: "", anonymousId: "" }).errors[0]?.message).toContain("non-empty");
   });
 
-  it("checks the screen context's nested keys", () => {
+  it("needs no context sub-object: a server-side screen passes", () => {
+    const { context: _context, ...screen } = fixture("screen");
+    expect(checkMessage(screen, { strict: true }).errors).toEqual([]);
+    expect(checkMessage({ ...screen, context: { library: { name: "analytics-python" } } }, { strict: true }).errors).toEqual([]);
+    // Built screens still carry SPEC.md's context (CONTRACT.md 1 Built).
+    expect(schemaFor("screen").safeParse(screen).success).toBe(false);
+  });
+
+  it("knows the real service's common fields; typos stay unknown (errors under strict)", () => {
+    const common = { messageId: "m1", anonymousId: "a1", context: {}, integrations: { All: true }, receivedAt: "2024-01-01T00:00:01.000Z", sentAt: "2024-01-01T00:00:00Z", originalTimestamp: "2024-01-01T00:00:00Z", channel: "server" };
+    expect(checkMessage({ ...track(), ...common }, { strict: true }).errors).toEqual([]);
+    expect(checkMessage({ ...fixture("page"), ...common, name: "Pricing", category: "Docs" }, { strict: true }).errors).toEqual([]);
+    expect(checkMessage({ ...track(), evnt: "x", userID: "u" }, { strict: true }).errors.map((e) => e.key)).toEqual(["evnt", "userID"]);
+    expect(checkMessage({ ...track(), messageId: 5 }).errors.map((e) => e.key)).toEqual(["messageId"]);
+  });
+
+  it("an incoming call (serve) may leave out what the service fills in", () => {
+    expect(checkMessage({ type: "track", userId: "u", event: "E" }, { call: true }).errors).toEqual([]);
+    expect(checkMessage({ type: "alias", userId: "u", previousId: "p" }, { call: true }).errors).toEqual([]);
+    expect(checkMessage({ type: "track", userId: "u" }, { call: true }).errors).toEqual([{ key: "event", message: 'missing required key "event"' }]);
+    expect(checkMessage({ type: "track", userId: "u", event: "E" }).errors.map((e) => e.key)).toEqual(["version", "properties", "timestamp"]);
+  });
+
+  it("built screens: SPEC.md's nested context keys are checked by schemaFor", () => {
     const screen = fixture("screen");
     const context = screen["context"] as Record<string, Record<string, unknown>>;
-    const errors = checkMessage({ ...screen, context: { ...context, os: { name: "iOS" } } }).errors;
-    expect(errors.map((e) => e.key)).toEqual(["context"]);
-    expect(errors[0]?.message).toContain("context.os.version");
+    expect(schemaFor("screen").safeParse({ ...screen, context: { ...context, os: { name: "iOS" } } }).success).toBe(false);
+    expect(schemaFor("track").safeParse({ ...track(), version: 2 }).success).toBe(false);
+    expect(schemaFor("track").safeParse({ ...track(), timestamp: "2012-12-02T00:30:08Z" }).success).toBe(false);
   });
 
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deadLetterLine, parseEntry } from "../../src/replay/envelope.js";
+import { checkLine, deadLetterLine, parseEntry } from "../../src/replay/envelope.js";
 
 const track = { version: 1, type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" };
 
@@ -54,5 +54,26 @@ describe("deadLetterLine", () => {
     expect(JSON.parse(line)).toEqual({ ...envelope, failure: { reason: "interrupted", attempts: 0, status: null } });
     const result = parseEntry(line, 1, true);
     expect(result.ok && Buffer.compare(result.entry.body as Buffer, raw)).toBe(0);
+  });
+});
+
+describe("replay --raw (parseEntry/checkLine with raw)", () => {
+  it("a line that is not a known message is sent as read, with the reason as a warning", () => {
+    const notJson = parseEntry("not json {", 4, true, {}, true);
+    expect(notJson).toMatchObject({ ok: true, entry: { body: "not json {", type: undefined, line: 4 } });
+    expect(notJson.ok && notJson.warning).toMatch(/^not JSON/);
+    const invalid = '{"type":"track","userId":"u"}';
+    expect(parseEntry(invalid, 1, true, {}, true)).toMatchObject({ ok: true, entry: { body: invalid, type: undefined } });
+    expect(checkLine(invalid, 1, true)).toMatchObject({ ok: true, type: undefined, warning: expect.stringContaining('"event"') });
+    expect(checkLine(invalid, 1).ok).toBe(false);
+  });
+
+  it("an envelope's recorded rawBody (not JSON) goes out byte for byte; a bad body as its JSON", () => {
+    const bytes = Buffer.from("garbage\u00e9\n");
+    const recorded = JSON.stringify({ receivedAt: "2024-01-01T00:00:00.000Z", body: null, rawBody: bytes.toString("base64") });
+    const result = parseEntry(recorded, 1, true, {}, true);
+    expect(result.ok && Buffer.compare(result.entry.body as Buffer, bytes)).toBe(0);
+    const badBody = JSON.stringify({ body: { type: "page" } });
+    expect(parseEntry(badBody, 1, true, {}, true)).toMatchObject({ ok: true, entry: { body: '{"type":"page"}' } });
   });
 });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../../src/messages/limits.js";
+import { normalizeTimestamp } from "../../src/messages/timestamps.js";
 import {
   DEFAULT_SOURCE,
-  MAX_MESSAGE_BYTES,
-  MAX_REQUEST_BYTES,
   authenticate,
-  normalizeTimestamp,
   parseCalls,
   parseJsonBody,
   routeFor,
@@ -28,7 +27,7 @@ describe("routeFor", () => {
 describe("parseJsonBody", () => {
   it("names the 500 KB limit", () => {
     const result = parseJsonBody(Buffer.alloc(MAX_REQUEST_BYTES + 1, " "));
-    expect(result).toMatchObject({ ok: false, status: 400 });
+    expect(result).toMatchObject({ ok: false, status: 400, code: "request_too_large" });
     if (!result.ok) expect(result.error).toContain("500 KB limit");
   });
 
@@ -83,6 +82,7 @@ describe("parseCalls", () => {
     );
     expect(result).toEqual({
       ok: true,
+      rejected: [],
       calls: [
         {
           type: "track",
@@ -92,50 +92,73 @@ describe("parseCalls", () => {
           context: { library: { name: "analytics-python" }, page: "x" },
           integrations: { All: false },
           timestamp: "2009-11-10T23:00:00.000Z",
+          sentAt: "2024-01-01T00:00:00.000Z",
         },
-        { type: "identify", anonymousId: "a1", context: { library: { name: "analytics-python" }, page: "batch" }, integrations: { All: true } },
+        {
+          type: "identify",
+          anonymousId: "a1",
+          context: { library: { name: "analytics-python" }, page: "batch" },
+          integrations: { All: true },
+          sentAt: "2024-01-01T00:00:00.000Z",
+        },
       ],
     });
   });
 
-  it("takes a single call's type from the path, and refuses a contradicting one", () => {
-    expect(parseCalls({ kind: "single", type: "group" }, { userId: 7, groupId: "g" })).toEqual({ ok: true, calls: [{ type: "group", userId: "7", groupId: "g" }] });
+  it("takes a single call's type from the path, and rejects a contradicting one", () => {
+    expect(parseCalls({ kind: "single", type: "group" }, { userId: 7, groupId: "g" })).toEqual({ ok: true, rejected: [], calls: [{ type: "group", userId: "7", groupId: "g" }] });
     const bad = parseCalls({ kind: "single", type: "track" }, { type: "identify", userId: "u" });
-    expect(bad.ok).toBe(false);
+    expect(bad).toEqual({ ok: true, calls: [], rejected: [{ index: 0, reason: '"type" is "identify" but the path is /v1/track' }] });
   });
 
-  it("rejects the whole batch naming the first invalid index", () => {
-    const result = parseCalls({ kind: "batch" }, { batch: [{ type: "track", userId: "u", event: "ok" }, { type: "track", userId: "u" }] });
-    expect(result).toMatchObject({ ok: false, status: 400, index: 1 });
-    if (!result.ok) expect(result.error).toBe('batch[1]: track call needs "event"');
+  it("drops invalid calls one by one, naming their index, and keeps the valid ones", () => {
+    const result = parseCalls({ kind: "batch" }, { batch: [{ type: "track", userId: "u", event: "ok" }, { type: "track", userId: "u" }, { type: "identify", anonymousId: "a" }] });
+    expect(result).toEqual({
+      ok: true,
+      calls: [{ type: "track", userId: "u", event: "ok" }, { type: "identify", anonymousId: "a" }],
+      rejected: [{ index: 1, reason: 'missing required key "event"' }],
+    });
   });
 
   it.each([
     [{ type: "nope", userId: "u" }, '"type" must be one of'],
-    [{ type: "identify" }, 'needs "userId" or "anonymousId"'],
-    [{ type: "group", userId: "u" }, 'needs "groupId"'],
-    [{ type: "alias", userId: "u" }, 'needs "previousId"'],
-    [{ type: "alias", previousId: "p" }, 'needs "userId"'],
-    [{ type: "track", userId: "u", event: "e", properties: [1] }, '"properties" must be an object'],
-    [{ type: "track", userId: { id: 1 }, event: "e" }, '"userId" must be a string'],
-    [{ type: "track", userId: "u", event: "e", timestamp: "yesterday" }, "not an ISO 8601 date-time"],
+    [{ type: "identify" }, 'missing required key "userId" (or "anonymousId")'],
+    [{ type: "identify", userId: "", anonymousId: null }, 'missing required key "userId" (or "anonymousId")'],
+    [{ type: "group", userId: "u" }, 'missing required key "groupId"'],
+    [{ type: "alias", userId: "u" }, 'missing required key "previousId"'],
+    [{ type: "alias", previousId: "p" }, 'missing required key "userId"'],
+    [{ type: "track", userId: "u", event: "e", properties: [1] }, 'key "properties"'],
+    [{ type: "track", userId: { id: 1 }, event: "e" }, 'key "userId"'],
+    [{ type: "track", userId: "u", event: "e", timestamp: "yesterday" }, 'key "timestamp": expected an ISO 8601 date-time'],
     ["just a string", "must be a JSON object"],
   ])("rejects %j", (call, words) => {
     const result = parseCalls({ kind: "batch" }, { batch: [call] });
-    expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.error).toContain(words);
+    expect(result.ok && result.calls).toEqual([]);
+    if (result.ok) expect(result.rejected[0]?.reason).toContain(words);
+  });
+
+  it("accepts version 2, null userId beside anonymousId, a screen without device context, offset timestamps", () => {
+    const result = parseCalls({ kind: "batch" }, {
+      batch: [
+        { type: "track", version: 2, userId: null, anonymousId: "a", event: "E", timestamp: "2024-01-01T00:00:00+02:00" },
+        { type: "screen", userId: "u", name: "Home", context: { library: { name: "analytics-python" } } },
+      ],
+    });
+    expect(result.ok && result.rejected).toEqual([]);
+    expect(result.ok && result.calls[0]).toEqual({ type: "track", anonymousId: "a", event: "E", timestamp: "2023-12-31T22:00:00.000Z" });
   });
 
   it("names the 32 KB limit of one message", () => {
     const big = { type: "track", userId: "u", event: "e", properties: { blob: "x".repeat(MAX_MESSAGE_BYTES) } };
     const result = parseCalls({ kind: "batch" }, { batch: [{ type: "identify", userId: "u" }, big] });
-    expect(result).toMatchObject({ ok: false, index: 1 });
-    if (!result.ok) expect(result.error).toContain("32 KB limit");
+    expect(result.ok && result.rejected.map((r) => r.index)).toEqual([1]);
+    if (result.ok) expect(result.rejected[0]?.reason).toContain("32 KB limit");
   });
 
   it("needs a batch array", () => {
     expect(parseCalls({ kind: "batch" }, { batch: {} }).ok).toBe(false);
     expect(parseCalls({ kind: "batch" }, { batch: [], context: "x" }).ok).toBe(false);
+    expect(parseCalls({ kind: "batch" }, { batch: [], sentAt: "soon" })).toMatchObject({ ok: false, code: "invalid_request" });
   });
 });
 
@@ -148,6 +171,8 @@ describe("normalizeTimestamp", () => {
     ["2009-11-10 23:00:00 +0000", "2009-11-10T23:00:00.000Z"],
     ["2009-11-10T23:00:00", "2009-11-10T23:00:00.000Z"],
     ["2009-11-10", "2009-11-10T00:00:00.000Z"],
+    ["0099-12-31T23:59:59.9+00:00", "0099-12-31T23:59:59.900Z"],
+    ["2024-02-29T12:00:00-23:59", "2024-03-01T11:59:00.000Z"],
   ])("%s → %s", (input, expected) => {
     expect(normalizeTimestamp(input)).toBe(expected);
   });

@@ -19,6 +19,7 @@ describe("toMessage (CONTRACT.md 1 and 5)", () => {
         properties: { plan: "pro" },
         timestamp: "2024-05-01T12:00:00.000Z",
         context: { locale: "en", ip: "10.1.2.3" },
+        receivedAt: "2024-05-01T12:00:00.000Z",
       }),
     );
     expect(checkMessage(message, { strict: true }).errors).toEqual([]);
@@ -26,7 +27,7 @@ describe("toMessage (CONTRACT.md 1 and 5)", () => {
 
   it("keeps a given timestamp (already normalized at ingest) and a client-supplied context.ip", () => {
     const message = toMessage({ type: "identify", userId: "u1", timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" } }, base);
-    expect(message).toEqual({ version: 1, type: "identify", userId: "u1", traits: {}, timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" } });
+    expect(message).toEqual({ version: 1, type: "identify", userId: "u1", traits: {}, timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" }, receivedAt: receivedAt.toISOString() });
   });
 
   it("uses anonymousId in userId's place when there is no userId", () => {
@@ -38,16 +39,52 @@ describe("toMessage (CONTRACT.md 1 and 5)", () => {
 
   it("alias keys follow settings.aliasKeys", () => {
     const call: IngestCall = { type: "alias", userId: "new", previousId: "old" };
-    expect(toMessage(call, base)).toEqual({ version: 1, type: "alias", "Previous ID": "old", "User ID": "new", timestamp: receivedAt.toISOString(), context: { ip: "10.1.2.3" } });
-    expect(toMessage(call, { ...base, aliasKeys: "camel" })).toEqual({ version: 1, type: "alias", previousId: "old", userId: "new", timestamp: receivedAt.toISOString(), context: { ip: "10.1.2.3" } });
+    const times = { timestamp: receivedAt.toISOString(), context: { ip: "10.1.2.3" }, receivedAt: receivedAt.toISOString() };
+    expect(toMessage(call, base)).toEqual({ version: 1, type: "alias", "Previous ID": "old", "User ID": "new", ...times });
+    expect(toMessage(call, { ...base, aliasKeys: "camel" })).toEqual({ version: 1, type: "alias", previousId: "old", userId: "new", ...times });
   });
 
   it("group and screen shapes", () => {
-    expect(Object.keys(toMessage({ type: "group", userId: "u", groupId: "g", traits: { n: 1 } }, base))).toEqual(["version", "type", "groupId", "userId", "traits", "timestamp", "context"]);
+    expect(Object.keys(toMessage({ type: "group", userId: "u", groupId: "g", traits: { n: 1 } }, base))).toEqual(["version", "type", "groupId", "userId", "traits", "timestamp", "context", "receivedAt"]);
     const context = { device: { model: "m", type: "ios" }, os: { name: "iOS", version: "17" }, app: { build: "1", name: "a", version: "1.0" } };
     const screen = toMessage({ type: "screen", userId: "u", name: "Home", context }, base);
-    expect(screen).toEqual({ version: 1, type: "screen", userId: "u", name: "Home", timestamp: receivedAt.toISOString(), context: { ...context, ip: "10.1.2.3" } });
-    expect(checkMessage(screen).errors).toEqual([]);
+    expect(screen).toEqual({ version: 1, type: "screen", userId: "u", name: "Home", timestamp: receivedAt.toISOString(), context: { ...context, ip: "10.1.2.3" }, receivedAt: receivedAt.toISOString() });
+    expect(checkMessage(screen, { strict: true }).errors).toEqual([]);
+    // A server-side screen: no device context, properties kept, still passes listen --strict.
+    const serverSide = toMessage({ type: "screen", anonymousId: "a", name: "Home", properties: { variant: "b" } }, { aliasKeys: "spec", receivedAt });
+    expect(checkMessage(serverSide, { strict: true }).errors).toEqual([]);
+  });
+
+  it("forwards the whole message: messageId, anonymousId beside userId, integrations, receivedAt, sentAt, page name/category", () => {
+    const call: IngestCall = {
+      type: "page",
+      userId: "u",
+      anonymousId: "a",
+      name: "Pricing",
+      category: "Docs",
+      messageId: "m-1",
+      integrations: { All: true },
+      properties: { path: "/pricing" },
+      timestamp: "2024-05-01T11:59:59.000Z",
+      sentAt: "2024-05-01T11:59:59.500Z",
+    };
+    const message = toMessage(call, base) as unknown as Record<string, unknown>;
+    expect(message).toMatchObject({ userId: "u", anonymousId: "a", name: "Pricing", category: "Docs", messageId: "m-1", integrations: { All: true }, receivedAt: receivedAt.toISOString(), sentAt: call.sentAt, originalTimestamp: call.timestamp });
+    expect(checkMessage(message, { strict: true }).errors).toEqual([]);
+  });
+
+  it("corrects clock skew when the request has sentAt (CONTRACT.md 5): a client an hour fast", () => {
+    const hour = 3_600_000;
+    const fast = (ms: number): string => new Date(ms + hour).toISOString();
+    const happened = receivedAt.getTime() - 2_000;
+    const call: IngestCall = { type: "track", userId: "u", event: "E", timestamp: fast(happened), sentAt: fast(receivedAt.getTime() - 50) };
+    const message = toMessage(call, base) as unknown as Record<string, unknown>;
+    expect(message["timestamp"]).toBe(new Date(happened + 50).toISOString());
+    expect(message["originalTimestamp"]).toBe(call.timestamp);
+    // Historical imports stay in the past; without sentAt the timestamp is kept as given.
+    const old = toMessage({ type: "track", userId: "u", event: "E", timestamp: "2020-01-01T00:00:00.000Z" }, base) as unknown as Record<string, unknown>;
+    expect(old["timestamp"]).toBe("2020-01-01T00:00:00.000Z");
+    expect(old).not.toHaveProperty("originalTimestamp");
   });
 
   it("no context and no ip: no context key", () => {

@@ -44,14 +44,14 @@ describe("judgeRequest", () => {
     expect(v.shapeErrors.find((e) => e.key === "event")?.message).toBe('missing required key "event"');
   });
 
-  it("passes real traffic with more keys (warnings), fails them under strict", () => {
-    const body = JSON.stringify({ ...JSON.parse(track), messageId: "m1", integrations: {} });
+  it("passes the real service's common fields even under strict; other keys are warnings, errors under strict", () => {
+    const body = JSON.stringify({ ...JSON.parse(track), messageId: "m1", integrations: {}, evnt: "typo", _metadata: {} });
     const loose = judgeRequest(Buffer.from(body), {});
     expect(loose.valid).toBe(true);
-    expect(loose.shapeWarnings.map((w) => w.key)).toEqual(["messageId", "integrations"]);
+    expect(loose.shapeWarnings.map((w) => w.key)).toEqual(["evnt", "_metadata"]);
     const strict = judgeRequest(Buffer.from(body), {}, { strict: true });
     expect(strict.valid).toBe(false);
-    expect(strict.shapeErrors.map((e) => e.key)).toEqual(["messageId", "integrations"]);
+    expect(strict.shapeErrors.map((e) => e.key)).toEqual(["evnt", "_metadata"]);
   });
 
   it("treats non-JSON, empty and non-UTF-8 bodies as invalid", () => {
@@ -85,13 +85,15 @@ describe("checkShape (the fast path) agrees with checkMessage", () => {
     for (const key of Object.keys(message)) {
       const { [key]: _removed, ...rest } = message;
       variants.push(rest);
-      for (const value of [null, 1, "", "x", {}, [], true, "2024-02-30T00:00:00.000Z", "2023-02-29T00:00:00.000Z", "2024-01-01T24:00:00.000Z", "2024-01-01T00:00:00Z"]) {
+      for (const value of [null, 1, 2, 0, 1.5, 2 ** 53, "", "x", {}, [], true, "2024-02-30T00:00:00.000Z", "2023-02-29T00:00:00.000Z", "2024-01-01T24:00:00.000Z", "2024-01-01T00:00:00Z", "2009-11-10T23:00:00+0000", "2009-11-10T23:00:00.5+02:00", "2009-11-10T23:00:00+2400"]) {
         variants.push({ ...message, [key]: value });
       }
     }
     if (typeof message["userId"] === "string") {
       const { userId: _u, ...anonymous } = message;
-      variants.push({ ...anonymous, anonymousId: "a1" }, { ...anonymous, anonymousId: 5 });
+      variants.push({ ...anonymous, anonymousId: "a1" }, { ...anonymous, anonymousId: 5 }, { ...anonymous, userId: null, anonymousId: "a1" });
+      variants.push({ ...anonymous, userId: null, anonymousId: "" }, { ...anonymous, userId: "", anonymousId: "a" }, { ...message, anonymousId: null });
+      variants.push({ ...message, messageId: "m", integrations: {}, sentAt: "2024-01-01T00:00:00Z", channel: "server" }, { ...message, sentAt: "nope" });
     }
   }
 

@@ -1,23 +1,20 @@
 import { randomBytes } from "node:crypto";
-import type { Command } from "commander";
-import { z } from "zod";
-import { DeliveryEngine } from "../../delivery/deliver.js";
+import type { DeliveryResult } from "../../delivery/types.js";
+import { undiciEngine } from "../../delivery/wire.js";
+import { dispatch, type DispatchEntry } from "../../dispatch/dispatcher.js";
 import { buildExamples } from "../../messages/examples.js";
-import { MESSAGE_TYPES, type AliasKeys } from "../../messages/schemas.js";
+import { MESSAGE_TYPES, type Message } from "../../messages/schemas.js";
 import { startReceiver, type ReceivedRequest } from "../../receiver/server.js";
 import { DEFAULT_USER_AGENT } from "../../settings.js";
 import { formatDuration } from "../../util/duration.js";
-import type { CliIo, CommandContext } from "../io.js";
+import type { CliIo } from "../io.js";
 import { interruptedExitCode } from "../io.js";
-import { createOutput } from "../output.js";
-import { aliasKeys, parseOptions } from "../options.js";
+import { createOutput, type Output } from "../output.js";
+import type { DEMO_OPTIONS } from "../options/generate.js";
+import type { OptionsOf } from "../options/spec.js";
 import { painter, requestEvent, requestLines } from "./listen.js";
 
-export interface DemoOptions {
-  json: boolean;
-  verbose: boolean;
-  aliasKeys: AliasKeys;
-}
+export type DemoOptions = OptionsOf<typeof DEMO_OPTIONS>;
 
 /**
  * Starts the receiver of `listen` on a free loopback port with a fresh random
@@ -31,7 +28,7 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
   const arrived: ReceivedRequest[] = [];
   const receiver = await startReceiver({ host: "127.0.0.1", port: 0, secret, strict: true, onRequest: (request) => arrived.push(request) });
   const url = `${receiver.url}/webhook`;
-  const engine = new DeliveryEngine({ targets: [{ url, headers: {} }], secret, userAgent: DEFAULT_USER_AGENT }, { retryWindowMs: 5_000 });
+  const engine = undiciEngine({ targets: [{ url, headers: {} }], secret, userAgent: DEFAULT_USER_AGENT }, { retryWindowMs: 5_000 });
 
   let verified = 0;
   let interrupted = false;
@@ -42,28 +39,25 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
       output.line(`Sending one signed message of each type to ${url}:\n`);
     }
     const spinner = output.spinner("Sending…");
-    for (const message of buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys })) {
-      const before = arrived.length;
-      const result = await engine.deliver(JSON.stringify(message), { signal: io.signal });
-      if (result.interrupted) {
-        interrupted = true;
-        break;
-      }
-      // Requests that reached the receiver for this message (more than one when retried).
-      const requests = arrived.slice(before);
-      const last = requests.at(-1);
-      const ok = result.delivered && last !== undefined && last.verdict.signatureValid === true && last.verdict.valid;
-      if (ok) verified += 1;
-      const ms = result.urls[0]?.ms ?? 0;
-      if (options.json) {
-        output.event("request", last ? { ...requestEvent(last), verified: ok, ms } : { type: message.type, verified: false, error: result.urls[0]?.error ?? "not delivered" });
-        continue;
-      }
-      const mark = ok ? paint.ok("✓ verified") : paint.bad("✗ NOT verified");
-      if (last) output.line(`${mark}  ${requestLines(last, paint, options.verbose)}  ${paint.dim(formatDuration(ms))}`);
-      else output.line(`${mark}  ${message.type}: ${result.urls[0]?.error ?? "not delivered"}`);
-      if (last && !result.delivered) output.line(`    not delivered: ${result.urls[0]?.error ?? "unknown"}`);
-    }
+    // Requests that reached the receiver before this message (more than one arrives when retried).
+    let before = 0;
+    const examples = buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys });
+    const summary = await dispatch<DemoEntry>({
+      source: examples.map((message, i) => ({ line: i + 1, orderKey: undefined, body: JSON.stringify(message), time: undefined, message })),
+      engine,
+      concurrency: 1,
+      signal: io.signal,
+      hooks: {
+        onStart: () => {
+          before = arrived.length;
+        },
+        onResult: (entry, result) => {
+          if (result.interrupted) return;
+          if (showResult(output, paint, options, entry.message, result, arrived.slice(before).at(-1))) verified += 1;
+        },
+      },
+    });
+    interrupted = summary.stopped;
     spinner.stop();
   } finally {
     await engine.close();
@@ -84,21 +78,21 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
   return code;
 }
 
-const rawSchema = z.object({
-  json: z.boolean().default(false),
-  verbose: z.boolean().default(false),
-  aliasKeys: aliasKeys.default("spec"),
-});
+interface DemoEntry extends DispatchEntry {
+  message: Message;
+}
 
-export function registerDemo(program: Command, context: CommandContext): void {
-  program
-    .command("demo")
-    .description("start a receiver, send every message type signed to it, show the verified results")
-    .option("--verbose", "print each message's full body")
-    .option("--json", "one JSON object per line on stdout")
-    .option("--alias-keys <style>", "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)", "spec")
-    .addHelpText("after", "\nExamples:\n  $ webhook-cli demo\n  $ webhook-cli demo --verbose")
-    .action(async (raw: Record<string, unknown>) => {
-      context.exitCode = await demo(parseOptions(rawSchema, raw), context.io);
-    });
+/** One message's line (or JSON event); true when it arrived verified and well-formed. */
+function showResult(output: Output, paint: ReturnType<typeof painter>, options: DemoOptions, message: Message, result: DeliveryResult, last: ReceivedRequest | undefined): boolean {
+  const ok = result.delivered && last !== undefined && last.verdict.signatureValid === true && last.verdict.valid;
+  const ms = result.urls[0]?.ms ?? 0;
+  if (options.json) {
+    output.event("request", last ? { ...requestEvent(last), verified: ok, ms } : { type: message.type, verified: false, error: result.urls[0]?.error ?? "not delivered" });
+    return ok;
+  }
+  const mark = ok ? paint.ok("✓ verified") : paint.bad("✗ NOT verified");
+  if (last) output.line(`${mark}  ${requestLines(last, paint, options.verbose)}  ${paint.dim(formatDuration(ms))}`);
+  else output.line(`${mark}  ${message.type}: ${result.urls[0]?.error ?? "not delivered"}`);
+  if (last && !result.delivered) output.line(`    not delivered: ${result.urls[0]?.error ?? "unknown"}`);
+  return ok;
 }

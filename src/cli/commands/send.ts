@@ -1,32 +1,26 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
-import { DeliveryEngine } from "../../delivery/deliver.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
+import { undiciEngine } from "../../delivery/wire.js";
+import { dispatch, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
 import { userIdOf } from "../../messages/check.js";
 import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
 import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
 import type { Clock, Random } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { addDeliveryOptions, deliveryOptionsShape, logFailedAttempt, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { addExampleOptions, EXAMPLE_FLAGS, exampleOptionsShape } from "../example-options.js";
-import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options.js";
+import { logFailedAttempt, resolveDeliveryOptions } from "../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../io.js";
+import { EXAMPLE_FLAGS } from "../options/example.js";
+import type { SendFlags } from "../options/send.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
-export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasKeys"> {
+export type SendOptions = SendFlags & {
   /** A file, `-` for stdin; or use `type`. */
   file?: string;
-  type?: MessageType;
-  aliasKeys?: AliasKeys;
-  dryRun?: boolean;
-  verbose?: boolean;
-  json?: boolean;
-}
+};
 
 /** Injected in tests; the CLI uses the system clock and Math.random. */
 export interface SendDependencies {
@@ -51,72 +45,89 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   });
   const messages = await readInput(options, io, settings.aliasKeys, output);
 
-  let spinner: Spinner | undefined;
-  const stopSpinner = (): void => {
-    spinner?.stop();
-    spinner = undefined;
-  };
-  const engine = new DeliveryEngine(settings, {
+  const engine = undiciEngine(settings, {
     ...engineOptions,
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
-    onAttempt: (event) => {
-      stopSpinner();
-      if (options.verbose) logAttempt(output, event);
-      logFailedAttempt(output, event);
-      if (event.retryInMs !== undefined) spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
-    },
   });
-
+  const reporter = new SendReporter(output, options.verbose === true);
   try {
     if (options.dryRun) {
       for (const input of messages) {
-        const body = JSON.stringify(input.message);
+        const body = input.body;
         for (const target of settings.targets) printDryRun(output, input, engine.prepare(body, target));
       }
       return 0;
     }
-
-    let delivered = 0;
-    let failed = 0;
-    let interrupted = false;
-    let sent = 0;
-    for (const input of messages) {
-      if (io.signal.aborted) {
-        interrupted = true;
-        break;
-      }
-      const result = await engine.deliver(JSON.stringify(input.message), { signal: io.signal });
-      stopSpinner();
-      sent += 1;
-      report(output, input, result);
-      if (result.interrupted) {
-        interrupted = true;
-        break;
-      }
-      if (result.delivered) delivered += 1;
-      else failed += 1;
-    }
-    const notDelivered = messages.length - delivered - failed;
-    output.event("summary", { messages: messages.length, delivered, failed, notDelivered, interrupted });
-    const summary = `${messages.length} message${messages.length === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
-    if (interrupted) {
-      output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
-      output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${messages.length - sent} not sent)`);
-      return interruptedExitCode(io.signal);
-    }
-    output.line(summary);
-    return failed > 0 ? 1 : 0;
+    const summary = await dispatch<SendEntry>({
+      // In input order, one at a time.
+      source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input })),
+      engine,
+      concurrency: 1,
+      signal: io.signal,
+      hooks: reporter.hooks,
+    });
+    return printSummary(output, messages.length, summary, io.signal);
   } finally {
-    stopSpinner();
+    reporter.stopSpinner();
     await engine.close();
   }
+}
+
+interface SendEntry extends DispatchEntry {
+  input: InputMessage;
+}
+
+/** Per message: the spinner while a retry waits, --verbose attempts, failed attempts, the result line. */
+class SendReporter {
+  private spinner: Spinner | undefined;
+  readonly hooks: MessageHooks<SendEntry>;
+
+  constructor(
+    private readonly output: Output,
+    verbose: boolean,
+  ) {
+    this.hooks = {
+      keepResponse: verbose,
+      onAttempt: (_entry, event) => {
+        this.stopSpinner();
+        if (verbose) logAttempt(output, event);
+        logFailedAttempt(output, event);
+        if (event.retryInMs !== undefined) this.spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
+      },
+      onResult: (entry, result) => {
+        this.stopSpinner();
+        report(output, entry.input, result);
+      },
+    };
+  }
+
+  stopSpinner(): void {
+    this.spinner?.stop();
+    this.spinner = undefined;
+  }
+}
+
+function printSummary(output: Output, total: number, s: DispatchSummary, signal: AbortSignal): number {
+  const { delivered, failed } = s;
+  const interrupted = s.stopped;
+  const notDelivered = total - delivered - failed;
+  output.event("summary", { messages: total, delivered, failed, notDelivered, interrupted });
+  const summary = `${total} message${total === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
+  if (interrupted) {
+    output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
+    output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${total - s.sent} not sent)`);
+    return interruptedExitCode(signal);
+  }
+  output.line(summary);
+  return failed > 0 ? 1 : 0;
 }
 
 function checkCombination(options: SendOptions): void {
   if (options.file !== undefined && options.type !== undefined) {
     throw new UsageError("give either a FILE (or - for stdin) or --type, not both", { flag: "--type" });
   }
+  if (options.raw && options.type !== undefined) throw new UsageError("--raw sends a FILE's bodies as read; --type builds a valid message", { flag: "--raw" });
   if (options.file === undefined && options.type === undefined) {
     throw new UsageError("nothing to send: give a FILE, - for standard input, or --type TYPE", { flag: "[FILE]" });
   }
@@ -130,7 +141,7 @@ function checkCombination(options: SendOptions): void {
 async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
   if (options.type !== undefined) {
     const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
-    return [{ message, line: 1, where: "--type" }];
+    return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
   const file = options.file as string;
   let text: string;
@@ -143,7 +154,7 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
       throw new InputError(`cannot read: ${(error as Error).message}`, { file });
     }
   }
-  const parsed = parseMessages(text, file === "-" ? "stdin" : file);
+  const parsed = parseMessages(text, file === "-" ? "stdin" : file, { raw: options.raw === true });
   for (const warning of parsed.warnings) output.warn(warning);
   return parsed.messages;
 }
@@ -155,8 +166,8 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
-  const type = input.message.type;
-  const userId = userIdOf(input.message as unknown as Record<string, unknown>) ?? null;
+  const type = input.message?.type ?? "raw";
+  const userId = userIdOf(input.message as unknown as Record<string, unknown> | undefined) ?? null;
   output.event("delivery", { line: input.line, type, userId, delivered: result.delivered, urls: result.urls });
   const c = output.color;
   for (const url of result.urls) {
@@ -205,37 +216,4 @@ function logAttempt(output: Output, event: AttemptEvent): void {
   } else {
     output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
   }
-}
-
-const rawSchema = z.object({
-  // Before the delivery flags: a bad --type is reported first, as before.
-  type: messageType("--type").optional(),
-  ...deliveryOptionsShape,
-  aliasKeys: aliasKeys.optional(),
-  ...exampleOptionsShape,
-  dryRun: z.boolean().optional(),
-  verbose: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-
-export function registerSend(program: Command, context: CommandContext): void {
-  const command = program
-    .command("send")
-    .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, or NDJSON; or --type)")
-    .argument("[file]", "messages to send: a file, or - for standard input");
-  addDeliveryOptions(command)
-    .option("--type <type>", `send one generated example: ${MESSAGE_TYPES.join(", ")}`)
-    .option("--alias-keys <style>", "alias keys of --type alias: spec or camel");
-  addExampleOptions(command, "with --type: ")
-    .option("--dry-run", "print the exact requests (headers, signature, body); send nothing")
-    .option("--verbose", "show each attempt's request and response (stderr)")
-    .option("--json", "one JSON object per message on stdout, then a summary")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli generate | webhook-cli send - --url https://example.com/hook --retry-window 30s --json",
-    )
-    .action(async (file: string | undefined, raw: Record<string, unknown>) => {
-      const parsed = withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw)));
-      context.exitCode = await send({ ...parsed, ...(file !== undefined ? { file } : {}) }, context.io);
-    });
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { pace, type PacedItem } from "../../src/replay/pacing.js";
+import { Scheduler, type Schedulable, type SchedulerHandlers, type SchedulerOptions } from "../../src/dispatch/scheduler.js";
 import { seededRandom, sleep, VirtualClock } from "../../src/util/clock.js";
 
-interface Item extends PacedItem {
+interface Item extends Schedulable {
   n: number;
 }
 
@@ -13,7 +13,10 @@ async function* batches(items: Item[], size = 7): AsyncGenerator<Item[]> {
 const items = (count: number, key: (n: number) => string | undefined = () => undefined, time?: (n: number) => number): Item[] =>
   Array.from({ length: count }, (_, n) => ({ n, orderKey: key(n), time: time?.(n) }));
 
-describe("pace", () => {
+const pace = <T extends Schedulable>(source: AsyncIterator<T[]>, options: SchedulerOptions, handlers: SchedulerHandlers<T>) =>
+  new Scheduler<T>(source, options, handlers).run();
+
+describe("Scheduler", () => {
   it("never exceeds the concurrency and runs every item once", async () => {
     const clock = new VirtualClock(0, { autoAdvance: true });
     const random = seededRandom(1);

@@ -2,18 +2,10 @@ import { rootCertificates } from "node:tls";
 import { Agent, type Dispatcher } from "undici";
 import { formatDuration } from "../util/duration.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
+import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
-/** What one POST produced: the outcome for the policy plus what --verbose shows. */
-export interface AttemptReport {
-  outcome: AttemptOutcome;
-  status: number | null;
-  error: string | null;
-  ms: number;
-  response?: { headers: Record<string, string | string[]>; body: string };
-}
-
-export interface TransportOptions {
+export interface UndiciTransportOptions {
   /** Extra trusted CA certificates (PEM), added to Node's default roots. */
   ca?: readonly string[];
   /** Keep-alive connections per origin. */
@@ -25,33 +17,35 @@ export interface TransportOptions {
 // Enough of a response body for --verbose; the rest is read and dropped so the connection is reused.
 const KEPT_BODY_BYTES = 16 * 1024;
 
-// Node's verification failures: the certificate chain is not trusted or does not match the host.
-const CERT_CODES = new Set([
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_UNTRUSTED",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_REVOKED",
-  "CERT_SIGNATURE_FAILURE",
-  "CERT_REJECTED",
-  "INVALID_CA",
-  "HOSTNAME_MISMATCH",
-  "ERR_TLS_CERT_ALTNAME_INVALID",
+// Node's verification failures, worded by us: Node's own text differs between versions (24 appends
+// advice about --use-system-ca, a Node flag), and the fix we offer is webhook-cli's --ca.
+const CERT_PROBLEMS: ReadonlyMap<string, string> = new Map([
+  ["DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate"],
+  ["SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in the chain"],
+  ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "issued by a CA that is not trusted"],
+  ["UNABLE_TO_GET_ISSUER_CERT", "issued by a CA that is not trusted"],
+  ["UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "issued by a CA that is not trusted"],
+  ["CERT_UNTRUSTED", "not trusted for this use"],
+  ["CERT_HAS_EXPIRED", "expired"],
+  ["CERT_NOT_YET_VALID", "not valid yet"],
+  ["CERT_REVOKED", "revoked"],
+  ["CERT_SIGNATURE_FAILURE", "its signature does not verify"],
+  ["CERT_REJECTED", "rejected"],
+  ["INVALID_CA", "an invalid CA certificate"],
+  ["HOSTNAME_MISMATCH", "issued for another host name"],
+  ["ERR_TLS_CERT_ALTNAME_INVALID", "issued for another host name"],
 ]);
 
 /**
  * The outgoing HTTP adapter: one undici Agent, which keeps one keep-alive pool
- * per origin, reused across messages and attempts.
+ * per origin, reused across messages and attempts. Built once where a command
+ * wires things, and handed to the engine.
  */
-export class Transport {
+export class UndiciTransport implements DeliveryTransport {
   private readonly agent: Agent;
   private readonly locations = new Map<string, { origin: string; path: string } | { invalid: string }>();
 
-  constructor(options: TransportOptions = {}) {
+  constructor(options: UndiciTransportOptions = {}) {
     const ca = options.ca && options.ca.length > 0 ? [...rootCertificates, ...options.ca] : undefined;
     this.agent = new Agent({
       connections: options.connections ?? 16,
@@ -71,7 +65,7 @@ export class Transport {
    * handler API directly: no response stream or promise per layer, which
    * matters when replay pushes thousands of messages a second.
    */
-  post(request: PreparedRequest, timeoutMs: number, keepResponse = true): Promise<AttemptReport> {
+  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean): Promise<AttemptReport> {
     const where = this.locate(request.url);
     if ("invalid" in where) return Promise.resolve({ outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 });
     return new Promise((resolve) => {
@@ -100,26 +94,22 @@ export class Transport {
   async close(): Promise<void> {
     await this.agent.close();
   }
-
-  async destroy(): Promise<void> {
-    await this.agent.destroy();
-  }
 }
 
 /**
- * One request's undici handler. Settles once: with the status when the response ends (its body
- * read so the connection is reused), with a timeout when the deadline passes before the head,
- * or with the failure. undici does not settle a request while its connect (TCP + TLS) is
- * pending, so the deadline resolves on its own; undici's connect timeout (set to the same
- * deadline) then drops the stalled socket.
+ * One request's undici handler (the controller API). Settles once: with the status when the
+ * response ends (its body read so the connection is reused), with a timeout when the deadline
+ * passes before the head, or with the failure. undici does not settle a request while its
+ * connect (TCP + TLS) is pending, so the deadline resolves on its own; undici's connect timeout
+ * (set to the same deadline) then drops the stalled socket.
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private readonly started = performance.now();
   private readonly timer: NodeJS.Timeout;
   private settled = false;
-  private abortRequest: ((reason?: Error) => void) | undefined;
+  private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
-  private rawHeaders: Buffer[] | undefined;
+  private headers: Record<string, string | string[]> | undefined;
   private readonly kept: Buffer[] = [];
   private keptBytes = 0;
 
@@ -137,32 +127,30 @@ class Attempt implements Dispatcher.DispatchHandler {
     agent.dispatch({ origin, path, method: "POST", headers: request.headers, body: request.body }, this);
   }
 
-  onConnect(abort: (reason?: Error) => void): void {
-    this.abortRequest = abort;
-    if (this.settled) abort(new Error("deadline passed"));
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error("deadline passed"));
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // 1xx interim answers are not the response status.
-    if (statusCode < 200) return true;
+    if (statusCode < 200) return;
     this.status = statusCode;
-    this.rawHeaders = rawHeaders;
-    return true;
+    this.headers = headers as Record<string, string | string[]>;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.keepResponse && this.keptBytes < KEPT_BODY_BYTES) {
       this.kept.push(chunk);
       this.keptBytes += chunk.length;
     }
-    return true;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     this.settle(this.statusReport());
   }
 
-  onError(error: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (this.settled) return;
     // A body cut short does not change the status already received.
     if (this.status !== 0) return this.settle(this.statusReport());
@@ -175,7 +163,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     // The head arrived in time: keep its status and stop reading a body that never ends.
     const report = this.status !== 0 ? this.statusReport() : this.timeoutReport();
     this.settle(report);
-    this.abortRequest?.(new Error("deadline passed"));
+    if (this.controller && !this.controller.aborted) this.controller.abort(new Error("deadline passed"));
   }
 
   private settle(report: AttemptReport): void {
@@ -195,38 +183,29 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   private statusReport(): AttemptReport {
     const status = this.status;
-    const retryAfter = honoursRetryAfter(status);
-    const headers = this.keepResponse || retryAfter ? headerRecord(this.rawHeaders ?? []) : undefined;
-    const retryAfterMs = retryAfter ? parseRetryAfter(headers?.["retry-after"], Date.now()) : undefined;
+    const headers = this.headers ?? {};
+    const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
     const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
     const error = status >= 200 && status < 300 ? null : `HTTP ${status}`;
-    if (!this.keepResponse || !headers) return { outcome, status, error, ms: this.elapsed() };
+    if (!this.keepResponse) return { outcome, status, error, ms: this.elapsed() };
     const body = (this.kept.length === 1 ? (this.kept[0] as Buffer) : Buffer.concat(this.kept)).subarray(0, KEPT_BODY_BYTES).toString("utf8");
     return { outcome, status, error, ms: this.elapsed(), response: { headers, body } };
   }
 }
 
-/** undici's raw [name, value, …] header list as lowercase names; repeated names become arrays. */
-function headerRecord(raw: readonly Buffer[]): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = (raw[i] as Buffer).toString("latin1").toLowerCase();
-    const value = (raw[i + 1] as Buffer).toString("latin1");
-    const previous = headers[name];
-    headers[name] = previous === undefined ? value : Array.isArray(previous) ? [...previous, value] : [previous, value];
-  }
-  return headers;
-}
-
-function describeFailure(error: unknown, url: string): { outcome: AttemptOutcome; error: string } {
+/** A failure before any status: TLS (worded by us, naming --ca), an invalid request, or the network. */
+export function describeFailure(error: unknown, url: string): { outcome: AttemptOutcome; error: string } {
   const code = errorCode(error);
-  const message = errorMessage(error);
-  if (CERT_CODES.has(code) || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_")) {
-    const reason = CERT_CODES.has(code)
-      ? `TLS: the certificate of ${new URL(url).host} is not trusted (${message}); nothing was sent. If it is signed by your own CA, pass it with --ca FILE`
-      : `TLS: handshake with ${new URL(url).host} failed (${message}); nothing was sent`;
+  const host = new URL(url).host;
+  const problem = CERT_PROBLEMS.get(code);
+  if (problem !== undefined) {
+    const reason = `TLS: the certificate of ${host} is not trusted (${problem}); nothing was sent. If it is signed by your own CA, pass it with --ca FILE`;
     return { outcome: { kind: "tls", code }, error: reason };
   }
+  if (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_")) {
+    return { outcome: { kind: "tls", code }, error: `TLS: handshake with ${host} failed (${code}); nothing was sent` };
+  }
+  const message = errorMessage(error);
   if (code === "UND_ERR_INVALID_ARG" || code === "ERR_INVALID_ARG_TYPE" || code === "ERR_INVALID_ARG_VALUE" || code === "ERR_INVALID_URL") {
     return { outcome: { kind: "invalid", reason: message }, error: `invalid request: ${message}` };
   }

@@ -1,0 +1,26 @@
+import type { AttemptOutcome, PreparedRequest } from "./types.js";
+
+/**
+ * What the engine needs from the network: one POST with one deadline, never
+ * rejecting. The undici adapter serves production; tests pass a fake
+ * (`webhook-cli/testing`) so the retry rules run without sockets.
+ */
+export interface DeliveryTransport {
+  /**
+   * One attempt. Every failure is an outcome, never a rejection. `keepResponse`
+   * asks for the response headers and the start of its body (--verbose); without
+   * it only what the retry policy needs is read.
+   */
+  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean): Promise<AttemptReport>;
+  /** Releases connections; waits for requests in flight. */
+  close(): Promise<void>;
+}
+
+/** What one POST produced: the outcome for the policy plus what --verbose shows. */
+export interface AttemptReport {
+  outcome: AttemptOutcome;
+  status: number | null;
+  error: string | null;
+  ms: number;
+  response?: { headers: Record<string, string | string[]>; body: string };
+}

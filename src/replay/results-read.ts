@@ -1,0 +1,157 @@
+import { InputError } from "../errors.js";
+import { userIdOf } from "../messages/check.js";
+import type { Line } from "./ndjson.js";
+import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from "./results.js";
+
+/**
+ * Reads what `--compare` compares against (pure; results-file.ts feeds it a
+ * file): `--results` lines, several shards' results files concatenated in any
+ * order, or a `listen --record` recording whose lines carry the app's
+ * `response` (CONTRACT.md 4). A recording line is keyed by its own line
+ * number, the number a replay of that recording gives the same message.
+ */
+
+/** A response body as compared: text (maybe JSON), an already parsed JSON value (recordings), a digest, or nothing. */
+export type AnswerBody =
+  | { kind: "text"; text: string }
+  | { kind: "value"; value: unknown }
+  | { kind: "hash"; sha256: string; size: number }
+  | { kind: "none" };
+
+export interface AnswerUrl {
+  url: string | undefined;
+  status: number | null;
+  error: string | null;
+  contentType: string | null;
+  body: AnswerBody;
+}
+
+/** One message's answers, from a results line or a recording line. */
+export interface Answer {
+  line: number;
+  facts: MessageFacts;
+  delivered: boolean;
+  urls: AnswerUrl[];
+}
+
+export interface ReadResults {
+  /** By input line; a later line for the same number wins (a resumed run appends). */
+  answers: Map<number, Answer>;
+  /** Lines that carry no answer: recordings without `response`, bare messages. */
+  unanswered: number;
+}
+
+/** Collects answers from numbered lines; a malformed line is an InputError naming `name` and the line. */
+export class ResultsReader {
+  readonly answers = new Map<number, Answer>();
+  unanswered = 0;
+
+  constructor(private readonly name: string) {}
+
+  add(line: Line): void {
+    if ("error" in line) throw new InputError(line.error, { file: this.name, line: line.number });
+    const answer = parseAnswerLine(line.text, line.number);
+    if (typeof answer === "string") throw new InputError(answer, { file: this.name, line: line.number });
+    if (answer === undefined) this.unanswered += 1;
+    else this.answers.set(answer.line, answer);
+  }
+
+  result(): ReadResults {
+    if (this.answers.size === 0) {
+      throw new InputError("no answers to compare with: neither --results lines nor a recording with responses (listen --forward-to)", { file: this.name });
+    }
+    return { answers: this.answers, unanswered: this.unanswered };
+  }
+}
+
+/** The answer on one line; undefined when the line carries none; a string says why the line is bad. */
+export function parseAnswerLine(text: string, number: number): Answer | undefined | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return `not JSON: ${(error as Error).message}`;
+  }
+  if (!isRecord(value)) return "expected a JSON object (a results line or a recording line)";
+  if (Object.hasOwn(value, "urls")) return fromResultLine(value);
+  if (!Object.hasOwn(value, "type") && Object.hasOwn(value, "body")) return fromRecording(value, number);
+  return undefined;
+}
+
+/** The answer a results line holds (as written by formatResultLine). */
+export function answerOfResult(result: ResultLine): Answer {
+  const answer = fromResultLine(result as unknown as Record<string, unknown>);
+  if (typeof answer === "string") throw new RangeError(answer);
+  return answer;
+}
+
+function fromResultLine(value: Record<string, unknown>): Answer | string {
+  const line = value["line"];
+  if (!Number.isSafeInteger(line) || (line as number) < 1) return `not a results line: key "line" must be a line number`;
+  if (!Array.isArray(value["urls"])) return `not a results line: key "urls" must be an array`;
+  const urls: AnswerUrl[] = [];
+  for (const [index, url] of (value["urls"] as unknown[]).entries()) {
+    const parsed = resultUrl(url);
+    if (typeof parsed === "string") return `not a results line: urls[${index}]: ${parsed}`;
+    urls.push(parsed);
+  }
+  const userId = value["userId"];
+  const facts = messageFacts(value, typeof userId === "string" ? userId : undefined);
+  return { line: line as number, facts, delivered: value["delivered"] === true, urls };
+}
+
+function resultUrl(url: unknown): AnswerUrl | string {
+  if (!isRecord(url)) return "expected an object";
+  const status = statusOf(url["status"]);
+  if (status === undefined) return `key "status" must be an HTTP status or null`;
+  const body = bodyOf(url);
+  if (typeof body === "string") return body;
+  return {
+    url: typeof url["url"] === "string" ? url["url"] : undefined,
+    status,
+    error: typeof url["error"] === "string" ? url["error"] : null,
+    contentType: typeof url["contentType"] === "string" ? url["contentType"] : null,
+    body,
+  };
+}
+
+function fromRecording(envelope: Record<string, unknown>, number: number): Answer | undefined | string {
+  const response = envelope["response"];
+  if (response === undefined) return undefined;
+  if (!isRecord(response)) return `key "response" must be an object`;
+  const status = statusOf(response["status"]);
+  if (status === undefined || status === null) return `key "response.status" must be an HTTP status`;
+  const body = bodyOf(response);
+  if (typeof body === "string") return `key "response": ${body}`;
+  const headers = isRecord(response["headers"]) ? (response["headers"] as Record<string, string | string[]>) : undefined;
+  const message = isRecord(envelope["body"]) ? envelope["body"] : {};
+  return {
+    line: number,
+    facts: messageFacts(message, userIdOf(message)),
+    delivered: status >= 200 && status < 300,
+    urls: [{ url: undefined, status, error: null, contentType: contentTypeOf(headers), body }],
+  };
+}
+
+/** `body` (text, or a parsed value in a recording) or `bodySha256` + `bodySize`, or neither. */
+function bodyOf(holder: Record<string, unknown>): AnswerBody | string {
+  if (Object.hasOwn(holder, "body")) {
+    const body = holder["body"];
+    return typeof body === "string" ? { kind: "text", text: body } : { kind: "value", value: body };
+  }
+  const sha256 = holder["bodySha256"];
+  if (sha256 === undefined) return { kind: "none" };
+  const size = holder["bodySize"];
+  if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256)) return `key "bodySha256" must be 64 lowercase hex digits`;
+  if (!Number.isSafeInteger(size) || (size as number) < 0) return `key "bodySize" must be a byte count`;
+  return { kind: "hash", sha256, size: size as number };
+}
+
+function statusOf(value: unknown): number | null | undefined {
+  if (value === null) return null;
+  return Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599 ? (value as number) : undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
