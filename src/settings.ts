@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError, UsageError, type ErrorSource } from "./errors.js";
 import type { AliasKeys } from "./messages/schemas.js";
+import { parseJson } from "./util/json-depth.js";
 
 /** SPEC.md 2.1: at most five webhook URLs. */
 export const MAX_TARGETS = 5;
@@ -71,7 +72,7 @@ export function loadConfig(path: string): ConfigFile {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text.replace(/^\uFEFF/, ""));
+    json = parseJson(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new ConfigError(`not valid JSON: ${(error as Error).message}`, { file: path });
   }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { UsageError } from "../errors.js";
 import { MESSAGE_TYPES, type MessageType } from "../messages/schemas.js";
 import { parseDuration } from "../util/duration.js";
+import { parseJson } from "../util/json-depth.js";
 
 /**
  * zod pieces for commander's raw option values. Each names its flag so a bad
@@ -32,7 +33,7 @@ export const jsonObject = (flag: string) =>
   z.string().transform((text) => {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch (error) {
       throw new UsageError(`not valid JSON (${(error as Error).message})`, { flag });
     }

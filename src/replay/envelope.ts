@@ -1,5 +1,6 @@
 import { checkMessage, userIdOf } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
+import { parseJson } from "../util/json-depth.js";
 
 /**
  * What one input line means for replay (CONTRACT.md 4): a recording envelope
@@ -59,7 +60,7 @@ export function parseEntry(text: string, line: number, check: boolean, parts: En
   const withTime = parts.time !== false;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
@@ -84,7 +85,7 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
   if ((message === null || message === undefined) && bytes !== undefined) {
     // The recorded body was not JSON-parsable by listen, or was left out: the raw bytes decide.
     try {
-      message = JSON.parse(bytes.toString("utf8"));
+      message = parseJson(bytes.toString("utf8"));
     } catch (error) {
       return { ok: false, reason: `not a known message: the recorded body (rawBody) is not JSON: ${(error as Error).message}` };
     }
@@ -134,7 +135,7 @@ function fromMessage(
  * can be replayed and dead-lettered again.
  */
 export function deadLetterLine(text: string, failure: Failure): string {
-  const value = JSON.parse(text) as Record<string, unknown>;
+  const value = parseJson(text) as Record<string, unknown>;
   const isEnvelope = !Object.hasOwn(value, "type") && Object.hasOwn(value, "body");
   const envelope: Record<string, unknown> = isEnvelope ? { ...value } : { body: value };
   delete envelope["failure"];

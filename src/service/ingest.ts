@@ -1,4 +1,5 @@
 import type { Source } from "../settings.js";
+import { parseJson } from "../util/json-depth.js";
 
 /**
  * The inbound collection API's request bodies (CONTRACT.md 5), pure: raw bytes
@@ -61,7 +62,7 @@ export function parseJsonBody(raw: Buffer): JsonBodyResult {
   if (raw.length === 0) return { ok: false, status: 400, error: "request body is empty: expected a JSON object" };
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString("utf8"));
+    value = parseJson(raw.toString("utf8"));
   } catch (error) {
     return { ok: false, status: 400, error: `request body is not valid JSON: ${(error as Error).message}` };
   }

@@ -11,6 +11,7 @@ import { junitXml, type JunitCase } from "../../report/junit.js";
 import { readSecretFile } from "../../settings.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
+import { redactUrl } from "../../util/redact.js";
 import type { CliIo, CommandContext } from "../io.js";
 import { createOutput } from "../output.js";
 import { duration, httpStatus, integer, number, parseOptions, stripUndefined } from "../options.js";
@@ -36,6 +37,7 @@ export interface ListenOptions {
   junit?: string;
   json: boolean;
   verbose: boolean;
+  maxConnections?: number;
 }
 
 type StopReason = "count" | "exit-after" | "signal";
@@ -81,8 +83,14 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
       faults,
       ...(tls ? { tls } : {}),
       ...(recording ? { recording } : {}),
-      onRequest(request) {
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+      onError(error) {
+        output.warn(`a request could not be handled or recorded: ${error.message}`);
+      },
+      onRequest(received_) {
         if (options.count !== undefined && received >= options.count) return;
+        // Credential-like query values and the secret never reach the terminal or the reports.
+        const request = { ...received_, path: redactUrl(received_.path, secret) };
         received += 1;
         if (!request.verdict.valid) invalid += 1;
         lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, paint, options.verbose)}\n`);
@@ -294,7 +302,7 @@ const rawSchema = z.object({
   secret: z.string().optional(),
   secretFile: z.string().optional(),
   record: z.string().min(1).optional(),
-  respond: httpStatus("--respond").default(200),
+  respond: integer("--respond", 200, 599).default(200),
   delay: duration("--delay").optional(),
   failFirst: integer("--fail-first", 0).optional(),
   failRate: number("--fail-rate", 0, 1).optional(),
@@ -309,6 +317,7 @@ const rawSchema = z.object({
   junit: z.string().min(1).optional(),
   json: z.boolean().default(false),
   verbose: z.boolean().default(false),
+  maxConnections: integer("--max-connections", 1, 1_000_000).optional(),
 });
 
 export function registerListen(program: Command, context: CommandContext): void {
@@ -335,6 +344,7 @@ export function registerListen(program: Command, context: CommandContext): void 
     .option("--junit <file>", "write a JUnit XML report, one test case per request")
     .option("--json", "one JSON object per line on stdout")
     .option("--verbose", "print each request's full body")
+    .option("--max-connections <n>", "open connections at once; more are refused (default 256)")
     .addHelpText(
       "after",
       "\nExamples:\n  $ webhook-cli listen --secret s3cret\n  $ webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml\n  $ webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
