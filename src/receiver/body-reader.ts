@@ -43,7 +43,7 @@ export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBud
       handlers.onTooLarge(null);
       return;
     }
-    if (!budget.take(chunk.length)) {
+    if (!budget.take(chunk.length, size)) {
       stop();
       handlers.onOverBudget();
       return;

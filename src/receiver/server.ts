@@ -47,7 +47,7 @@ export interface ReceiverOptions extends ConnectionLimits {
   /** Gets the lines of one or more POSTs (CONTRACT.md 4) in one call, before their answers are sent; a throw (disk full) answers 507. */
   recording?: RecordingSink;
   maxBodyBytes?: number;
-  /** Bodies buffered at once across connections; past it, 503 (default 64 MiB). */
+  /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
   bodyBudgetBytes?: number;
   clock?: Clock;
   /** Called once per POST, before its answer is sent. */

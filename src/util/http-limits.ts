@@ -72,11 +72,16 @@ export function lingeringClose(req: IncomingMessage, res: ServerResponse, limits
 export class BodyBudget {
   private used = 0;
 
-  constructor(readonly limitBytes: number) {}
+  constructor(
+    readonly limitBytes: number,
+    /** Kept for small bodies, so ordinary requests still pass while large uploads fill the rest. */
+    readonly reserveBytes = SMALL_BODY_RESERVE_BYTES,
+  ) {}
 
-  /** Takes `bytes` from the budget; false (nothing taken) when that would exceed it. */
-  take(bytes: number): boolean {
-    if (this.used + bytes > this.limitBytes) return false;
+  /** Takes `bytes` for a body of `total` bytes so far; false (nothing taken) when that would exceed the budget. */
+  take(bytes: number, total: number): boolean {
+    const limit = total <= SMALL_BODY_BYTES ? this.limitBytes + this.reserveBytes : this.limitBytes;
+    if (this.used + bytes > limit) return false;
     this.used += bytes;
     return true;
   }
@@ -90,5 +95,9 @@ export class BodyBudget {
   }
 }
 
-/** The default budget: 64 MiB of bodies in memory at once per receiver. */
-export const DEFAULT_BODY_BUDGET_BYTES = 64 * 1024 * 1024;
+/** Bodies up to this size may use the reserve. */
+export const SMALL_BODY_BYTES = 64 * 1024;
+const SMALL_BODY_RESERVE_BYTES = 8 * 1024 * 1024;
+
+/** The default budget: 32 MiB of bodies in memory at once per receiver. */
+export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;

@@ -30,6 +30,7 @@ export interface ServeOptions extends DeliveryFlags {
   aliasKeys?: AliasKeys;
   concurrency?: number;
   json?: boolean;
+  maxConnections?: number;
 }
 
 /**
@@ -58,7 +59,11 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 
   let server;
   try {
-    server = await listenCollector(collector, { host: options.host, port: options.port });
+    server = await listenCollector(collector, {
+      host: options.host,
+      port: options.port,
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+    });
   } catch (error) {
     await collector.close();
     throw error;
@@ -142,6 +147,7 @@ const rawSchema = z.object({
   aliasKeys: aliasKeys.optional(),
   concurrency: integer("--concurrency", 1, 1024).optional(),
   json: z.boolean().optional(),
+  maxConnections: integer("--max-connections", 1, 1_000_000).optional(),
 });
 
 export function registerServe(program: Command, context: CommandContext): void {
@@ -161,6 +167,7 @@ export function registerServe(program: Command, context: CommandContext): void {
     .option("--alias-keys <style>", "alias keys of forwarded alias messages: spec or camel")
     .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_CONCURRENCY})`)
     .option("--json", "JSON lines on stdout: listening, delivery (messages given up), summary")
+    .option("--max-connections <n>", "open connections at once; more are refused (default 256)")
     .addHelpText(
       "after",
       "\nExamples:\n  $ webhook-cli serve --write-key wk_test --url http://127.0.0.1:8080/hook --secret s3cret\n" +
