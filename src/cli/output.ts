@@ -1,6 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
+import { redactText } from "../util/redact.js";
 
 /** Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never with NO_COLOR. */
 export interface Output {
@@ -24,6 +25,7 @@ export interface Spinner {
 
 const NO_SPINNER: Spinner = { update() {}, stop() {} };
 
+/** Every line printed goes through the one redaction: credential-like query values and URL passwords are masked. */
 export function createOutput(io: CliIo, options: { json?: boolean } = {}): Output {
   const noColor = io.env["NO_COLOR"] !== undefined && io.env["NO_COLOR"] !== "";
   const stdoutColor = new Chalk({ level: io.stdoutIsTTY && !noColor ? 1 : 0 });
@@ -49,20 +51,20 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     color: stdoutColor,
     json,
     line(text) {
-      if (!json) withSpinnerCleared(() => io.stdout.write(`${text}\n`));
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${redactText(text)}\n`));
     },
     event(event, fields) {
-      if (json) io.stdout.write(`${JSON.stringify({ event, ...fields })}\n`);
+      if (json) io.stdout.write(`${redactText(JSON.stringify({ event, ...fields }))}\n`);
     },
     log(text) {
-      withSpinnerCleared(() => io.stderr.write(`${text}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${redactText(text)}\n`));
     },
     warn(text) {
-      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${text}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${redactText(text)}\n`));
     },
     spinner(text) {
       if (!oraModule) return NO_SPINNER;
-      let current = text;
+      let current = redactText(text);
       let stopped = false;
       let spinner: Ora | undefined;
       void oraModule.then(({ default: ora }) => {
@@ -72,8 +74,8 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
       });
       return {
         update(next) {
-          current = next;
-          if (spinner) spinner.text = next;
+          current = redactText(next);
+          if (spinner) spinner.text = current;
         },
         stop() {
           stopped = true;

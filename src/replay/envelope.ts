@@ -1,6 +1,7 @@
 import { checkMessage, userIdOf } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import { parseJson } from "../util/json-depth.js";
+import { redactText } from "../util/redact.js";
 
 /**
  * What one input line means for replay (CONTRACT.md 4): a recording envelope
@@ -139,6 +140,6 @@ export function deadLetterLine(text: string, failure: Failure): string {
   const isEnvelope = !Object.hasOwn(value, "type") && Object.hasOwn(value, "body");
   const envelope: Record<string, unknown> = isEnvelope ? { ...value } : { body: value };
   delete envelope["failure"];
-  envelope["failure"] = { reason: failure.reason, attempts: failure.attempts, status: failure.status };
+  envelope["failure"] = { reason: redactText(failure.reason), attempts: failure.attempts, status: failure.status };
   return JSON.stringify(envelope);
 }
