@@ -302,7 +302,7 @@ const rawSchema = z.object({
   secret: z.string().optional(),
   secretFile: z.string().optional(),
   record: z.string().min(1).optional(),
-  respond: integer("--respond", 200, 599).default(200),
+  respond: httpStatus("--respond").default(200),
   delay: duration("--delay").optional(),
   failFirst: integer("--fail-first", 0).optional(),
   failRate: number("--fail-rate", 0, 1).optional(),
