@@ -46,7 +46,14 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
 
-  const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir);
+  let lastStorageError = "";
+  const onStorageError = (error: Error): void => {
+    // A full disk fails every write until space returns: say it once per distinct problem.
+    if (error.message === lastStorageError) return;
+    lastStorageError = error.message;
+    output.warn(`cannot write to the state database (kept in memory, retried): ${error.message}`);
+  };
+  const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir, { onStorageError });
   const collector = new Collector({
     settings,
     queue,
