@@ -21,7 +21,10 @@ export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBud
   const release = (): void => {
     budget.give(held);
     held = 0;
+    // A keep-alive socket carries many requests: one listener per request would pile up.
+    req.socket.off("close", release);
   };
+  req.socket.once("close", release);
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > maxBytes) {
     handlers.onTooLarge(Number(declared));
@@ -60,6 +63,5 @@ export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBud
   });
   // An aborted request is not a request: nothing to judge or answer.
   req.on("error", () => {});
-  req.socket.once("close", release);
   return { release };
 }

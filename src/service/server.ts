@@ -65,6 +65,7 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse,
   const release = (): void => {
     budget.give(held);
     held = 0;
+    req.socket.off("close", release);
   };
   req.socket.once("close", release);
   req.on("data", (chunk: Buffer) => {

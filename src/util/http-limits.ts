@@ -60,7 +60,6 @@ export function lingeringClose(req: IncomingMessage, res: ServerResponse, limits
     if (discarded > limits.maxBytes) cut();
   });
   req.on("error", () => {});
-  req.on("end", () => clearTimeout(timer));
   req.resume();
 }
 
