@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,7 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FaultPlan } from "../../src/receiver/faults.js";
 import { RecordingFile } from "../../src/receiver/record.js";
 import { startReceiver, type Receiver } from "../../src/receiver/server.js";
+import { judgeRequest } from "../../src/receiver/verdict.js";
 import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
+import { slowUpload, trickle } from "../helpers/slow-upload.js";
 
 const track = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const receivers: Receiver[] = [];
@@ -80,3 +83,39 @@ describe("recording on a full disk", () => {
     expect(readFileSync(path, "utf8")).toBe('{"earlier":true}\n');
   });
 });
+
+describe("bounded work per request", () => {
+  it("past the body budget a large upload gets 503 at once, while small requests still pass", async () => {
+    const receiver = await startReceiver({ port: 0, bodyBudgetBytes: 200_000 });
+    receivers.push(receiver);
+    const first = await slowUpload(receiver.url, "/a", 300_000);
+    await trickle(first.socket, 150_000, 3, 10);
+    const second = await slowUpload(receiver.url, "/b", 300_000);
+    await trickle(second.socket, 100_000, 2, 10);
+    await waitUntil(() => second.received().length > 0);
+    expect(second.received()).toMatch(/^HTTP\/1\.1 503 /);
+    expect(first.received()).toBe("");
+    expect((await post(`${receiver.url}/c`, track)).status).toBe(200);
+    first.socket.destroy();
+    second.socket.destroy();
+  });
+
+  it("a wrong signature is diagnosed on bodies up to 64 KB only", () => {
+    const secret = "s";
+    const small = Buffer.from(JSON.stringify({ pad: "x".repeat(1_000) }));
+    const large = Buffer.from(JSON.stringify({ pad: "x".repeat(70_000) }));
+    const sha256 = (body: Buffer) => createHmac("sha256", secret).update(body).digest("hex");
+    expect(judgeRequest(small, { "x-signature": sha256(small) }, { secret }).diagnosis?.cause).toBe("sha256");
+    const verdict = judgeRequest(large, { "x-signature": sha256(large) }, { secret });
+    expect(verdict.signatureValid).toBe(false);
+    expect(verdict.diagnosis).toBeNull();
+  });
+});
+
+async function waitUntil(predicate: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
