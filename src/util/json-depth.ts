@@ -16,44 +16,49 @@ const CLOSE_BRACKET = 0x5d;
 /**
  * True when the JSON text (a string or its UTF-8 bytes) nests arrays and
  * objects deeper than `limit`. One loop, no recursion; string contents are
- * skipped (UTF-8 continuation bytes never equal an ASCII delimiter).
+ * skipped (UTF-8 continuation bytes never equal an ASCII delimiter). Text no
+ * longer than the limit cannot exceed it, so most messages are not scanned.
  */
 export function jsonTooDeep(text: string | Uint8Array, limit = MAX_JSON_DEPTH): boolean {
-  const at: (i: number) => number = typeof text === "string" ? (i) => text.charCodeAt(i) : (i) => text[i] as number;
+  if (text.length <= limit) return false;
+  return typeof text === "string" ? stringTooDeep(text, limit) : bytesTooDeep(text, limit);
+}
+
+// Two copies of one loop on purpose: charCodeAt and indexing each stay monomorphic (the receiver's hot path).
+function stringTooDeep(text: string, limit: number): boolean {
   const length = text.length;
   let depth = 0;
   for (let i = 0; i < length; i++) {
-    const c = at(i);
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > limit) return true;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-    } else if (c === QUOTE) {
-      i = stringEnd(text, at, i + 1, length);
-    }
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
   }
   return false;
 }
 
-/** The index of the closing quote of a string whose content starts at `i` (or the end). */
-function stringEnd(text: string | Uint8Array, at: (i: number) => number, i: number, length: number): number {
-  if (typeof text === "string") {
-    // indexOf jumps over long strings quickly; a quote preceded by an odd run of backslashes is escaped.
-    for (;;) {
-      const quote = text.indexOf('"', i);
-      if (quote === -1) return length;
-      let slashes = 0;
-      while (quote - 1 - slashes >= i && text.charCodeAt(quote - 1 - slashes) === BACKSLASH) slashes++;
-      if (slashes % 2 === 0) return quote;
-      i = quote + 1;
-    }
+function bytesTooDeep(bytes: Uint8Array, limit: number): boolean {
+  const length = bytes.length;
+  let depth = 0;
+  for (let i = 0; i < length; i++) {
+    const c = bytes[i];
+    if (c === QUOTE) {
+      for (i++; i < length; i++) {
+        const d = bytes[i];
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
   }
-  for (; i < length; i++) {
-    const c = at(i);
-    if (c === BACKSLASH) i++;
-    else if (c === QUOTE) return i;
-  }
-  return length;
+  return false;
 }
 
 export class JsonDepthError extends SyntaxError {

@@ -74,6 +74,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const spinning = io.stderrIsTTY;
 
   let receiver: Receiver;
+  let lastError = "";
   try {
     receiver = await startReceiver({
       host: options.host,
@@ -85,6 +86,9 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
       ...(recording ? { recording } : {}),
       ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
       onError(error) {
+        // A full disk fails every request: say it once per distinct problem.
+        if (error.message === lastError) return;
+        lastError = error.message;
         output.warn(`a request could not be handled or recorded: ${error.message}`);
       },
       onRequest(received_) {
