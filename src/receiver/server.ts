@@ -185,13 +185,22 @@ class ReceiverCore {
     if (failure === null) return this.answer(decided);
     this.options.onError?.(failure);
     const status = (failure as NodeJS.ErrnoException).code === "ENOSPC" ? 507 : 503;
-    this.options.onRequest?.({ ...decided.request, status, fault: null, injected: false });
+    this.notify({ ...decided.request, status, fault: null, injected: false });
     this.responder.answer(decided.res, status, `{"error":"cannot record the request (${(failure as NodeJS.ErrnoException).code ?? "write failed"})"}`);
   }
 
   private answer({ req, res, request, action }: Decided): void {
-    this.options.onRequest?.(request);
+    this.notify(request);
     this.responder.act(req, res, action, request.verdict);
+  }
+
+  /** Tells the caller about a request; a throwing callback is reported, never the receiver's end. */
+  private notify(request: ReceivedRequest): void {
+    try {
+      this.options.onRequest?.(request);
+    } catch (error) {
+      this.options.onError?.(error as Error);
+    }
   }
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
@@ -210,7 +219,7 @@ class ReceiverCore {
       valid: false,
     };
     const request = { index: ++this.index, receivedAt: new Date(this.clock.now()), method: "POST", path: req.url ?? "/", headers: req.headers, verdict };
-    this.options.onRequest?.({ ...request, status: 413, fault: null, injected: false });
+    this.notify({ ...request, status: 413, fault: null, injected: false });
     this.responder.early(req, res, 413, `{"error":"body over ${this.maxBody} bytes"}`);
   }
 }
