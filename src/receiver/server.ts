@@ -237,9 +237,11 @@ function createServerFor(options: ReceiverOptions, onRequest: (req: IncomingMess
     server = createHttpServer(serverOptions, onRequest);
   }
   // A bad request line or TLS handshake must not take the receiver down.
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-    else socket.destroy();
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+    // Closed once written, even if the client keeps its side open (sockets here allow half-open).
+    socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
   });
   server.on("tlsClientError", () => {});
   return server;

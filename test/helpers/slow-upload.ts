@@ -7,6 +7,8 @@ export interface SlowUpload {
   received(): string;
   /** Resolves when the socket closes: whether it ended in a reset (ECONNRESET/EPIPE) rather than a clean close. */
   closed: Promise<{ reset: boolean }>;
+  /** Resolves when the server has finished its side (FIN), or the socket closed. */
+  ended: Promise<void>;
 }
 
 export function slowUpload(url: string, path: string, declaredLength: number, headers: Record<string, string> = {}): Promise<SlowUpload> {
@@ -17,7 +19,7 @@ export function slowUpload(url: string, path: string, declaredLength: number, he
       const lines = [`POST ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, "Content-Type: application/json", `Content-Length: ${declaredLength}`];
       for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
       socket.write(`${lines.join("\r\n")}\r\n\r\n`);
-      resolve({ socket, received: () => text, closed });
+      resolve({ socket, received: () => text, closed, ended });
     });
     let text = "";
     let reset = false;
@@ -27,6 +29,10 @@ export function slowUpload(url: string, path: string, declaredLength: number, he
       else reject(error);
     });
     const closed = new Promise<{ reset: boolean }>((done) => socket.on("close", () => done({ reset })));
+    const ended = new Promise<void>((done) => {
+      socket.on("end", done);
+      socket.on("close", () => done());
+    });
   });
 }
 

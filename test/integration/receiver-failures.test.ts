@@ -100,6 +100,18 @@ describe("bounded work per request", () => {
     second.socket.destroy();
   });
 
+  it("a request whose body stops arriving is ended after the request timeout (408), not held for minutes", async () => {
+    const receiver = await startReceiver({ port: 0, headersTimeoutMs: 500, requestTimeoutMs: 1_000 });
+    receivers.push(receiver);
+    const stalled = await slowUpload(receiver.url, "/a", 10_000);
+    await trickle(stalled.socket, 100, 1, 0);
+    const started = Date.now();
+    await stalled.ended;
+    expect(stalled.received()).toMatch(/^HTTP\/1\.1 408 /);
+    // Node checks the timeouts every 2 s (connectionsCheckingInterval).
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it("a wrong signature is diagnosed on bodies up to 64 KB only", () => {
     const secret = "s";
     const small = Buffer.from(JSON.stringify({ pad: "x".repeat(1_000) }));
