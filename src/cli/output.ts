@@ -16,6 +16,8 @@ export interface Output {
   warn(text: string): void;
   /** A spinner on stderr when it is a TTY; a no-op otherwise. */
   spinner(text: string): Spinner;
+  /** From now on, text equal to the secret is masked too (known once the settings are read). */
+  maskSecret(secret: string | undefined): void;
 }
 
 export interface Spinner {
@@ -32,6 +34,7 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
   const stderrColor = new Chalk({ level: io.stderrIsTTY && !noColor ? 1 : 0 });
   const json = options.json ?? false;
   let active: Ora | undefined;
+  let secret: string | undefined;
   // A spinner needs a terminal with a width; without one ora redraws forever.
   const columns = (io.stderr as NodeJS.WriteStream).columns ?? 0;
   const spins = io.stderrIsTTY && !noColor && !io.env["CI"] && columns > 0;
@@ -51,20 +54,23 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     color: stdoutColor,
     json,
     line(text) {
-      if (!json) withSpinnerCleared(() => io.stdout.write(`${redactText(text)}\n`));
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${redactText(text, secret)}\n`));
     },
     event(event, fields) {
-      if (json) io.stdout.write(`${redactText(JSON.stringify({ event, ...fields }))}\n`);
+      if (json) io.stdout.write(`${redactText(JSON.stringify({ event, ...fields }), secret)}\n`);
     },
     log(text) {
-      withSpinnerCleared(() => io.stderr.write(`${redactText(text)}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${redactText(text, secret)}\n`));
     },
     warn(text) {
-      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${redactText(text)}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${redactText(text, secret)}\n`));
+    },
+    maskSecret(value) {
+      secret = value;
     },
     spinner(text) {
       if (!oraModule) return NO_SPINNER;
-      let current = redactText(text);
+      let current = redactText(text, secret);
       let stopped = false;
       let spinner: Ora | undefined;
       void oraModule.then(({ default: ora }) => {
@@ -74,7 +80,7 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
       });
       return {
         update(next) {
-          current = redactText(next);
+          current = redactText(next, secret);
           if (spinner) spinner.text = current;
         },
         stop() {

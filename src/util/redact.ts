@@ -64,13 +64,16 @@ export function redactUrl(url: string, secret?: string): string {
 
 /** A line of text with every URL in it redacted and the secret (as is, or URL-encoded) masked. */
 export function redactText(text: string, secret?: string): string {
-  if (!text.includes("://") && !text.includes("?") && (secret === undefined || secret === "")) return text;
+  if (!text.includes("://") && !text.includes("?") && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
   const out = text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+|\/[^\s"'<>?]*\?[^\s"'<>]+/gi, (url) => redactUrl(url));
   return maskSecret(out, secret);
 }
 
+// A secret this short would mask ordinary words in every line; it is not worth hiding anyway.
+const MIN_MASKED_SECRET = 4;
+
 function maskSecret(text: string, secret: string | undefined): string {
-  if (secret === undefined || secret === "") return text;
+  if (secret === undefined || secret.length < MIN_MASKED_SECRET) return text;
   let out = text.split(secret).join(MASK);
   const encoded = encodeURIComponent(secret);
   if (encoded !== secret) out = out.split(encoded).join(MASK);

@@ -65,6 +65,16 @@ describe("credentials never reach the output", () => {
     expect(failing.requests.at(-1)?.url).toContain(`api_key=${TOKEN}`);
   });
 
+  it("text equal to the secret is masked in what send prints (here: a path segment)", async () => {
+    const secret = "path-secret-42";
+    const result = await runCli(["send", "--type", "track", "--url", `${failing.url}/hooks/${secret}/in`, "--retry-window", "0ms", "--json"], {
+      env: { WEBHOOK_SECRET: secret },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("/hooks/***/in");
+    expect(result.stdout + result.stderr).not.toContain(secret);
+  });
+
   it("listen records credential headers as [redacted] and masks credential-like query values in path, stdout and JUnit", async () => {
     const record = join(dir, "creds.ndjson");
     const junit = join(dir, "listen.xml");

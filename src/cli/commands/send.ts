@@ -49,6 +49,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     requireTargets: true,
     ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
   });
+  output.maskSecret(settings.secret);
   const messages = await readInput(options, io, settings.aliasKeys, output);
 
   let spinner: Spinner | undefined;

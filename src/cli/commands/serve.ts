@@ -40,6 +40,7 @@ export interface ServeOptions extends DeliveryFlags {
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {});
+  output.maskSecret(resolved.secret);
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
   const stateDir = resolve(io.cwd, options.state);
