@@ -2,6 +2,8 @@ import { z } from "zod";
 import { UsageError } from "../errors.js";
 import { MESSAGE_TYPES, type MessageType } from "../messages/schemas.js";
 import { parseDuration } from "../util/duration.js";
+import { parseJson } from "../util/json-depth.js";
+import { parseDecimalNumber, parseWholeNumber } from "../util/numbers.js";
 
 /**
  * zod pieces for commander's raw option values. Each names its flag so a bad
@@ -12,8 +14,8 @@ export const duration = (flag: string) =>
 
 export const integer = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.string().transform((text) => {
-    const value = Number(text);
-    if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    const value = parseWholeNumber(text);
+    if (value === undefined || value < min || value > max) {
       throw new UsageError(`invalid value "${text}": expected a whole number from ${min} to ${max}`, { flag });
     }
     return value;
@@ -21,8 +23,8 @@ export const integer = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER
 
 export const number = (flag: string, min: number, max: number) =>
   z.string().transform((text) => {
-    const value = Number(text);
-    if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
+    const value = parseDecimalNumber(text);
+    if (value === undefined || value < min || value > max) {
       throw new UsageError(`invalid value "${text}": expected a number from ${min} to ${max}`, { flag });
     }
     return value;
@@ -32,7 +34,7 @@ export const jsonObject = (flag: string) =>
   z.string().transform((text) => {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch (error) {
       throw new UsageError(`not valid JSON (${(error as Error).message})`, { flag });
     }
@@ -62,7 +64,8 @@ export const isoDate = (flag: string) =>
     return date;
   });
 
-export const httpStatus = (flag: string) => integer(flag, 100, 599);
+// A 1xx is not a final answer: a sender given one would wait for ever.
+export const httpStatus = (flag: string) => integer(flag, 200, 599);
 
 /** exactOptionalPropertyTypes: zod's optional outputs carry explicit undefined; drop those keys. */
 export function stripUndefined<T extends Record<string, unknown>>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {

@@ -125,10 +125,10 @@ function parseTarget(url: string): URL {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`invalid URL "${url}"`, { flag: "--forward-to" });
+    throw new UsageError(`invalid URL "${url}"`, { field: "forwardTo" });
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UsageError(`"${url}" is not an http: or https: URL`, { flag: "--forward-to" });
+    throw new UsageError(`"${url}" is not an http: or https: URL`, { field: "forwardTo" });
   }
   return parsed;
 }

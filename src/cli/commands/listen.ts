@@ -11,6 +11,7 @@ import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiv
 import { junitXml, type JunitCase } from "../../report/junit.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
+import { redactUrl } from "../../util/redact.js";
 import type { CliIo } from "../io.js";
 import { stripUndefined } from "../options.js";
 import { watchKeys } from "../keys.js";
@@ -50,11 +51,20 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const inspection = createInspection(options, io, secret, forwarder?.url, output);
 
   let receiver: Receiver;
+  let lastError = "";
   try {
     receiver = await startReceiver({
-      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording, forward: forwarder?.forward }),
-      onRequest(request) {
+      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording, forward: forwarder?.forward, maxConnections: options.maxConnections }),
+      onError(error) {
+        // A full disk fails every request: say it once per distinct problem.
+        if (error.message === lastError) return;
+        lastError = error.message;
+        output.warn(`a request could not be handled or recorded: ${error.message}`);
+      },
+      onRequest(received_) {
         if (options.count !== undefined && received >= options.count) return;
+        // Credential-like query values and the secret never reach the terminal, the reports or the inspector.
+        const request = { ...received_, path: redactUrl(received_.path, secret) };
         inspection?.add(request);
         received += 1;
         if (!request.verdict.valid) invalid += 1;

@@ -36,6 +36,8 @@ const LISTED_BAD_LINES = 100;
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
+  output.maskSecret(settings.secret);
+
   const input = await openInput(options.file, io);
   const reporter = new ReplayCommandReporter(output, options, input.name);
   try {
