@@ -3,6 +3,8 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError, UsageError, type ErrorSource } from "./errors.js";
 import type { AliasKeys } from "./messages/schemas.js";
+import { parseJson } from "./util/json-depth.js";
+import { redactUrl } from "./util/redact.js";
 
 /** SPEC.md 2.1: at most five webhook URLs. */
 export const MAX_TARGETS = 5;
@@ -47,7 +49,8 @@ const REFUSED_HEADERS = new Set([
 ]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Latin-1 without CR, LF and NUL.
-const HEADER_VALUE = /^[^\r\n\0\u0100-\uffff]*$/;
+// What HTTP allows in a field value: tab, visible ASCII and space, obs-text (Latin-1); no control characters.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 export const configSchema = z.strictObject({
   sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
@@ -71,7 +74,7 @@ export function loadConfig(path: string): ConfigFile {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text.replace(/^\uFEFF/, ""));
+    json = parseJson(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new ConfigError(`not valid JSON: ${(error as Error).message}`, { file: path });
   }
@@ -91,7 +94,7 @@ export function validateHeader(name: string, value: string, source: ErrorSource)
     throw new UsageError(`header "${name}" cannot be set: webhook-cli sets it itself`, source);
   }
   if (!HEADER_VALUE.test(value)) {
-    throw new UsageError(`header "${name}" has a value with CR/LF, NUL or characters outside Latin-1`, source);
+    throw new UsageError(`header "${name}" has a value with control characters (CR/LF, NUL…) or characters outside Latin-1`, source);
   }
 }
 
@@ -111,10 +114,17 @@ export function validateUrl(url: string, source: ErrorSource): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`"${url}" is not a valid URL (include http:// or https://)`, source);
+    throw new UsageError(`"${redactUrl(url)}" is not a valid URL (include http:// or https://)`, source);
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UsageError(`"${url}" is not an http: or https: URL`, source);
+    throw new UsageError(`"${redactUrl(url)}" is not an http: or https: URL`, source);
+  }
+  // Credentials in the URL would be printed wherever the URL is (reports, dead letters): refused, see README "Security".
+  if (parsed.username !== "" || parsed.password !== "") {
+    throw new UsageError(
+      `"${redactUrl(url)}" has credentials in it (user:password@): pass them as a header instead, e.g. --header 'Authorization: Basic …'`,
+      source,
+    );
   }
   return url;
 }
@@ -237,11 +247,17 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
   return {
     targets,
     secret: resolveSecret(input, config),
-    userAgent: input.userAgent ?? config.userAgent ?? DEFAULT_USER_AGENT,
+    userAgent: validateUserAgent(input.userAgent ?? config.userAgent, input.userAgent !== undefined ? { field: "userAgent" } : { file: configFile ?? "", key: "userAgent" }),
     aliasKeys: input.aliasKeys ?? config.aliasKeys ?? "spec",
     enabled: config.enabled ?? true,
     sources: config.sources ?? [],
   };
+}
+
+function validateUserAgent(value: string | undefined, source: ErrorSource): string {
+  if (value === undefined) return DEFAULT_USER_AGENT;
+  if (!HEADER_VALUE.test(value)) throw new UsageError("the User-Agent has control characters (CR/LF, NUL…) or characters outside Latin-1", source);
+  return value;
 }
 
 function defaultConfigPath(cwd: string): string | undefined {

@@ -2,6 +2,8 @@ import { z } from "zod";
 import { UsageError } from "../errors.js";
 import { MESSAGE_TYPES, type MessageType } from "../messages/schemas.js";
 import { parseDuration } from "../util/duration.js";
+import { parseJson } from "../util/json-depth.js";
+import { parseDecimalNumber, parseWholeNumber } from "../util/numbers.js";
 import { didYouMean } from "../util/suggest.js";
 
 /**
@@ -13,8 +15,8 @@ export const duration = (flag: string) =>
 
 export const integer = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.string().transform((text) => {
-    const value = Number(text);
-    if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    const value = parseWholeNumber(text);
+    if (value === undefined || value < min || value > max) {
       throw new UsageError(`invalid value "${text}": expected a whole number from ${min} to ${max}`, { flag });
     }
     return value;
@@ -22,8 +24,8 @@ export const integer = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER
 
 export const number = (flag: string, min: number, max: number) =>
   z.string().transform((text) => {
-    const value = Number(text);
-    if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
+    const value = parseDecimalNumber(text);
+    if (value === undefined || value < min || value > max) {
       throw new UsageError(`invalid value "${text}": expected a number from ${min} to ${max}`, { flag });
     }
     return value;
@@ -33,7 +35,7 @@ export const jsonObject = (flag: string) =>
   z.string().transform((text) => {
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      value = parseJson(text);
     } catch (error) {
       throw new UsageError(`not valid JSON (${(error as Error).message})`, { flag });
     }
@@ -65,7 +67,8 @@ export const isoDate = (flag: string) =>
     return date;
   });
 
-export const httpStatus = (flag: string) => integer(flag, 100, 599);
+// A 1xx is not a final answer: a sender given one would wait for ever.
+export const httpStatus = (flag: string) => integer(flag, 200, 599);
 
 /** exactOptionalPropertyTypes: zod's optional outputs carry explicit undefined; drop those keys. */
 export function stripUndefined<T extends Record<string, unknown>>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {

@@ -1,6 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
+import { redactText } from "../util/redact.js";
 
 /**
  * Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never
@@ -19,6 +20,8 @@ export interface Output {
   warn(text: string): void;
   /** A spinner on stderr when it is a TTY; a no-op otherwise. */
   spinner(text: string): Spinner;
+  /** From now on, text equal to the secret is masked too (known once the settings are read). */
+  maskSecret(secret: string | undefined): void;
 }
 
 export interface Spinner {
@@ -48,12 +51,14 @@ export function colorLevel(env: NodeJS.ProcessEnv, isTTY: boolean): 0 | 1 {
   return isTTY ? 1 : 0;
 }
 
+/** Every line printed goes through the one redaction: credential-like query values and URL passwords are masked. */
 export function createOutput(io: CliIo, options: { json?: boolean } = {}): Output {
   const noColor = io.env["NO_COLOR"] !== undefined && io.env["NO_COLOR"] !== "";
   const stdoutColor = new Chalk({ level: colorLevel(io.env, io.stdoutIsTTY) });
   const stderrColor = new Chalk({ level: colorLevel(io.env, io.stderrIsTTY) });
   const json = options.json ?? false;
   let active: Ora | undefined;
+  let secret: string | undefined;
   // A spinner needs a terminal with a width; without one ora redraws forever.
   const columns = (io.stderr as NodeJS.WriteStream).columns ?? 0;
   const spins = io.stderrIsTTY && !noColor && !io.env["CI"] && columns > 0;
@@ -73,20 +78,23 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     color: stdoutColor,
     json,
     line(text) {
-      if (!json) withSpinnerCleared(() => io.stdout.write(`${resetsBeforeNewlines(text)}\n`));
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
     },
     event(event, fields) {
-      if (json) io.stdout.write(`${JSON.stringify({ event, ...fields })}\n`);
+      if (json) io.stdout.write(`${redactText(JSON.stringify({ event, ...fields }), secret)}\n`);
     },
     log(text) {
-      withSpinnerCleared(() => io.stderr.write(`${resetsBeforeNewlines(text)}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
     },
     warn(text) {
-      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${resetsBeforeNewlines(text)}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${resetsBeforeNewlines(redactText(text, secret))}\n`));
+    },
+    maskSecret(value) {
+      secret = value;
     },
     spinner(text) {
       if (!oraModule) return NO_SPINNER;
-      let current = text;
+      let current = redactText(text, secret);
       let stopped = false;
       let spinner: Ora | undefined;
       void oraModule.then(({ default: ora }) => {
@@ -96,8 +104,8 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
       });
       return {
         update(next) {
-          current = next;
-          if (spinner) spinner.text = next;
+          current = redactText(next, secret);
+          if (spinner) spinner.text = current;
         },
         stop() {
           stopped = true;

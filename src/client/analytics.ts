@@ -23,6 +23,7 @@ import type {
   TrackMessage,
 } from "./types.js";
 import { checkMessageSize, checkOptions, validateCall, wireIds } from "./validate.js";
+import { MAX_TIMER_MS } from "../util/numbers.js";
 
 export const DEFAULT_ENDPOINT = "https://api.segment.io";
 export const DEFAULT_FLUSH_AT = 20;
@@ -412,8 +413,8 @@ function positiveInteger(key: string, value: number | undefined, fallback: numbe
 
 function positiveNumber(key: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    throw new ConfigError(`${key} must be a number > 0 (milliseconds), got ${String(value)}`, { key });
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
+    throw new ConfigError(`${key} must be a number > 0 and at most ${MAX_TIMER_MS} (milliseconds), got ${String(value)}`, { key });
   }
   return value;
 }

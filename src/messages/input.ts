@@ -1,6 +1,7 @@
 import { InputError } from "../errors.js";
 import { checkMessage, type ShapeIssue } from "./check.js";
 import type { Message } from "./schemas.js";
+import { parseJson } from "../util/json-depth.js";
 
 /** One message read from input, with where it came from. */
 export interface InputMessage {
@@ -166,7 +167,7 @@ function valueEnd(text: string, start: number): number {
 
 function tryParse(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return { ok: true, value: parseJson(text) };
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }

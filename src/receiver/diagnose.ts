@@ -1,5 +1,6 @@
-import { createHmac } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { sign } from "../signing.js";
+import { parseJson } from "../util/json-depth.js";
 
 /** The likely reason an X-Signature did not verify. */
 export type DiagnosisCause =
@@ -17,13 +18,17 @@ export interface Diagnosis {
   message: string;
 }
 
+/** Larger bodies with a wrong signature get no diagnosis: each costs several HMACs and re-serializations. */
+export const DIAGNOSIS_MAX_BYTES = 64 * 1024;
+
 const HEX = /^[0-9a-fA-F]+$/;
 const PREFIX = /^(sha1|sha256)=(.*)$/i;
 
 /**
  * Guesses why `header` is not the HMAC-SHA1 of `raw` under `secret` by trying
- * the mistakes senders commonly make. Only runs for failed signatures, so it
- * may be slow-ish; returns null when nothing explains the mismatch.
+ * the mistakes senders commonly make. Only runs for failed signatures on
+ * small bodies (DIAGNOSIS_MAX_BYTES: it re-serializes the body several ways);
+ * returns null when nothing explains the mismatch.
  */
 export function diagnoseSignature(raw: Uint8Array, header: string, secret: string): Diagnosis | null {
   let digest = header.trim();
@@ -32,12 +37,12 @@ export function diagnoseSignature(raw: Uint8Array, header: string, secret: strin
   const upper = HEX.test(digest) && digest !== digest.toLowerCase();
   digest = digest.toLowerCase();
 
-  if (digest === sign(secret, raw)) {
+  if (sameDigest(digest, sign(secret, raw))) {
     if (prefix && upper) return { cause: "prefix", message: `the digest has a "${prefix[1]}=" prefix and upper-case hex: send the bare lowercase hex digest` };
     if (prefix) return { cause: "prefix", message: `the digest has a "${prefix[1]}=" prefix: send the bare hex digest` };
     if (upper) return { cause: "uppercase", message: "the digest is upper-case hex: send it lowercase" };
   }
-  if (digest === createHmac("sha256", secret).update(raw).digest("hex")) {
+  if (sameDigest(digest, createHmac("sha256", secret).update(raw).digest("hex"))) {
     return { cause: "sha256", message: "signed with HMAC-SHA256 instead of HMAC-SHA1" };
   }
 
@@ -57,11 +62,11 @@ export function diagnoseSignature(raw: Uint8Array, header: string, secret: strin
 
 function secretVariant(raw: Uint8Array, digest: string, secret: string): Diagnosis | null {
   const trimmed = secret.trim();
-  if (trimmed !== secret && sign(trimmed, raw) === digest) {
+  if (trimmed !== secret && sameDigest(sign(trimmed, raw), digest)) {
     return { cause: "secret-whitespace", message: "the receiver's secret has stray whitespace the sender's has not: strip it (check --secret-file)" };
   }
   for (const variant of [`${trimmed}\n`, `${trimmed}\r\n`, `${trimmed} `, ` ${trimmed}`, `${trimmed}\t`, `\n${trimmed}`]) {
-    if (variant !== secret && sign(variant, raw) === digest) {
+    if (variant !== secret && sameDigest(sign(variant, raw), digest)) {
       return { cause: "secret-whitespace", message: `the sender's secret has stray whitespace (${JSON.stringify(variant.replace(trimmed, "…"))}): strip it` };
     }
   }
@@ -71,7 +76,7 @@ function secretVariant(raw: Uint8Array, digest: string, secret: string): Diagnos
 function bodyVariant(raw: Uint8Array, digest: string, secret: string): Diagnosis | null {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const text = bytes.toString("utf8");
-  const matches = (candidate: string | Uint8Array): boolean => sign(secret, candidate) === digest;
+  const matches = (candidate: string | Uint8Array): boolean => sameDigest(sign(secret, candidate), digest);
 
   // Encodings: the same characters, other bytes.
   if (matches(Buffer.from(text, "latin1")) && !Buffer.from(text, "latin1").equals(bytes)) {
@@ -84,7 +89,7 @@ function bodyVariant(raw: Uint8Array, digest: string, secret: string): Diagnosis
 
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text);
   } catch {
     return null;
   }
@@ -105,6 +110,13 @@ function bodyVariant(raw: Uint8Array, digest: string, secret: string): Diagnosis
     }
   }
   return null;
+}
+
+/** Digest comparison in constant time, so the diagnosis reveals nothing through its timing. */
+function sameDigest(a: string, b: string): boolean {
+  const left = Buffer.from(a, "utf8");
+  const right = Buffer.from(b, "utf8");
+  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 function escapeNonAscii(json: string): string {

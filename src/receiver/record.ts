@@ -1,10 +1,10 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { UsageError } from "../errors.js";
+import { redactHeaders, redactUrl } from "../util/redact.js";
 import type { RequestHeaders } from "./verdict.js";
 
-export const REDACTED = "[redacted]";
-// Credentials a sender may pass along; their values never reach a recording.
-const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
+export { REDACTED, redactHeaders } from "../util/redact.js";
+
 
 export interface RecordInput {
   receivedAt: Date;
@@ -19,6 +19,8 @@ export interface RecordInput {
   body: unknown;
   /** Any header value holding the secret is redacted too. */
   secret?: string | undefined;
+  /** listen --forward-to: the app's answer (CONTRACT.md 4). */
+  response?: Record<string, unknown>;
 }
 
 /**
@@ -32,9 +34,10 @@ export function formatRecordLine(input: RecordInput): string {
   const identical = input.text !== null && input.text === bodyJson;
   let line =
     `{"receivedAt":${isoString(input.receivedAt)},"method":${JSON.stringify(input.method)},` +
-    `"path":${JSON.stringify(input.path)},"headers":${JSON.stringify(redactHeaders(input.headers, input.secret))},` +
+    `"path":${JSON.stringify(redactUrl(input.path, input.secret))},"headers":${JSON.stringify(redactHeaders(input.headers, input.secret))},` +
     `"signatureValid":${String(input.signatureValid)},"body":${bodyJson}`;
   if (!identical) line += `,"rawBody":"${Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength).toString("base64")}"`;
+  if (input.response !== undefined) line += `,"response":${JSON.stringify(input.response)}`;
   return `${line}}\n`;
 }
 
@@ -52,41 +55,47 @@ function isoString(date: Date): string {
   return lastIso;
 }
 
-export function redactHeaders(headers: RequestHeaders, secret?: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    const holdsSecret = secret !== undefined && secret !== "" && (Array.isArray(value) ? value.some((v) => v.includes(secret)) : value.includes(secret));
-    out[name] = CREDENTIAL_HEADERS.has(name.toLowerCase()) || holdsSecret ? REDACTED : value;
-  }
-  return out;
+/**
+ * The line for a request that could not be judged (an internal error): no
+ * verdict, no parsed body, but the exact bytes, so nothing received is lost.
+ */
+export function formatUnjudgedLine(input: Omit<RecordInput, "signatureValid" | "text" | "body">): string {
+  return formatRecordLine({ ...input, signatureValid: null, text: null, body: undefined });
 }
 
 /** An append-only recording file: each line goes out with one write(2) (no fsync), before the answer. */
 export class RecordingFile {
   private fd: number | undefined;
 
-  private constructor(fd: number, readonly path: string) {
+  private constructor(
+    fd: number,
+    readonly path: string,
+    private readonly write: WriteFunction,
+  ) {
     this.fd = fd;
   }
 
-  static open(path: string): RecordingFile {
+  /** `write` is injectable so tests can fail part way (a disk filling up). */
+  static open(path: string, write: WriteFunction = writeSync): RecordingFile {
     try {
-      return new RecordingFile(openSync(path, "a"), path);
+      return new RecordingFile(openSync(path, "a"), path, write);
     } catch (error) {
       throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { field: "record", file: path });
     }
   }
 
-  append(line: string): void {
+  /** Writes all of `lines` or, on an error (ENOSPC), takes back what got written and throws: never a partial line. */
+  append(lines: string): void {
     if (this.fd === undefined) return;
-    const written = writeSync(this.fd, line);
-    // A short write (disk nearly full) leaves the rest to a byte-exact loop.
-    const length = Buffer.byteLength(line);
-    if (written === length) return;
-    const bytes = Buffer.from(line, "utf8");
-    for (let done = written; done < length; ) done += writeSync(this.fd, bytes, done);
+    const bytes = Buffer.from(lines, "utf8");
+    let done = 0;
+    try {
+      // A short write (disk nearly full) leaves the rest to the loop.
+      while (done < bytes.length) done += this.write(this.fd, bytes, done, bytes.length - done);
+    } catch (error) {
+      if (done > 0) this.takeBack(done);
+      throw error;
+    }
   }
 
   close(): void {
@@ -94,4 +103,15 @@ export class RecordingFile {
     closeSync(this.fd);
     this.fd = undefined;
   }
+
+  private takeBack(bytes: number): void {
+    try {
+      const fd = this.fd as number;
+      ftruncateSync(fd, fstatSync(fd).size - bytes);
+    } catch {
+      // Not a regular file (/dev/full): there is no line to take back.
+    }
+  }
 }
+
+export type WriteFunction = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;

@@ -1,11 +1,21 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { Socket } from "node:net";
 import { PortError, UsageError } from "../errors.js";
 import { systemClock, type Clock } from "../util/clock.js";
+import {
+  BodyBudget,
+  CONNECTIONS_CHECKING_INTERVAL_MS,
+  DEFAULT_BODY_BUDGET_BYTES,
+  limitConnections,
+  type ConnectionLimits,
+} from "../util/http-limits.js";
+import { readBody } from "./body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
-import { formatRecordLine } from "./record.js";
+import { recordedResponse, type ForwardRequest, type ForwardResult } from "./forward.js";
+import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
+import { formatRecordLine, formatUnjudgedLine } from "./record.js";
+import { Responder } from "./responder.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
@@ -25,9 +35,13 @@ export interface ReceivedRequest {
   fault: "timeout" | "drop" | null;
   /** The status came from a fault flag rather than the signature rule. */
   injected: boolean;
+  /** The exact body bytes received (empty for a 413). */
+  raw: Buffer;
+  /** With `forward`: the app's answer (or the 502/504 given for it); otherwise null. */
+  forwarded: ForwardResult | null;
 }
 
-export interface ReceiverOptions {
+export interface ReceiverOptions extends ConnectionLimits {
   host?: string;
   /** 0 = any free port. */
   port?: number;
@@ -35,12 +49,22 @@ export interface ReceiverOptions {
   strict?: boolean;
   faults?: FaultPlan;
   tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Gets one line per POST (CONTRACT.md 4), before the answer is sent. */
-  recording?: { append(line: string): void };
+  /** Gets the lines of one or more POSTs (CONTRACT.md 4) in one call, before their answers are sent; a throw (disk full) answers 507. */
+  recording?: RecordingSink;
   maxBodyBytes?: number;
+  /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
+  bodyBudgetBytes?: number;
   clock?: Clock;
-  /** Called once per POST, before its answer is sent. */
+  /** Called once per POST, before its answer is sent (when forwarding, once the app has answered). */
   onRequest?: (request: ReceivedRequest) => void;
+  /**
+   * Answers the requests the fault flags leave alone (not injected, held or
+   * dropped) in place of --respond and the signature rule: listen --forward-to.
+   * The request is recorded and reported with the result, then answered with it.
+   */
+  forward?: (request: ForwardRequest) => Promise<ForwardResult>;
+  /** A request could not be handled (answered 500) or recorded (answered 507). */
+  onError?: (error: Error) => void;
 }
 
 export interface Receiver {
@@ -52,121 +76,175 @@ export interface Receiver {
 }
 
 const CLOSE_GRACE_MS = 10_000;
-const JSON_HEADERS = { "content-type": "application/json" };
-const OK_BODY = '{"ok":true}';
+const EMPTY = Buffer.alloc(0);
+
+/** One complete POST and what was decided for it. */
+interface Decided {
+  req: IncomingMessage;
+  res: ServerResponse;
+  request: ReceivedRequest;
+  action: FaultAction;
+}
 
 /** The node:http(s) adapter around the verifier: POST on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
+  const receiver = new ReceiverCore(options);
+  const server = createServerFor(options, (req, res) => receiver.onHttpRequest(req, res));
+  limitConnections(server, options);
   const host = options.host ?? "127.0.0.1";
-  const secret = options.secret;
-  const strict = options.strict ?? false;
-  const faults = options.faults ?? new FaultPlan();
-  const recording = options.recording;
-  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const clock = options.clock ?? systemClock;
-  const onRequest = options.onRequest;
-  const held = new Set<Socket>();
-  let closing = false;
-  let index = 0;
-
-  const answer = (res: ServerResponse, status: number, body: string): void => {
-    if (res.destroyed) return;
-    // While closing, each answer ends its connection, so server.close() completes once they are out.
-    if (closing) res.shouldKeepAlive = false;
-    // 1xx, 204 and 304 carry no body.
-    if (status < 200 || status === 204 || status === 304) res.writeHead(status).end();
-    else res.writeHead(status, JSON_HEADERS).end(body);
+  const port = await listen(server, host, options.port ?? 0);
+  let closed: Promise<void> | undefined;
+  return {
+    url: `${options.tls ? "https" : "http"}://${formatHost(host)}:${port}`,
+    port,
+    close() {
+      closed ??= closeServer(server, receiver.responder);
+      return closed;
+    },
   };
+}
 
-  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer): void => {
-    if (closing) {
-      refuse(req, res);
-      return;
+/** What the receiver does with each request: read, decide, record, answer. */
+class ReceiverCore {
+  readonly responder: Responder;
+  private readonly faults: FaultPlan;
+  private readonly maxBody: number;
+  private readonly budget: BodyBudget;
+  private readonly clock: Clock;
+  private readonly batcher: RecordBatcher | undefined;
+  private index = 0;
+
+  constructor(private readonly options: ReceiverOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.responder = new Responder(this.clock);
+    this.faults = options.faults ?? new FaultPlan();
+    this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+    this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
+    this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
+  }
+
+  onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
+    if (this.responder.closing) return this.responder.early(req, res, 503, '{"error":"shutting down"}');
+    if (req.method !== "POST") {
+      res.setHeader("allow", "POST");
+      return this.responder.early(req, res, 405, '{"error":"only POST is accepted"}');
     }
-    const receivedAt = new Date(clock.now());
-    const verdict = judgeRequest(raw, req.headers, { secret, strict });
-    const action = faults.next(verdict.signatureValid !== false);
-    const status = action.kind === "answer" ? action.status : null;
-    const path = req.url ?? "/";
-    onRequest?.({
-      index: ++index,
-      receivedAt,
-      method: "POST",
-      path,
-      headers: req.headers,
-      verdict,
-      status,
-      fault: action.kind === "answer" ? null : action.kind,
-      injected: action.kind === "answer" ? action.injected : true,
+    const body = readBody(req, this.maxBody, this.budget, {
+      onBody: (raw) => {
+        this.handle(req, res, raw);
+        // The verdict holds a parsed copy until the answer; the budget only counts buffered bytes.
+        body.release();
+      },
+      onTooLarge: (size) => this.tooLarge(req, res, size),
+      onOverBudget: () => this.responder.early(req, res, 503, '{"error":"too many request bodies in progress: retry later"}'),
     });
+  }
 
-    if (recording) {
-      const line = formatRecordLine({
-        receivedAt,
-        method: "POST",
-        path,
-        headers: req.headers,
-        signatureValid: verdict.signatureValid,
-        raw,
-        text: verdict.text,
-        body: verdict.body,
-        secret,
-      });
-      // Requests completed in the same event-loop turn share one write, which precedes all their answers.
-      batchLines += line;
-      batchAnswers.push({ req, res, action, verdict });
-      if (batchAnswers.length === 1) setImmediate(flushBatch);
-    } else respond(req, res, action, verdict);
-  };
-
-  let batchLines = "";
-  let batchAnswers: { req: IncomingMessage; res: ServerResponse; action: FaultAction; verdict: RequestVerdict }[] = [];
-  const flushBatch = (): void => {
-    const answers = batchAnswers;
-    const lines = batchLines;
-    batchAnswers = [];
-    batchLines = "";
-    recording?.append(lines);
-    for (const { req, res, action, verdict } of answers) respond(req, res, action, verdict);
-  };
-
-  const respond = (req: IncomingMessage, res: ServerResponse, action: FaultAction, verdict: RequestVerdict): void => {
-    if (action.kind === "timeout") {
-      // Held until the sender gives up (or we close).
-      if (closing) {
-        req.socket.destroy();
+  private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
+    if (this.responder.closing) return this.responder.early(req, res, 503, '{"error":"shutting down"}');
+    const receivedAt = new Date(this.clock.now());
+    let decided: Decided;
+    let line: string | undefined;
+    try {
+      decided = this.decide(req, res, raw, receivedAt);
+      const { action } = decided;
+      if (this.options.forward && action.kind === "answer" && !action.injected) {
+        void this.relay(decided, action.delayMs, this.options.forward);
         return;
       }
-      held.add(req.socket);
-      req.socket.once("close", () => held.delete(req.socket));
-      return;
+      if (this.batcher) line = this.recordLine(decided);
+    } catch (error) {
+      // No request may stop the receiver: this one gets a 500 and its bytes are still recorded.
+      this.options.onError?.(error as Error);
+      if (this.batcher) this.batcher.add(formatUnjudgedLine({ receivedAt, method: "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }), () => {});
+      return this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
     }
-    if (action.delayMs > 0) clock.setTimeout(() => act(req, res, action, verdict), action.delayMs);
-    else act(req, res, action, verdict);
-  };
+    if (this.batcher && line !== undefined) {
+      this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
+    } else this.answer(decided);
+  }
 
-  const act = (req: IncomingMessage, res: ServerResponse, action: Exclude<FaultAction, { kind: "timeout" }>, verdict: RequestVerdict): void => {
-    if (action.kind === "drop") {
-      req.socket.destroy();
-      return;
+  /** Decides the answer to one complete POST: the verdict, then the fault plan. */
+  private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
+    const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
+    const action = this.faults.next(verdict.signatureValid !== false);
+    const request: ReceivedRequest = {
+      index: ++this.index,
+      receivedAt,
+      method: "POST",
+      path: req.url ?? "/",
+      headers: req.headers,
+      verdict,
+      status: action.kind === "answer" ? action.status : null,
+      fault: action.kind === "answer" ? null : action.kind,
+      injected: action.kind === "answer" ? action.injected : true,
+      raw,
+      forwarded: null,
+    };
+    return { req, res, request, action };
+  }
+
+  /** listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to the sender. */
+  private async relay(decided: Decided, delayMs: number, forward: NonNullable<ReceiverOptions["forward"]>): Promise<void> {
+    try {
+      if (delayMs > 0) await new Promise<void>((done) => this.clock.setTimeout(done, delayMs));
+      const { req, request } = decided;
+      const result = await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw });
+      const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
+      const send = (): void => {
+        this.notify(relayed.request);
+        this.responder.relay(relayed.res, result);
+      };
+      if (!this.batcher) return send();
+      this.batcher.add(this.recordLine(relayed, recordedResponse(result)), (failure) => (failure === null ? send() : this.afterRecording(relayed, failure)));
+    } catch (error) {
+      this.options.onError?.(error as Error);
+      this.responder.answer(decided.res, 500, '{"error":"internal error forwarding the request"}');
     }
-    let body = OK_BODY;
-    if (action.injected) body = `{"error":"injected failure (${action.status})"}`;
-    else if (verdict.signatureValid === false) {
-      body = JSON.stringify(verdict.diagnosis ? { error: verdict.signatureError, hint: verdict.diagnosis.message } : { error: verdict.signatureError });
+  }
+
+  private recordLine({ request }: Decided, response?: Record<string, unknown>): string {
+    const { verdict, raw } = request;
+    return formatRecordLine({
+      receivedAt: request.receivedAt,
+      method: request.method,
+      path: request.path,
+      headers: request.headers,
+      signatureValid: verdict.signatureValid,
+      raw,
+      text: verdict.text,
+      body: verdict.body,
+      secret: this.options.secret,
+      ...(response !== undefined ? { response } : {}),
+    });
+  }
+
+  /** A request whose line could not be written (disk full) is answered 507, so the sender keeps it. */
+  private afterRecording(decided: Decided, failure: Error | null): void {
+    if (failure === null) return this.answer(decided);
+    this.options.onError?.(failure);
+    const status = (failure as NodeJS.ErrnoException).code === "ENOSPC" ? 507 : 503;
+    this.notify({ ...decided.request, status, fault: null, injected: false });
+    this.responder.answer(decided.res, status, `{"error":"cannot record the request (${(failure as NodeJS.ErrnoException).code ?? "write failed"})"}`);
+  }
+
+  private answer({ req, res, request, action }: Decided): void {
+    this.notify(request);
+    this.responder.act(req, res, action, request.verdict);
+  }
+
+  /** Tells the caller about a request; a throwing callback is reported, never the receiver's end. */
+  private notify(request: ReceivedRequest): void {
+    try {
+      this.options.onRequest?.(request);
+    } catch (error) {
+      this.options.onError?.(error as Error);
     }
-    answer(res, action.status, body);
-  };
+  }
 
-  const refuse = (req: IncomingMessage, res: ServerResponse): void => {
-    res.shouldKeepAlive = false;
-    answer(res, 503, '{"error":"shutting down"}');
-    req.resume();
-  };
-
-  const tooLarge = (req: IncomingMessage, res: ServerResponse, size: number | null): void => {
+  private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
     const verdict: RequestVerdict = {
-      size: size ?? maxBody + 1,
+      size: size ?? this.maxBody + 1,
       signatureValid: null,
       signatureError: null,
       diagnosis: null,
@@ -175,114 +253,65 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       type: undefined,
       userId: undefined,
       name: undefined,
-      shapeErrors: [{ key: "(body)", message: `the body is over ${maxBody} bytes${size !== null ? ` (${size})` : ""}` }],
+      shapeErrors: [{ key: "(body)", message: `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}` }],
       shapeWarnings: [],
       valid: false,
     };
-    const path = req.url ?? "/";
-    onRequest?.({ index: ++index, receivedAt: new Date(clock.now()), method: "POST", path, headers: req.headers, verdict, status: 413, fault: null, injected: false });
-    res.shouldKeepAlive = false;
-    res.writeHead(413, { ...JSON_HEADERS, connection: "close" }).end(`{"error":"body over ${maxBody} bytes"}`);
-    // Read and discard the rest (never buffered) so the sender sees the 413, within reason.
-    let discarded = 0;
-    req.on("data", (chunk: Buffer) => {
-      discarded += chunk.length;
-      if (discarded > 16 * maxBody) req.socket.destroy();
-    });
-    req.resume();
-  };
+    const request = { index: ++this.index, receivedAt: new Date(this.clock.now()), method: "POST", path: req.url ?? "/", headers: req.headers, verdict };
+    this.notify({ ...request, status: 413, fault: null, injected: false, raw: EMPTY, forwarded: null });
+    this.responder.early(req, res, 413, `{"error":"body over ${this.maxBody} bytes"}`);
+  }
+}
 
-  const onHttpRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    if (closing) {
-      refuse(req, res);
-      return;
-    }
-    if (req.method !== "POST") {
-      res.setHeader("allow", "POST");
-      answer(res, 405, '{"error":"only POST is accepted"}');
-      req.resume();
-      return;
-    }
-    const declared = req.headers["content-length"];
-    if (declared !== undefined && Number(declared) > maxBody) {
-      tooLarge(req, res, Number(declared));
-      return;
-    }
-    let first: Buffer | undefined;
-    let chunks: Buffer[] | undefined;
-    let size = 0;
-    let over = false;
-    req.on("data", (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > maxBody) {
-        over = true;
-        first = undefined;
-        chunks = undefined;
-        tooLarge(req, res, null);
-        return;
-      }
-      if (first === undefined) first = chunk;
-      else (chunks ??= [first]).push(chunk);
-    });
-    req.on("end", () => {
-      if (over) return;
-      handle(req, res, chunks ? Buffer.concat(chunks, size) : (first ?? Buffer.alloc(0)));
-    });
-    // An aborted request is not a request: nothing to judge or answer.
-    req.on("error", ignore);
-  };
-
+function createServerFor(options: ReceiverOptions, onRequest: (req: IncomingMessage, res: ServerResponse) => void): Server {
+  const serverOptions = { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS };
   let server: Server;
   if (options.tls) {
     try {
-      server = createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, onHttpRequest);
+      server = createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest);
     } catch (error) {
       throw new UsageError(`cannot use the certificate and key: ${(error as Error).message}`, { field: "tlsCert" });
     }
   } else {
-    server = createHttpServer(onHttpRequest);
+    server = createHttpServer(serverOptions, onRequest);
   }
   // A bad request line or TLS handshake must not take the receiver down.
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-    else socket.destroy();
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
+    // Closed once written, even if the client keeps its side open (sockets here allow half-open).
+    socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
   });
   server.on("tlsClientError", () => {});
+  return server;
+}
 
-  const port = await new Promise<number>((resolve, reject) => {
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
-      reject(new PortError(`cannot listen on ${formatHost(host)}:${options.port ?? 0}: ${portProblem(error)}`, { cause: error }));
+      reject(new PortError(`cannot listen on ${formatHost(host)}:${port}: ${portProblem(error)}`, { cause: error }));
     };
     server.once("error", onError);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off("error", onError);
       resolve((server.address() as AddressInfo).port);
     });
   });
-
-  let closed: Promise<void> | undefined;
-  return {
-    url: `${options.tls ? "https" : "http"}://${formatHost(host)}:${port}`,
-    port,
-    close() {
-      closed ??= new Promise<void>((resolve) => {
-        closing = true;
-        // Answers in flight (a --delay included) go out first, but never wait forever.
-        const cap = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-        server.close(() => {
-          clearTimeout(cap);
-          resolve();
-        });
-        server.closeIdleConnections();
-        for (const socket of held) socket.destroy();
-      });
-      return closed;
-    },
-  };
 }
 
-function ignore(): void {}
+function closeServer(server: Server, responder: Responder): Promise<void> {
+  return new Promise<void>((resolve) => {
+    responder.closing = true;
+    // Answers in flight (a --delay included) go out first, but never wait forever.
+    const cap = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    server.close(() => {
+      clearTimeout(cap);
+      resolve();
+    });
+    server.closeIdleConnections();
+    responder.releaseHeld();
+  });
+}
 
 function formatHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;

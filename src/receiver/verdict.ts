@@ -3,8 +3,9 @@ import { createSecretKey, type KeyObject } from "node:crypto";
 import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import { verify } from "../signing.js";
-import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
+import { DIAGNOSIS_MAX_BYTES, diagnoseSignature, type Diagnosis } from "./diagnose.js";
 import { checkShape } from "./shape.js";
+import { parseJson } from "../util/json-depth.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -57,7 +58,7 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     shapeErrors = [{ key: "(body)", message: "the body is empty" }];
   } else {
     try {
-      body = JSON.parse(text);
+      body = parseJson(text);
       const check = checkShape(body, options.strict ?? false);
       shapeErrors = check.errors;
       shapeWarnings = check.warnings;
@@ -96,7 +97,7 @@ function checkSignature(
     return { signatureValid: false, signatureError: "missing X-Signature header", diagnosis: null };
   }
   if (verify(secretKey(secret), raw, value)) return { signatureValid: true, signatureError: null, diagnosis: null };
-  return { signatureValid: false, signatureError: "X-Signature does not match the body", diagnosis: diagnoseSignature(raw, value, secret) };
+  return { signatureValid: false, signatureError: "X-Signature does not match the body", diagnosis: raw.byteLength <= DIAGNOSIS_MAX_BYTES ? diagnoseSignature(raw, value, secret) : null };
 }
 
 // The HMAC key made once per secret, not converted from the text on every request.

@@ -1,6 +1,8 @@
 import { checkMessage, userIdOf } from "../messages/check.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
+import { parseJson } from "../util/json-depth.js";
+import { redactText } from "../util/redact.js";
 
 /**
  * What one input line means for replay (CONTRACT.md 4): a recording envelope
@@ -82,7 +84,7 @@ function parseChecked(text: string, line: number, check: boolean, parts: EntryPa
   const withTime = parts.time !== false;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
@@ -107,7 +109,7 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
   if ((message === null || message === undefined) && bytes !== undefined) {
     // The recorded body was not JSON-parsable by listen, or was left out: the raw bytes decide.
     try {
-      message = JSON.parse(bytes.toString("utf8"));
+      message = parseJson(bytes.toString("utf8"));
     } catch (error) {
       return { ok: false, reason: `not a known message: the recorded body (rawBody) is not JSON: ${(error as Error).message}` };
     }
@@ -157,10 +159,10 @@ function fromMessage(
  * can be replayed and dead-lettered again.
  */
 export function deadLetterLine(text: string, failure: Failure): string {
-  const value = JSON.parse(text) as Record<string, unknown>;
+  const value = parseJson(text) as Record<string, unknown>;
   const isEnvelope = !Object.hasOwn(value, "type") && Object.hasOwn(value, "body");
   const envelope: Record<string, unknown> = isEnvelope ? { ...value } : { body: value };
   delete envelope["failure"];
-  envelope["failure"] = { reason: failure.reason, attempts: failure.attempts, status: failure.status };
+  envelope["failure"] = { reason: redactText(failure.reason), attempts: failure.attempts, status: failure.status };
   return JSON.stringify(envelope);
 }

@@ -1,3 +1,5 @@
+import { redactText } from "../util/redact.js";
+
 /** A JUnit XML report: one suite of test cases (listen: one per request; replay: one per message). */
 
 export interface JunitFailure {
@@ -60,8 +62,9 @@ function seconds(value: number): string {
 // XML 1.0 cannot carry most control characters, even escaped.
 const INVALID_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 
+/** Escaped for XML, with credentials masked (a report is a file that gets shared). */
 function text(value: string): string {
-  return value.replace(INVALID_XML, "\ufffd").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return redactText(value).replace(INVALID_XML, "\ufffd").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 function attr(value: string): string {

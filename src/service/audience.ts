@@ -3,6 +3,8 @@
  * between the delivered state and the current members.
  */
 
+import { parseJson } from "../util/json-depth.js";
+
 /** `VIP-Users 2024` → `vip_users_2024`: lower-case, each run of other characters one `_`, trimmed. */
 export function snakeName(name: string): string {
   return name
@@ -61,7 +63,7 @@ export function parseMembers(text: string): { ok: true; members: string[] } | { 
   if (body.trimStart().startsWith("[")) {
     let value: unknown;
     try {
-      value = JSON.parse(body);
+      value = parseJson(body);
     } catch (error) {
       return { ok: false, error: `not a valid JSON array: ${(error as Error).message}` };
     }

@@ -3,6 +3,7 @@ import { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
 import type { Source } from "../settings.js";
 import { isPlainObject } from "../util/json.js";
+import { parseJson } from "../util/json-depth.js";
 
 /**
  * The inbound collection API's request bodies (CONTRACT.md 5), pure: raw bytes
@@ -68,7 +69,7 @@ export function parseJsonBody(raw: Buffer): JsonBodyResult {
   if (raw.length === 0) return { ok: false, status: 400, code: "invalid_request", error: "request body is empty: expected a JSON object" };
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString("utf8"));
+    value = parseJson(raw.toString("utf8"));
   } catch (error) {
     return { ok: false, status: 400, code: "invalid_request", error: `request body is not valid JSON: ${(error as Error).message}` };
   }

@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { UsageError } from "../errors.js";
+import type BetterSqlite3 from "better-sqlite3";
 
 /**
  * The queue of accepted messages between ingest and delivery. `enqueue`
@@ -64,12 +64,29 @@ export interface MessageQueue {
 
 export const DATABASE_FILE = "serve.db";
 
-/** Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded only here. */
-export async function openSqliteQueue(stateDir: string): Promise<MessageQueue> {
+/**
+ * Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded
+ * only here. It holds every body and client address: a new directory is 0700
+ * and a new database 0600. Any problem with the directory or the database
+ * (a file, unreadable, read-only, corrupt, not a database) is one StateError.
+ */
+export async function openSqliteQueue(stateDir: string, options: { onStorageError?: (error: Error) => void } = {}): Promise<MessageQueue> {
   const Database = await loadBetterSqlite3();
   const dir = resolve(stateDir);
-  mkdirSync(dir, { recursive: true });
-  return new SqliteQueue(withSqliteNeeded(() => new Database(join(dir, DATABASE_FILE))));
+  const file = join(dir, DATABASE_FILE);
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    makeStateDirectory(dir);
+    if (existsSync(file) && !statSync(file).isFile()) throw new Error(`${file} is not a regular file`);
+    // Created here so its mode (and that of the -wal and -shm files SQLite derives from it) is 0600.
+    closeSync(openSync(file, "a", 0o600));
+    db = withSqliteNeeded(() => new Database(file));
+    return new SqliteQueue(db, options.onStorageError);
+  } catch (error) {
+    db?.close();
+    if (error instanceof UsageError) throw error;
+    throw new StateError(`cannot use the state directory: ${stateProblem(error)}`, { field: "state", file: dir });
+  }
 }
 
 const SQLITE_NEEDED = "the durable queue needs better-sqlite3, an optional dependency";
@@ -99,6 +116,43 @@ function withSqliteNeeded<T>(open: () => T): T {
   }
 }
 
+/** mkdir -p, one level at a time: Node's recursive mkdir loops for ever on some paths (/proc/…). */
+function makeStateDirectory(dir: string): void {
+  const missing: string[] = [];
+  let path = dir;
+  while (!existsSync(path)) {
+    missing.unshift(path);
+    const parent = dirname(path);
+    if (parent === path) break;
+    path = parent;
+  }
+  if (missing.length === 0 && !statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory`);
+  for (const level of missing) mkdirSync(level, { mode: 0o700 });
+}
+
+function stateProblem(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  switch (code) {
+    case "SQLITE_NOTADB":
+    case "SQLITE_CORRUPT":
+      return `${DATABASE_FILE} is damaged or not a SQLite database (${message}); move it away to start empty`;
+    case "SQLITE_READONLY":
+    case "EACCES":
+    case "EROFS":
+    case "EPERM":
+      return `not writable (${message})`;
+    default:
+      return message;
+  }
+}
+
+/** The state directory or its database cannot be used: a usage problem (exit 2), never a crash. */
+export class StateError extends UsageError {}
+
+// After a failed background write (disk full), try again this much later.
+const STORAGE_RETRY_MS = 1_000;
+
 // Remembering seen (source, user) pairs spares an INSERT per message; bounded so memory stays flat.
 const SEEN_CACHE_LIMIT = 100_000;
 
@@ -122,7 +176,12 @@ class SqliteQueue implements MessageQueue {
   private readonly seenCache = new Set<string>();
   private closed = false;
 
-  constructor(db: BetterSqlite3.Database) {
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    db: BetterSqlite3.Database,
+    private readonly onStorageError: (error: Error) => void = () => {},
+  ) {
     this.db = db;
     db.pragma("journal_mode = WAL");
     // In WAL mode NORMAL still survives a killed process; only an OS crash can drop the last commits.
@@ -194,9 +253,14 @@ class SqliteQueue implements MessageQueue {
 
   recordFirstAttempts(starts: ReadonlyMap<number, number>): void {
     if (this.closed || starts.size === 0) return;
-    this.db.transaction(() => {
-      for (const [id, at] of starts) this.statements.firstAttempt.run(at, id);
-    })();
+    try {
+      this.db.transaction(() => {
+        for (const [id, at] of starts) this.statements.firstAttempt.run(at, id);
+      })();
+    } catch (error) {
+      // Only the retry window's start is lost (it restarts after a restart): report, go on.
+      this.onStorageError(error as Error);
+    }
   }
 
   delivered(id: number): void {
@@ -238,15 +302,27 @@ class SqliteQueue implements MessageQueue {
     return rows.map((row) => row.source);
   }
 
+  /** Writes the batched acknowledgements; when that fails (disk full) they are kept and tried again later. */
   flush(): void {
     if (this.closed || (this.acks.length === 0 && this.failures.length === 0)) return;
-    this.ackTransaction();
+    try {
+      this.ackTransaction();
+    } catch (error) {
+      this.onStorageError(error as Error);
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = undefined;
+        this.flush();
+      }, STORAGE_RETRY_MS);
+      return;
+    }
     this.acks = [];
     this.failures = [];
   }
 
   close(): void {
     if (this.closed) return;
+    clearTimeout(this.retryTimer);
+    // Acks that cannot be written now are lost, not the messages: they are sent again after a restart.
     this.flush();
     this.closed = true;
     this.db.close();

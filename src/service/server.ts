@@ -3,6 +3,14 @@ import type { AddressInfo } from "node:net";
 import { PortError } from "../errors.js";
 import { errorBody, type Collector } from "./collector.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
+import {
+  BodyBudget,
+  CONNECTIONS_CHECKING_INTERVAL_MS,
+  DEFAULT_BODY_BUDGET_BYTES,
+  lingeringClose,
+  limitConnections,
+  type ConnectionLimits,
+} from "../util/http-limits.js";
 
 export interface ServeServer {
   url: string;
@@ -14,8 +22,10 @@ export interface ServeServer {
 const DRAIN_LIMIT_BYTES = 8 * MAX_REQUEST_BYTES;
 
 /** The node:http adapter of the collector: reads bodies (bounded), answers JSON, serves GET /health. */
-export async function listenCollector(collector: Collector, options: { host: string; port: number }): Promise<ServeServer> {
-  const server = createServer((req, res) => handle(collector, req, res));
+export async function listenCollector(collector: Collector, options: { host: string; port: number } & ConnectionLimits): Promise<ServeServer> {
+  const budget = new BodyBudget(DEFAULT_BODY_BUDGET_BYTES);
+  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => handle(collector, req, res, budget));
+  limitConnections(server, options);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
@@ -32,7 +42,7 @@ export async function listenCollector(collector: Collector, options: { host: str
   return { url: `http://${host}:${port}`, port, close: () => closeServer(server) };
 }
 
-function handle(collector: Collector, req: IncomingMessage, res: ServerResponse): void {
+function handle(collector: Collector, req: IncomingMessage, res: ServerResponse, budget: BodyBudget): void {
   const path = (req.url ?? "/").split("?")[0] ?? "/";
   if (path === "/health" || path === "/health/") {
     req.resume();
@@ -42,25 +52,48 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse)
 
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
-    // Far too big to be worth reading: answer at once and close the connection.
-    res.setHeader("Connection", "close");
+    // Far too big to be worth reading: answer at once, read and discard (bounded) so the answer arrives, then close.
+    lingeringClose(req, res);
     send(res, 400, errorBody(`request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)`, "request_too_large"));
-    req.resume();
     return;
   }
 
   const chunks: Buffer[] = [];
   let size = 0;
+  let held = 0;
+  let refused = false;
+  const release = (): void => {
+    budget.give(held);
+    held = 0;
+    req.socket.off("close", release);
+  };
+  req.socket.once("close", release);
   req.on("data", (chunk: Buffer) => {
+    if (refused) return;
     size += chunk.length;
     // Keep up to the first chunk past the limit: enough for parseJsonBody to see the size.
-    if (size - chunk.length <= MAX_REQUEST_BYTES) chunks.push(chunk);
-    else if (size > DRAIN_LIMIT_BYTES) req.destroy();
+    if (size - chunk.length > MAX_REQUEST_BYTES) {
+      if (size > DRAIN_LIMIT_BYTES) req.destroy();
+      return;
+    }
+    if (!budget.take(chunk.length, size)) {
+      // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
+      refused = true;
+      chunks.length = 0;
+      release();
+      lingeringClose(req, res);
+      send(res, 503, { success: false, error: "too many request bodies in progress: retry later" });
+      return;
+    }
+    held += chunk.length;
+    chunks.push(chunk);
   });
   req.on("error", () => req.destroy());
   req.on("end", () => {
+    if (refused) return;
     // parseJsonBody names the limit when the body is over it.
     const body = Buffer.concat(chunks);
+    release();
     let result;
     try {
       result = collector.handle({

@@ -1,4 +1,5 @@
 import { UsageError, type ErrorSource } from "../errors.js";
+import { MAX_TIMER_MS } from "./numbers.js";
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
@@ -12,6 +13,9 @@ export function parseDuration(text: string, source: ErrorSource = {}): number {
   }
   const ms = Number(match[1]) * (UNITS[unit] ?? 1);
   if (!Number.isFinite(ms)) throw new UsageError(`invalid duration "${text}"`, source);
+  if (Math.round(ms) > MAX_TIMER_MS) {
+    throw new UsageError(`duration "${text}" is too long: at most ${MAX_TIMER_MS}ms (about 24.8 days)`, source);
+  }
   return Math.round(ms);
 }
 

@@ -15,6 +15,7 @@ import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/ou
 import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
 import { DEFAULT_USER_AGENT, SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/settings.js";
 import { parseDuration } from "../../src/util/duration.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
 import { closestName } from "../../src/util/suggest.js";
 
 const TABLES: Record<string, readonly OptionSpec[]> = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS };
@@ -102,6 +103,9 @@ describe("one rendering of defaults and environment variables", () => {
     expect(parseDuration(shown("--retry-window").shownDefault as string)).toBe(DEFAULT_RETRY_WINDOW_MS);
     expect(shown("--user-agent").shownDefault).toBe(DEFAULT_USER_AGENT);
     expect(SECRET_ENV).toBe(RESOLVER_SECRET_ENV);
+    for (const table of [LISTEN_OPTIONS, SERVE_OPTIONS] as readonly (readonly OptionSpec[])[]) {
+      expect(table.find((spec) => spec.flag === "--max-connections")?.shownDefault).toBe(String(DEFAULT_MAX_CONNECTIONS));
+    }
   });
 });
 

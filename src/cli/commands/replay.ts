@@ -40,6 +40,8 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const output = createOutput(io, { json: options.json ?? false });
   if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
+  output.maskSecret(settings.secret);
+
   const input = await openInput(options.file, io);
   const reporter = new ReplayCommandReporter(output, options, input.name);
   const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;

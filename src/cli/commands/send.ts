@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { isUtf8 } from "node:buffer";
+import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../errors.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
@@ -15,6 +16,7 @@ import { interruptedExitCode, type CliIo } from "../io.js";
 import { EXAMPLE_FLAGS } from "../options/example.js";
 import type { SendFlags } from "../options/send.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
+import { isCredentialHeader, REDACTED } from "../../util/redact.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
@@ -28,8 +30,6 @@ export interface SendDependencies {
   random?: Random;
 }
 
-// Header values that are credentials of their own: shown redacted, like recordings do.
-const REDACTED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
 
 /**
  * Signs and delivers messages in input order, one at a time, through the
@@ -43,6 +43,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     requireTargets: true,
     ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
   });
+  output.maskSecret(settings.secret);
   const messages = await readInput(options, io, settings.aliasKeys, output);
 
   const engine = undiciEngine(settings, {
@@ -144,25 +145,50 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
     return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
   const file = options.file as string;
-  let text: string;
-  if (file === "-") {
-    text = await readStream(io.stdin);
-  } else {
-    try {
-      text = readFileSync(resolve(io.cwd, file), "utf8");
-    } catch (error) {
-      throw new InputError(`cannot read: ${(error as Error).message}`, { file });
-    }
-  }
-  const parsed = parseMessages(text, file === "-" ? "stdin" : file, { raw: options.raw === true });
+  const name = file === "-" ? "stdin" : file;
+  const bytes = file === "-" ? await readStream(io.stdin, name) : readInputFile(resolve(io.cwd, file), file);
+  const parsed = parseMessages(decodeUtf8(bytes, name), name, { raw: options.raw === true });
   for (const warning of parsed.warnings) output.warn(warning);
   return parsed.messages;
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+/** send holds its whole input in memory; past this, replay (which streams) is the tool. */
+export const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
+const TOO_LARGE = `the input is over ${MAX_SEND_INPUT_BYTES / 1024 / 1024} MiB: send reads it whole; use replay, which streams NDJSON`;
+
+function readInputFile(path: string, file: string): Buffer {
+  try {
+    if (statSync(path).size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
+    return readFileSync(path);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
+  }
+}
+
+async function readStream(stream: NodeJS.ReadableStream, file: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString("utf8");
+  let size = 0;
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    size += bytes.length;
+    if (size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */
+function decodeUtf8(bytes: Buffer, file: string): string {
+  if (isUtf8(bytes)) return bytes.toString("utf8");
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const found = bytes.indexOf(0x0a, start);
+    const end = found === -1 ? bytes.length : found;
+    if (!isUtf8(bytes.subarray(start, end))) throw new InputError("not valid UTF-8; nothing was sent", { file, line });
+    start = end + 1;
+  }
+  throw new InputError("not valid UTF-8; nothing was sent", { file });
 }
 
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
@@ -182,7 +208,7 @@ function report(output: Output, input: InputMessage, result: DeliveryResult): vo
 }
 
 function headerLines(headers: Record<string, string>): string[] {
-  return Object.entries(headers).map(([name, value]) => `${name}: ${REDACTED_HEADERS.has(name.toLowerCase()) ? "[redacted]" : value}`);
+  return Object.entries(headers).map(([name, value]) => `${name}: ${isCredentialHeader(name) ? REDACTED : value}`);
 }
 
 /** What `--dry-run` prints of one request, for `send` and `replay` alike: headers (credentials redacted) and body. */

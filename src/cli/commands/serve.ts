@@ -20,13 +20,21 @@ export type ServeOptions = ServeFlags;
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
+  output.maskSecret(resolved.secret);
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
   const stateDir = resolve(io.cwd, options.state);
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
 
-  const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir);
+  let lastStorageError = "";
+  const onStorageError = (error: Error): void => {
+    // A full disk fails every write until space returns: say it once per distinct problem.
+    if (error.message === lastStorageError) return;
+    lastStorageError = error.message;
+    output.warn(`cannot write to the state database (kept in memory, retried): ${error.message}`);
+  };
+  const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir, { onStorageError });
   const collector = new Collector({
     settings,
     queue,
@@ -44,7 +52,11 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 
   let server;
   try {
-    server = await listenCollector(collector, { host: options.host, port: options.port });
+    server = await listenCollector(collector, {
+      host: options.host,
+      port: options.port,
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+    });
   } catch (error) {
     await collector.close();
     throw error;

@@ -1,0 +1,85 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Clock } from "../util/clock.js";
+import { lingeringClose } from "../util/http-limits.js";
+import type { FaultAction } from "./faults.js";
+import type { ForwardResult } from "./forward.js";
+import type { RequestVerdict } from "./verdict.js";
+
+const JSON_HEADERS = { "content-type": "application/json" };
+export const OK_BODY = '{"ok":true}';
+
+/**
+ * Sends the receiver's answers: the decided action (status, delay, hold,
+ * drop) for complete requests, and the early answers (405, 413, 503) that go
+ * out before a body is read, with a lingering close so they reach the sender.
+ */
+export class Responder {
+  /** Connections held by a `timeout` fault, cut when the receiver closes. */
+  private readonly held = new Set<Socket>();
+  closing = false;
+
+  constructor(private readonly clock: Clock) {}
+
+  answer(res: ServerResponse, status: number, body: string): void {
+    if (res.destroyed || res.headersSent) return;
+    // While closing, each answer ends its connection, so server.close() completes once they are out.
+    if (this.closing) res.shouldKeepAlive = false;
+    // 1xx, 204 and 304 carry no body.
+    if (status < 200 || status === 204 || status === 304) res.writeHead(status).end();
+    else res.writeHead(status, JSON_HEADERS).end(body);
+  }
+
+  /** listen --forward-to: the app's status, headers and body, as the app gave them. */
+  relay(res: ServerResponse, result: ForwardResult): void {
+    if (res.destroyed || res.headersSent) return;
+    if (this.closing) res.shouldKeepAlive = false;
+    const bodyless = result.status < 200 || result.status === 204 || result.status === 304;
+    res.writeHead(result.status, { ...result.headers, ...(bodyless ? {} : { "content-length": String(result.body.length) }) });
+    res.end(bodyless ? undefined : result.body);
+  }
+
+  /** An answer before (or instead of) reading the body: the rest is read and thrown away, then the connection closes. */
+  early(req: IncomingMessage, res: ServerResponse, status: number, body: string): void {
+    lingeringClose(req, res);
+    this.answer(res, status, body);
+  }
+
+  act(req: IncomingMessage, res: ServerResponse, action: FaultAction, verdict: RequestVerdict): void {
+    if (action.kind === "timeout") {
+      this.hold(req.socket);
+      return;
+    }
+    if (action.delayMs > 0) this.clock.setTimeout(() => this.now(req, res, action, verdict), action.delayMs);
+    else this.now(req, res, action, verdict);
+  }
+
+  /** Cuts the held connections (the receiver is closing). */
+  releaseHeld(): void {
+    for (const socket of this.held) socket.destroy();
+  }
+
+  private hold(socket: Socket): void {
+    // Held until the sender gives up (or we close).
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    this.held.add(socket);
+    socket.once("close", () => this.held.delete(socket));
+  }
+
+  private now(req: IncomingMessage, res: ServerResponse, action: Exclude<FaultAction, { kind: "timeout" }>, verdict: RequestVerdict): void {
+    if (action.kind === "drop") {
+      req.socket.destroy();
+      return;
+    }
+    this.answer(res, action.status, answerBody(action, verdict));
+  }
+}
+
+function answerBody(action: Extract<FaultAction, { kind: "answer" }>, verdict: RequestVerdict): string {
+  if (action.injected) return `{"error":"injected failure (${action.status})"}`;
+  if (verdict.signatureValid !== false) return OK_BODY;
+  return JSON.stringify(verdict.diagnosis ? { error: verdict.signatureError, hint: verdict.diagnosis.message } : { error: verdict.signatureError });
+}

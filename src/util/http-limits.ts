@@ -1,0 +1,102 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+
+/** Limits every receiver (listen, serve) puts on its connections. */
+export interface ConnectionLimits {
+  /** Open connections at once; more are closed on arrival (default 256). */
+  maxConnections?: number;
+  /** Time to receive the request headers (default 15 s). */
+  headersTimeoutMs?: number;
+  /** Time to receive the whole request, body included (default 30 s). */
+  requestTimeoutMs?: number;
+}
+
+export const DEFAULT_MAX_CONNECTIONS = 256;
+const HEADERS_TIMEOUT_MS = 15_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Applies the limits; node:http checks the timeouts every `connectionsCheckingInterval` (set at creation). */
+export function limitConnections(server: Server, limits: ConnectionLimits = {}): void {
+  server.maxConnections = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  server.headersTimeout = limits.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.requestTimeout = limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+}
+
+/** How often node:http looks for connections past their timeouts (its default is 30 s). */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 2_000;
+
+/** What a lingering close reads and throws away before giving up on the sender. */
+export interface LingerLimits {
+  maxBytes: number;
+  maxMs: number;
+}
+
+export const DEFAULT_LINGER: LingerLimits = { maxBytes: 16 * 1024 * 1024, maxMs: 5_000 };
+
+/**
+ * Ends a connection whose answer went out before its body arrived (413, 401,
+ * 503, an injected fault) so that the answer reaches the sender: a socket
+ * closed while data is still arriving sends a reset, which can discard the
+ * answer at the sender. So keep reading and discarding, bounded in time and
+ * bytes, and close when the body ends or a bound is reached.
+ */
+export function lingeringClose(req: IncomingMessage, res: ServerResponse, limits: LingerLimits = DEFAULT_LINGER): void {
+  res.shouldKeepAlive = false;
+  if (req.complete) return;
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  // node:http destroys the socket as soon as a closing answer is written; half-close instead (FIN after the
+  // answer) and keep reading, so the sender gets the answer rather than a reset.
+  socket.destroySoon = () => socket.end();
+  let discarded = 0;
+  const cut = (): void => {
+    socket.destroy();
+  };
+  const timer = setTimeout(cut, limits.maxMs);
+  timer.unref();
+  socket.once("close", () => clearTimeout(timer));
+  req.removeAllListeners("data");
+  req.on("data", (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > limits.maxBytes) cut();
+  });
+  req.on("error", () => {});
+  req.resume();
+}
+
+/**
+ * One budget for the request bodies buffered at once, across connections, so
+ * many slow uploads cannot take all the memory. A request that would go past
+ * it is refused (503) rather than buffered.
+ */
+export class BodyBudget {
+  private used = 0;
+
+  constructor(
+    readonly limitBytes: number,
+    /** Kept for small bodies, so ordinary requests still pass while large uploads fill the rest. */
+    readonly reserveBytes = SMALL_BODY_RESERVE_BYTES,
+  ) {}
+
+  /** Takes `bytes` for a body of `total` bytes so far; false (nothing taken) when that would exceed the budget. */
+  take(bytes: number, total: number): boolean {
+    const limit = total <= SMALL_BODY_BYTES ? this.limitBytes + this.reserveBytes : this.limitBytes;
+    if (this.used + bytes > limit) return false;
+    this.used += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.used = Math.max(0, this.used - bytes);
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+}
+
+/** Bodies up to this size may use the reserve. */
+export const SMALL_BODY_BYTES = 64 * 1024;
+const SMALL_BODY_RESERVE_BYTES = 8 * 1024 * 1024;
+
+/** The default budget: 32 MiB of bodies in memory at once per receiver. */
+export const DEFAULT_BODY_BUDGET_BYTES = 32 * 1024 * 1024;

@@ -1,0 +1,78 @@
+/**
+ * Nesting limit for every JSON document read from outside (request bodies,
+ * input files, flags). JSON.parse is iterative in V8, but JSON.stringify and
+ * any walk over the value recurse, so a deeply nested value would overflow
+ * the stack later; refusing it here keeps every later step safe.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * True when the JSON text (a string or its UTF-8 bytes) nests arrays and
+ * objects deeper than `limit`. One loop, no recursion; string contents are
+ * skipped (UTF-8 continuation bytes never equal an ASCII delimiter). Text no
+ * longer than the limit cannot exceed it, so most messages are not scanned.
+ */
+export function jsonTooDeep(text: string | Uint8Array, limit = MAX_JSON_DEPTH): boolean {
+  if (text.length <= limit) return false;
+  return typeof text === "string" ? stringTooDeep(text, limit) : bytesTooDeep(text, limit);
+}
+
+// Two copies of one loop on purpose: charCodeAt and indexing each stay monomorphic (the receiver's hot path).
+function stringTooDeep(text: string, limit: number): boolean {
+  const length = text.length;
+  let depth = 0;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
+function bytesTooDeep(bytes: Uint8Array, limit: number): boolean {
+  const length = bytes.length;
+  let depth = 0;
+  for (let i = 0; i < length; i++) {
+    const c = bytes[i];
+    if (c === QUOTE) {
+      for (i++; i < length; i++) {
+        const d = bytes[i];
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
+export class JsonDepthError extends SyntaxError {
+  constructor(readonly limit: number) {
+    super(`nested deeper than ${limit} levels`);
+    this.name = "SyntaxError";
+  }
+}
+
+/**
+ * JSON.parse with the nesting limit: the one way untrusted JSON is read.
+ * Throws a SyntaxError (as JSON.parse does) for bad or too deeply nested text.
+ */
+export function parseJson(text: string, limit = MAX_JSON_DEPTH): unknown {
+  if (jsonTooDeep(text, limit)) throw new JsonDepthError(limit);
+  return JSON.parse(text) as unknown;
+}

@@ -1,0 +1,89 @@
+/**
+ * The one place credentials are masked before anything is printed or
+ * written (stdout, --json, retry lines, dead-letter and JUnit files, serve's
+ * failed list, listen's recording). Pure.
+ */
+export const REDACTED = "[redacted]";
+/** What replaces a credential inside a URL or a line of text. */
+export const MASK = "***";
+
+// Headers that are credentials of their own; their values are never shown or recorded.
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "x-auth-token"]);
+const CREDENTIAL_WORDS = new Set(["token", "key", "secret", "signature", "sig", "password", "passwd", "pwd", "auth", "authorization", "credential", "credentials"]);
+
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_HEADERS.has(name.toLowerCase());
+}
+
+/** `token`, `api_key`, `accessToken`, `X-Auth`, `apikey`: a query parameter whose value is masked. */
+export function isCredentialName(name: string): boolean {
+  const parts = name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  return parts.some((part) => CREDENTIAL_WORDS.has(part) || /(token|secret|password|apikey)$/.test(part) || part.startsWith("auth"));
+}
+
+export function redactHeaders(headers: Readonly<Record<string, string | readonly string[] | undefined>>, secret?: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const holdsSecret = secret !== undefined && secret !== "" && (typeof value === "string" ? value.includes(secret) : value.some((v) => v.includes(secret)));
+    out[name] = isCredentialHeader(name) || holdsSecret ? REDACTED : typeof value === "string" ? value : [...value];
+  }
+  return out;
+}
+
+/**
+ * A URL or a request path (`/hook?token=…`) with its credentials masked:
+ * the userinfo password, credential-like query values and the secret.
+ * Everything else is left byte for byte.
+ */
+export function redactUrl(url: string, secret?: string): string {
+  let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_match, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(":");
+    return `${scheme}${colon === -1 ? userinfo : `${userinfo.slice(0, colon)}:${MASK}`}@`;
+  });
+  const query = out.indexOf("?");
+  if (query !== -1) {
+    const hash = out.indexOf("#", query);
+    const end = hash === -1 ? out.length : hash;
+    const params = out
+      .slice(query + 1, end)
+      .split("&")
+      .map((pair) => {
+        const equals = pair.indexOf("=");
+        if (equals === -1) return pair;
+        return isCredentialName(safeDecode(pair.slice(0, equals))) ? `${pair.slice(0, equals)}=${MASK}` : pair;
+      });
+    out = `${out.slice(0, query + 1)}${params.join("&")}${out.slice(end)}`;
+  }
+  return maskSecret(out, secret);
+}
+
+/** A line of text with every URL in it redacted and the secret (as is, or URL-encoded) masked. */
+export function redactText(text: string, secret?: string): string {
+  if (!text.includes("://") && !text.includes("?") && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
+  const out = text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+|\/[^\s"'<>?]*\?[^\s"'<>]+/gi, (url) => redactUrl(url));
+  return maskSecret(out, secret);
+}
+
+// A secret this short would mask ordinary words in every line; it is not worth hiding anyway.
+const MIN_MASKED_SECRET = 4;
+
+function maskSecret(text: string, secret: string | undefined): string {
+  if (secret === undefined || secret.length < MIN_MASKED_SECRET) return text;
+  let out = text.split(secret).join(MASK);
+  const encoded = encodeURIComponent(secret);
+  if (encoded !== secret) out = out.split(encoded).join(MASK);
+  return out;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, " "));
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,127 @@
+import type { ChildProcess } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
+import { startServer, type TestServer } from "../helpers/http-server.js";
+
+// Issue 12.1: 5,000 nested arrays (10 KB) overflowed the stack of every recursive step that met them.
+const DEEP = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+const SECRET = "e2e-nesting-secret";
+const deepTrack = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Deep", properties: { x: 0 }, timestamp: "2024-01-01T00:00:00.000Z" }).replace('{"x":0}', `{"x":${DEEP}}`);
+const track = JSON.stringify({ version: 1, type: "track", userId: "u2", event: "Fine", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+const hmac = (body: string) => createHmac("sha1", SECRET).update(body).digest("hex");
+
+let dir: string;
+let target: TestServer;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-nesting-"));
+  target = await startServer();
+});
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+afterAll(async () => {
+  await target.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(args: string[]): Promise<{ url: string; done: Promise<CliResult>; child: ChildProcess }> {
+  const child = spawnCli(args);
+  children.push(child);
+  const done = collect(child, 30_000);
+  const [, url] = await waitForLine(child, /(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
+  return { url: url as string, done, child };
+}
+
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const response = await request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+const noStack = (result: CliResult) => expect(result.stderr).not.toMatch(/RangeError|\n\s+at /);
+
+describe("deeply nested JSON never stops a command or a receiver", () => {
+  it.each([
+    ["plain", [] as string[]],
+    ["--verbose", ["--verbose"]],
+    ["--record", ["--record", "REC"]],
+  ])("listen (%s): a nested body with a wrong signature is answered, then the next request too", async (_name, extra) => {
+    const record = join(dir, `listen-${_name.replace(/-/g, "")}.ndjson`);
+    const { url, done, child } = await start(["listen", "--port", "0", "--secret", SECRET, ...extra.map((a) => (a === "REC" ? record : a))]);
+    const deep = await post(`${url}/hook`, deepTrack, { "x-signature": "0".repeat(40) });
+    expect(deep.status).toBe(401);
+    expect((await post(`${url}/hook`, track, { "x-signature": hmac(track) })).status).toBe(200);
+    child.kill("SIGTERM");
+    const result = await done;
+    noStack(result);
+    expect(result.stdout).toContain("nested deeper than 512 levels");
+    if (extra[0] === "--record") {
+      const lines = readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines).toHaveLength(2);
+      expect(Buffer.from(lines[0]?.["rawBody"] as string, "base64").toString()).toBe(deepTrack);
+    }
+  });
+
+  it("send: exit 2 naming the file, nothing sent", async () => {
+    const file = join(dir, "deep.json");
+    writeFileSync(file, deepTrack);
+    const before = target.requests.length;
+    const result = await runCli(["send", file, "--url", target.url, "--secret", SECRET]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("deep.json");
+    expect(result.stderr).toContain("nested deeper than 512 levels");
+    noStack(result);
+    expect(target.requests.length).toBe(before);
+  });
+
+  it.each([["--properties"], ["--traits"]])("generate %s: exit 2 naming the flag", async (flag) => {
+    const result = await runCli(["generate", "track", flag, `{"x":${DEEP}}`]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(flag);
+    noStack(result);
+  });
+
+  it("audience sync --members: exit 2 naming the file", async () => {
+    const members = join(dir, "members.json");
+    writeFileSync(members, `["a", ${DEEP}]`);
+    const result = await runCli(["audience", "sync", "--name", "Deep", "--members", members, "--state", join(dir, "aud.json"), "--url", target.url]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--members");
+    noStack(result);
+  });
+
+  it("replay: --dry-run reports the nested line, and the send pass sends nothing", async () => {
+    const file = join(dir, "deep.ndjson");
+    writeFileSync(file, `${track}\n${deepTrack}\n${track}\n`);
+    const dry = await runCli(["replay", file, "--url", target.url, "--dry-run"]);
+    expect(dry.code).toBe(2);
+    expect(dry.stderr).toMatch(/deep\.ndjson:2: bad line: not JSON: nested deeper than 512 levels/);
+    expect(dry.stderr).toContain("1 bad line");
+    const before = target.requests.length;
+    const real = await runCli(["replay", file, "--url", target.url]);
+    expect(real.code).toBe(2);
+    noStack(real);
+    expect(target.requests.length).toBe(before);
+    const skipped = await runCli(["replay", file, "--url", target.url, "--skip-invalid"]);
+    expect(skipped.code).toBe(0);
+    expect(target.requests.length).toBe(before + 2);
+  });
+
+  it("serve: a poison batch gets 400 (not a retry-forever 503)", async () => {
+    const { url, child, done } = await start(["serve", "--port", "0", "--write-key", "wk", "--url", target.url, "--state", join(dir, "serve-state")]);
+    const auth = { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` };
+    const batch = `{"batch":[{"type":"track","userId":"u","event":"E","properties":{"x":${DEEP}}}]}`;
+    const answer = await post(`${url}/v1/batch`, batch, auth);
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain("nested deeper than 512 levels");
+    const ok = await post(`${url}/v1/batch`, '{"batch":[{"type":"track","userId":"u","event":"E"}]}', auth);
+    expect(ok.status).toBe(200);
+    child.kill("SIGTERM");
+    noStack(await done);
+  });
+});

@@ -1,0 +1,113 @@
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { collect, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
+import { rssMb, slowUpload, trickle } from "../helpers/slow-upload.js";
+
+const track = JSON.stringify({ version: 1, type: "track", userId: "u", event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+const AUTH = { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` };
+
+let dir: string;
+const children: ChildProcess[] = [];
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-limits-"));
+});
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function start(args: string[]): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
+  const child = spawnCli(args);
+  children.push(child);
+  const done = collect(child, 90_000);
+  const [, url] = await waitForLine(child, /Listening on (http\S+)/, 15_000);
+  return { url: url as string, child, done };
+}
+
+const listen = (extra: string[] = []) => start(["listen", "--port", "0", ...extra]);
+const serve = (extra: string[] = []) => start(["serve", "--port", "0", "--write-key", "wk", "--state", mkdtempSync(join(dir, "state-")), ...extra]);
+
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  const response = await request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  await response.body.dump();
+  return response.statusCode;
+}
+
+describe("an early answer reaches a sender still uploading (lingering close)", () => {
+  it.each([
+    ["listen", () => listen(), "/hook", "413"],
+    ["serve", () => serve(), "/v1/batch", "400"],
+  ] as const)("%s: a 5 MB body trickled in pieces gets its answer, not a reset", async (_name, startIt, path, status) => {
+    const { url } = await startIt();
+    const upload = await slowUpload(url, path, 5 * 1024 * 1024, AUTH);
+    await trickle(upload.socket, 5 * 1024 * 1024, 40, 10);
+    upload.socket.end();
+    const { reset } = await upload.closed;
+    expect(upload.received()).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(reset).toBe(false);
+  });
+});
+
+describe("--max-connections", () => {
+  it.each([["listen", listen], ["serve", serve]] as const)("%s: connections past the cap are closed on arrival; the first ones still get answers", async (_name, startIt) => {
+    const { url } = await startIt(["--max-connections", "3"]);
+    const { hostname, port } = new URL(url);
+    const open = await Promise.all([1, 2, 3].map(() => new Promise<ReturnType<typeof connect>>((ok) => {
+      const socket = connect(Number(port), hostname, () => ok(socket));
+    })));
+    const extra = connect(Number(port), hostname);
+    const closedAt = await new Promise<string>((done) => {
+      extra.on("error", () => done("error"));
+      extra.on("close", () => done("closed"));
+    });
+    expect(closedAt).toMatch(/closed|error/);
+    for (const socket of open) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await post(`${url}${_name === "serve" ? "/v1/track" : "/hook"}`, _name === "serve" ? '{"userId":"u","event":"E"}' : track, AUTH)).toBe(200);
+  });
+
+  it("refuses a value that is not a decimal whole number", async () => {
+    const child = spawnCli(["listen", "--port", "0", "--max-connections", "0x10"]);
+    const result = await collect(child);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--max-connections");
+  });
+});
+
+describe("soak: hundreds of stalled uploads", () => {
+  // Each stalled upload stops one byte short of the limit and never finishes. Before the body budget, each
+  // held about its body in memory (250 × 1 MiB for listen); now bodies past the 32 MiB budget get 503 (measured: about 325 → 170 MB for listen, 198 → 147 MB for serve).
+  const BOUND_MB = 185;
+
+  it.each([
+    ["listen", () => listen(), "/hook", 1024 * 1024, track],
+    ["serve", () => serve(), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}'],
+  ] as const)(`%s: a normal sender keeps getting 200 and RSS stays under ${BOUND_MB} MB`, async (_name, startIt, path, limit, body) => {
+    const { url, child } = await startIt();
+    const uploads = await Promise.all(Array.from({ length: 250 }, () => slowUpload(url, path, limit, AUTH)));
+    let stalled = true;
+    const pushing = Promise.all(uploads.map((upload) => trickle(upload.socket, limit - 1, 4, 50)));
+    const statuses: number[] = [];
+    const normal = (async () => {
+      while (stalled) {
+        statuses.push(await post(`${url}${path}`, body, AUTH));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    await pushing;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const rss = await rssMb(child.pid as number);
+    stalled = false;
+    await normal;
+    for (const upload of uploads) upload.socket.destroy();
+    expect(statuses.length).toBeGreaterThan(5);
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    console.log(_name, "RSS MB", Math.round(rss));
+    expect(rss).toBeLessThan(BOUND_MB);
+  }, 60_000);
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { jsonTooDeep, parseJson } from "../../src/util/json-depth.js";
+
+describe("jsonTooDeep / parseJson", () => {
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+
+  it("counts arrays and objects, up to the limit inclusive", () => {
+    expect(jsonTooDeep(nested(512))).toBe(false);
+    expect(jsonTooDeep(nested(513))).toBe(true);
+    expect(jsonTooDeep(`{"a":{"b":[{}]}}`, 3)).toBe(true);
+    expect(jsonTooDeep(`{"a":{"b":[1]}}`, 3)).toBe(false);
+  });
+
+  it("skips brackets inside strings, escaped quotes included", () => {
+    expect(jsonTooDeep(`["[[[[\\"[[[[", "\\\\"]`, 1)).toBe(false);
+    expect(jsonTooDeep(`["\\\\", [[]]]`, 2)).toBe(true);
+  });
+
+  it("reads bytes the same way as text", () => {
+    const text = `{"é[[[":[["ü"]]]}`;
+    expect(jsonTooDeep(Buffer.from(text), 3)).toBe(jsonTooDeep(text, 3));
+    expect(jsonTooDeep(Buffer.from(text), 2)).toBe(true);
+  });
+
+  it("parseJson throws a SyntaxError naming the limit, and parses the rest like JSON.parse", () => {
+    expect(() => parseJson(nested(100_000))).toThrow(/nested deeper than 512 levels/);
+    expect(() => parseJson(nested(100_000))).toThrow(SyntaxError);
+    expect(parseJson(`{"a":[1,"]"]}`)).toEqual({ a: [1, "]"] });
+    expect(() => parseJson("{oops")).toThrow(SyntaxError);
+  });
+});
