@@ -39,7 +39,7 @@ export interface ReplayOptions {
   onInvalid?: (line: number, reason: string) => void;
   /** Under `raw`: a line that is not a known message, sent anyway. */
   onWarning?: (line: number, reason: string) => void;
-  /** A message that was not delivered (finally failed or interrupted). */
+  /** A message that was not delivered (finally failed, or interrupted: then `failure.reason` is "interrupted"). */
   onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
   /** Every finished message, for per-message reports (JUnit). */
   onMessage?: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void;
@@ -67,7 +67,7 @@ export interface ReplaySummary {
   delivered: number;
   /** Finally failed (dead-lettered when --dead-letter is given). */
   failed: number;
-  /** Not delivered because of the interruption (dead-lettered with reason "interrupted"). */
+  /** Not delivered because of the interruption (never dead-lettered: they are at or after the resume line). */
   interrupted: number;
   /** Delivered or failed after more than one round. */
   retried: number;
@@ -197,7 +197,7 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
       speed: options.speed,
       clock: options.clock,
       signal: options.signal,
-      recordsNotDelivered: reporter.deadLetter !== undefined,
+      recordsFailed: reporter.deadLetter !== undefined,
       startLine: fromLine,
       hooks: {
         onResult: (entry, result, ms) => reporter.finished(entry, result, ms, dispatcher),
@@ -228,7 +228,8 @@ class ReplayReporter {
 
   finished(entry: ReplayEntry, result: DeliveryResult, ms: number, dispatcher: Dispatcher<ReplayEntry>): void {
     if (!result.interrupted) this.latency.record(ms);
-    if (!result.delivered) this.notDelivered(entry, result, failureOf(result, result.interrupted ? { reason: "interrupted" } : {}));
+    if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
+    else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
     this.options.onMessage?.(entry, result, ms);
     const now = performance.now();
     if (this.options.onProgress && now - this.lastProgress >= (this.options.progressMs ?? 100)) {
@@ -239,7 +240,7 @@ class ReplayReporter {
   }
 
   unstarted(entry: ReplayEntry): void {
-    this.notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
+    this.options.onFailure?.(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
     this.options.onMessage?.(entry, undefined, 0);
   }
 
@@ -262,6 +263,7 @@ class ReplayReporter {
     this.deadLetter?.close();
   }
 
+  /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
       this.deadLetter.write(deadLetterLine(entry.text, failure));

@@ -194,9 +194,10 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
 
 /** The low-water resume hint (CONTRACT.md 4 "Resume"): resuming may repeat, never skip. */
 function printResume(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
-  output.log(`interrupted: resume with --from-line ${s.resumeLine}${deadLetter !== undefined ? ` (and replay ${deadLetter} for the ${s.interrupted} interrupted)` : ""}`);
   const later = s.deliveredAfterResume;
-  if (later > 0) output.log(`${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again`);
+  const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";
+  output.log(`interrupted: resume with --from-line ${s.resumeLine}${again}`);
+  if (deadLetter !== undefined && s.deadLettered > 0) output.log(`(${deadLetter} holds only the ${s.deadLettered} that finally failed; the interrupted ones are covered by --from-line)`);
 }
 
 function round(ms: number): number {
