@@ -7,7 +7,7 @@ import type { AliasKeys } from "../messages/schemas.js";
 import { readCaFiles, resolveSettings, type DestinationSettings } from "../settings.js";
 import { formatDuration } from "../util/duration.js";
 import type { CliIo } from "./io.js";
-import { collect, duration } from "./options.js";
+import { collect, duration, durationOrZero } from "./options.js";
 import type { Output } from "./output.js";
 
 /**
@@ -47,7 +47,7 @@ export function addDeliveryOptions(command: Command, help: DeliveryHelp = {}): C
     .option("--secret-file <file>", "read the shared secret from a file")
     .option("--config <file>", help.config ?? DEFAULT_HELP.config)
     .option("--timeout <duration>", help.timeout ?? DEFAULT_HELP.timeout)
-    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h)")
+    .option("--retry-window <duration>", "no retry starts later than this after the first attempt (default 4h; 0 = no retries)")
     .option("--ca <file>", "also trust this CA certificate (PEM; repeatable)", collect)
     .option("--user-agent <ua>", "User-Agent header (default Segment.io/1.0)");
 }
@@ -60,7 +60,7 @@ export const deliveryOptionsShape = {
   secretFile: z.string().optional(),
   config: z.string().optional(),
   timeout: duration("--timeout").optional(),
-  retryWindow: duration("--retry-window").optional(),
+  retryWindow: durationOrZero("--retry-window").optional(),
   ca: z.array(z.string()).optional(),
   userAgent: z.string().min(1).optional(),
 };

@@ -4,7 +4,7 @@ import { failureOf, type Failure } from "../delivery/failure.js";
 import type { DeliveryResult } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
 import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
-import { InputError } from "../errors.js";
+import { InputError, UsageError } from "../errors.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
@@ -29,6 +29,8 @@ export interface ReplayOptions {
   /** First line to consider (inclusive), to resume. */
   fromLine?: number;
   skipInvalid?: boolean;
+  /** A run that would send nothing is not an error (CONTRACT.md 3 "nothing to send"). */
+  allowEmpty?: boolean;
   deadLetter?: string;
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -106,6 +108,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   const summary = emptySummary(validation, options.dryRun === true);
   // Interrupted while validating: nothing was sent, resume where this run started.
   if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
+  if (validation.messages === 0 && options.allowEmpty !== true) throw nothingToSend(options, fromLine, validation);
   if (options.dryRun) return summary;
   return sendFile(options, fromLine, validation, summary);
 }
@@ -130,6 +133,17 @@ async function validateFile(options: ReplayOptions, fromLine: number): Promise<V
     }
   }
   return found;
+}
+
+/** Why a run would send nothing: a mistake in a script far more often than not, so exit 2 unless --allow-empty. */
+function nothingToSend(options: ReplayOptions, fromLine: number, found: Validation): Error {
+  const allow = "; nothing sent (--allow-empty accepts that)";
+  if (fromLine > 1 && fromLine > found.lines) {
+    return new UsageError(`nothing to send: --from-line ${fromLine} is past the end of ${options.name} (${found.lines} lines)${allow}`, { flag: "--from-line" });
+  }
+  const reason =
+    found.filtered > 0 ? `no line matched the filters (${found.filtered} filtered out)` : found.bad.size > 0 ? `every line was skipped as invalid (${found.bad.size})` : "the input is empty";
+  return new InputError(`nothing to send: ${reason}${allow}`, { file: options.name });
 }
 
 function typeFilter(types: readonly MessageType[] | undefined): Set<string> | undefined {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ChalkInstance } from "chalk";
 import type { Command } from "commander";
@@ -7,7 +7,8 @@ import { UsageError } from "../../errors.js";
 import { FaultPlan, parseScript, type ScriptStep } from "../../receiver/faults.js";
 import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
-import { junitXml, type JunitCase } from "../../report/junit.js";
+import type { JunitCase } from "../../report/junit.js";
+import { writeJunitFile } from "../junit-file.js";
 import { readSecretFile } from "../../settings.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
@@ -128,7 +129,11 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   output.line(
     `Summary: ${received} request${received === 1 ? "" : "s"}, ${paint.ok(`${valid} valid`)}, ${invalid > 0 ? paint.bad(`${invalid} invalid`) : "0 invalid"}`,
   );
-  if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), junitCases);
+  if (options.junit !== undefined) {
+    // Every reason for a non-zero exit is a failing case: an early --exit-after is one too.
+    if (early) junitCases.push(countNotReachedCase(options.count ?? 0, received, options.exitAfterMs ?? 0));
+    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases: junitCases, timestamp: new Date() });
+  }
   return code;
 }
 
@@ -163,12 +168,9 @@ function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buff
   return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
 }
 
-function writeJunit(path: string, cases: JunitCase[]): void {
-  try {
-    writeFileSync(path, junitXml({ name: "webhook-cli listen", cases, timestamp: new Date() }));
-  } catch (error) {
-    throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: path });
-  }
+function countNotReachedCase(count: number, received: number, exitAfterMs: number): JunitCase {
+  const message = `--exit-after ${formatDuration(exitAfterMs)} came before --count ${count} requests (${received} received)`;
+  return { name: `--count ${count} requests`, classname: "webhook-cli.listen", time: exitAfterMs / 1000, failure: { message, type: "count" } };
 }
 
 function junitCase(request: ReceivedRequest): JunitCase {

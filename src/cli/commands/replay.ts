@@ -1,8 +1,8 @@
-import { accessSync, constants, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { z } from "zod";
-import { InputError, UsageError } from "../../errors.js";
+import { InputError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { MESSAGE_TYPES, type MessageType } from "../../messages/schemas.js";
 import type { ReplayEntry } from "../../replay/envelope.js";
@@ -10,7 +10,8 @@ import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
 import { replay, type ReplayOptions, type ReplaySummary } from "../../replay/replay.js";
 import type { Failure } from "../../delivery/failure.js";
 import { spoolToTempFile } from "../../replay/spool.js";
-import { junitXml, type JunitCase } from "../../report/junit.js";
+import type { JunitCase } from "../../report/junit.js";
+import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
@@ -30,6 +31,8 @@ export interface ReplayCommandOptions extends DeliveryFlags {
   /** Lines that are not known messages are sent as read, with a warning. */
   raw?: boolean;
   deadLetter?: string;
+  /** Sending nothing (empty input, --from-line past the end, nothing selected) exits 0, not 2. */
+  allowEmpty?: boolean;
   dryRun?: boolean;
   junit?: string;
   json?: boolean;
@@ -65,6 +68,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...(options.types ? { types: options.types } : {}),
       ...(options.fromLine !== undefined ? { fromLine: options.fromLine } : {}),
       skipInvalid: options.skipInvalid === true,
+      allowEmpty: options.allowEmpty === true,
       raw: options.raw === true,
       onWarning(line, reason) {
         output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
@@ -76,7 +80,9 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...reporter.hooks(),
     });
     reporter.finish();
-    if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, input.name, reporter.cases, summary);
+    if (options.junit !== undefined) {
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases: reporter.cases, timestamp: new Date(), time: summary.elapsedMs / 1000 });
+    }
     printSummary(output, summary, options.deadLetter);
     if (summary.resumeLine !== undefined) {
       printResume(output, summary, options.deadLetter);
@@ -205,19 +211,7 @@ function round(ms: number): number {
 }
 
 function junitCase(entry: ReplayEntry, result: DeliveryResult | undefined, ms: number): JunitCase {
-  const name = `line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`;
-  const base = { name, classname: "webhook-cli.replay", time: ms / 1000 };
-  if (result?.delivered) return base;
-  const message = result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? "failed"}`).join("; ");
-  return { ...base, failure: { message, type: "delivery" } };
-}
-
-function writeJunit(path: string, flagValue: string, name: string, cases: JunitCase[], summary: ReplaySummary): void {
-  try {
-    writeFileSync(path, junitXml({ name: `webhook-cli replay ${name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 }));
-  } catch (error) {
-    throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: flagValue });
-  }
+  return deliveryCase(`line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`, "webhook-cli.replay", result, ms);
 }
 
 const rawSchema = z.object({
@@ -230,6 +224,7 @@ const rawSchema = z.object({
   skipInvalid: z.boolean().optional(),
   raw: z.boolean().optional(),
   deadLetter: z.string().optional(),
+  allowEmpty: z.boolean().optional(),
   dryRun: z.boolean().optional(),
   junit: z.string().optional(),
   json: z.boolean().optional(),
@@ -249,6 +244,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .option("--skip-invalid", "send the valid lines even when some are bad (the bad ones are listed)")
     .option("--raw", "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them")
     .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
+    .option("--allow-empty", "exit 0 when there is nothing to send (empty input, --from-line past the end, nothing selected); exit 2 otherwise")
     .option("--dry-run", "validate and count; send nothing")
     .option("--junit <file>", "write a JUnit XML report, one test case per message")
     .option("--json", "one JSON object per failed message on stdout, then a summary")

@@ -17,6 +17,8 @@ import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
 import { addExampleOptions, EXAMPLE_FLAGS, exampleOptionsShape } from "../example-options.js";
 import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
+import { deliveryCase, writeJunitFile } from "../junit-file.js";
+import type { JunitCase } from "../../report/junit.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasKeys"> {
@@ -25,6 +27,10 @@ export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasK
   type?: MessageType;
   aliasKeys?: AliasKeys;
   dryRun?: boolean;
+  /** An empty input exits 0 instead of 2. */
+  allowEmpty?: boolean;
+  /** Write a JUnit XML report here: one test case per message. */
+  junit?: string;
   verbose?: boolean;
   json?: boolean;
   /** Send each body exactly as read, even when it is not a valid message (or not JSON); problems become warnings. */
@@ -60,6 +66,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     ...(deps.random ? { random: deps.random } : {}),
   });
   const reporter = new SendReporter(output, options.verbose === true);
+  const started = performance.now();
   try {
     if (options.dryRun) {
       for (const input of messages) {
@@ -76,7 +83,12 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
       signal: io.signal,
       hooks: reporter.hooks,
     });
-    return printSummary(output, messages.length, summary, io.signal);
+    const code = printSummary(output, messages.length, summary, io.signal);
+    if (options.junit !== undefined) {
+      const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli send ${name}`, cases: reporter.cases, timestamp: new Date(), time: (performance.now() - started) / 1000 });
+    }
+    return code;
   } finally {
     reporter.stopSpinner();
     await engine.close();
@@ -91,6 +103,8 @@ interface SendEntry extends DispatchEntry {
 class SendReporter {
   private spinner: Spinner | undefined;
   readonly hooks: MessageHooks<SendEntry>;
+  /** JUnit: one case per message, failing unless delivered (unstarted ones included). */
+  readonly cases: JunitCase[] = [];
 
   constructor(
     private readonly output: Output,
@@ -104,10 +118,12 @@ class SendReporter {
         logFailedAttempt(output, event);
         if (event.retryInMs !== undefined) this.spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
       },
-      onResult: (entry, result) => {
+      onResult: (entry, result, ms) => {
         this.stopSpinner();
         report(output, entry.input, result);
+        this.cases.push(deliveryCase(caseName(entry.input), "webhook-cli.send", result, ms));
       },
+      onUnstarted: (entry) => this.cases.push(deliveryCase(caseName(entry.input), "webhook-cli.send", undefined, 0)),
     };
   }
 
@@ -115,6 +131,10 @@ class SendReporter {
     this.spinner?.stop();
     this.spinner = undefined;
   }
+}
+
+function caseName(input: InputMessage): string {
+  return `${input.where}: ${input.message?.type ?? "raw"}`;
 }
 
 function printSummary(output: Output, total: number, s: DispatchSummary, signal: AbortSignal): number {
@@ -163,7 +183,12 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
       throw new InputError(`cannot read: ${(error as Error).message}`, { file });
     }
   }
-  const parsed = parseMessages(text, file === "-" ? "stdin" : file, { raw: options.raw === true });
+  const name = file === "-" ? "stdin" : file;
+  if (/^\s*(\[\s*\])?\s*$/.test(text)) {
+    if (options.allowEmpty) return [];
+    throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
+  }
+  const parsed = parseMessages(text, name, { raw: options.raw === true });
   for (const warning of parsed.warnings) output.warn(warning);
   return parsed.messages;
 }
@@ -234,6 +259,8 @@ const rawSchema = z.object({
   aliasKeys: aliasKeys.optional(),
   ...exampleOptionsShape,
   dryRun: z.boolean().optional(),
+  allowEmpty: z.boolean().optional(),
+  junit: z.string().min(1).optional(),
   verbose: z.boolean().optional(),
   json: z.boolean().optional(),
   raw: z.boolean().optional(),
@@ -249,6 +276,8 @@ export function registerSend(program: Command, context: CommandContext): void {
     .option("--alias-keys <style>", "alias keys of --type alias: spec or camel");
   addExampleOptions(command, "with --type: ")
     .option("--dry-run", "print the exact requests (headers, signature, body); send nothing")
+    .option("--allow-empty", "exit 0 when the input holds no message (exit 2 otherwise)")
+    .option("--junit <file>", "write a JUnit XML report, one test case per message")
     .option("--verbose", "show each attempt's request and response (stderr)")
     .option("--json", "one JSON object per message on stdout, then a summary")
     .option("--raw", "send each body exactly as read, even when it is not a valid message or not JSON (validation only warns)")
