@@ -1,0 +1,99 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCli, spawnCli, collect, waitForLine } from "../helpers/cli.js";
+import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
+
+// Run `npm run build` first. Issue 13: exit codes and JUnit reports that cannot mislead a CI job.
+const { server } = closeServersAfterEach();
+const { dir, file, ndjson } = tempDir("ci-e2e-");
+
+const track = (userId: string, seq: number): string =>
+  JSON.stringify({ version: 1, type: "track", userId, event: "Step", properties: { seq }, timestamp: "2024-01-01T00:00:00.000Z" });
+const ten = Array.from({ length: 10 }, (_, i) => track(`u${i}`, i));
+
+describe("nothing to send exits 2 with one reason, unless --allow-empty", () => {
+  const cases: [string, () => string[], RegExp][] = [
+    ["replay of an empty file", () => ["replay", file("empty.ndjson", "")], /nothing to send: the input is empty/],
+    ["replay --from-line past the end", () => ["replay", ndjson(ten), "--from-line", "999"], /--from-line: nothing to send: --from-line 999 is past the end of .* \(10 lines\)/],
+    ["replay whose --type matches no line", () => ["replay", ndjson(ten), "--type", "identify"], /nothing to send: no line matched the filters \(10 filtered out\)/],
+    ["replay --skip-invalid with every line invalid", () => ["replay", ndjson(["{", "[1]"]), "--skip-invalid"], /nothing to send: every line was skipped as invalid \(2\)/],
+    ["send of an empty file", () => ["send", file("empty.json", "\n")], /nothing to send: the input is empty/],
+    ["send of an empty array", () => ["send", file("empty-array.json", "[ ]")], /nothing to send: the input is empty/],
+  ];
+  for (const [name, args, reason] of cases) {
+    it(`${name}: 2, and 0 with --allow-empty; nothing is sent either way`, async () => {
+      const target = await server();
+      const argv = [...args(), "--url", target.url];
+      const refused = await runCli(argv);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(reason);
+      expect(refused.stderr.trim().split("\n")).toHaveLength(name.includes("skip-invalid") ? 3 : 1);
+      const allowed = await runCli([...argv, "--allow-empty"]);
+      expect(allowed.code).toBe(0);
+      expect(target.requests).toHaveLength(0);
+    });
+  }
+});
+
+describe("JUnit has a failing case for every reason the command exits non-zero", () => {
+  const failuresOf = (xml: string): number => Number(/<testsuite [^>]*failures="(\d+)"/.exec(xml)?.[1]);
+
+  it("listen --count 1 --exit-after 1s with no request: exit 1 and one failing case (not tests=0)", async () => {
+    const junit = join(dir, "listen.xml");
+    const result = await runCli(["listen", "--port", "0", "--count", "1", "--exit-after", "1s", "--junit", junit]);
+    expect(result.code).toBe(1);
+    const xml = readFileSync(junit, "utf8");
+    expect(xml).toContain('tests="1" failures="1"');
+    expect(xml).toContain("--exit-after 1.0s came before --count 1 requests (0 received)");
+  });
+
+  it("listen: an invalid request is a failing case", async () => {
+    const junit = join(dir, "listen-invalid.xml");
+    const child = spawnCli(["listen", "--port", "0", "--count", "1", "--junit", junit, "--secret", "s"]);
+    const done = collect(child);
+    const [, url] = await waitForLine(child, /Listening on (\S+)/);
+    const posted = await runCli(["send", "-", "--url", url as string, "--secret", "other"], { input: track("u", 1) });
+    // listen answers a bad signature with 401: the sender fails too.
+    expect(posted.code).toBe(1);
+    const result = await done;
+    expect(result.code).toBe(1);
+    expect(failuresOf(readFileSync(junit, "utf8"))).toBe(1);
+  });
+
+  it("send --junit: one case per message, the one not delivered fails; exit 1", async () => {
+    const target = await server((req, res) => {
+      res.statusCode = req.body.toString().includes('"bad"') ? 400 : 200;
+      res.end();
+    });
+    const junit = join(dir, "send.xml");
+    const result = await runCli(["send", ndjson([track("ok", 1), track("bad", 2), track("ok", 3)]), "--url", target.url, "--junit", junit]);
+    expect(result.code).toBe(1);
+    const xml = readFileSync(junit, "utf8");
+    expect(xml).toContain('tests="3" failures="1"');
+    expect(xml).toMatch(/<testcase name="[^"]*:2: track"[^>]*>\s*<failure message="[^"]*400/);
+  });
+
+  it("replay --junit: the message not delivered fails; exit 1", async () => {
+    const target = await server((req, res) => {
+      res.statusCode = req.body.toString().includes('"bad"') ? 400 : 200;
+      res.end();
+    });
+    const junit = join(dir, "replay.xml");
+    const result = await runCli(["replay", ndjson([track("ok", 1), track("bad", 2)]), "--url", target.url, "--junit", junit]);
+    expect(result.code).toBe(1);
+    expect(failuresOf(readFileSync(junit, "utf8"))).toBe(1);
+  });
+});
+
+describe("--retry-window 0", () => {
+  it("means no retries: one attempt at a 503, exit 1", async () => {
+    const target = await server((_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const result = await runCli(["send", "--type", "track", "--url", target.url, "--retry-window", "0"]);
+    expect(result.code).toBe(1);
+    expect(target.requests).toHaveLength(1);
+  });
+});
