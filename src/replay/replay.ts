@@ -1,9 +1,9 @@
 import { performance } from "node:perf_hooks";
 import type { EngineSettings } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
-import type { DeliveryResult } from "../delivery/types.js";
+import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
-import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
+import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchProgress, type DispatchSummary } from "../dispatch/dispatcher.js";
 import { InputError, UsageError } from "../errors.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
@@ -45,16 +45,12 @@ export interface ReplayOptions {
   onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
   /** Every finished message, for per-message reports (JUnit). */
   onMessage?: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void;
-  /** Called at most every `progressMs` while sending. */
-  onProgress?: (progress: ReplayProgress) => void;
-  progressMs?: number;
-}
-
-export interface ReplayProgress {
-  sent: number;
-  delivered: number;
-  failed: number;
-  elapsedMs: number;
+  /** Sending starts: live counts for a status line, read as often as the caller likes. */
+  onSending?: (progress: () => DispatchProgress) => void;
+  /** After each attempt of a message (replay --verbose, the retry-window notice). */
+  onAttempt?: (entry: ReplayEntry, event: AttemptEvent) => void;
+  /** Keep response headers and bodies in the attempt events (--verbose shows them). */
+  keepResponse?: boolean;
 }
 
 export interface ReplaySummary {
@@ -84,6 +80,9 @@ export interface ReplaySummary {
   /** Lines after `resumeLine` already delivered (resuming sends them again). */
   deliveredAfterResume: number;
 }
+
+/** Live counts while sending (the dispatcher's). */
+export type ReplayProgress = DispatchProgress;
 
 /** What the validation pass found. */
 interface Validation {
@@ -203,7 +202,7 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
   });
   const reporter = new ReplayReporter(options, summary);
   try {
-    const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
+    const dispatcher = new Dispatcher<ReplayEntry>({
       source: sendableEntries(options, fromLine, validation.bad, options.signal),
       engine,
       concurrency,
@@ -214,10 +213,13 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
       recordsFailed: reporter.deadLetter !== undefined,
       startLine: fromLine,
       hooks: {
-        onResult: (entry, result, ms) => reporter.finished(entry, result, ms, dispatcher),
+        onResult: (entry, result, ms) => reporter.finished(entry, result, ms),
         onUnstarted: (entry) => reporter.unstarted(entry),
+        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+        ...(options.keepResponse ? { keepResponse: true } : {}),
       },
     });
+    options.onSending?.(() => dispatcher.progress);
     reporter.done(await dispatcher.run());
   } finally {
     reporter.close();
@@ -231,7 +233,6 @@ class ReplayReporter {
   readonly deadLetter: DeadLetterFile | undefined;
   private readonly latency = new LatencyHistogram();
   private readonly started = performance.now();
-  private lastProgress = 0;
 
   constructor(
     private readonly options: ReplayOptions,
@@ -240,17 +241,11 @@ class ReplayReporter {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
   }
 
-  finished(entry: ReplayEntry, result: DeliveryResult, ms: number, dispatcher: Dispatcher<ReplayEntry>): void {
+  finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
     if (!result.interrupted) this.latency.record(ms);
     if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
     else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
     this.options.onMessage?.(entry, result, ms);
-    const now = performance.now();
-    if (this.options.onProgress && now - this.lastProgress >= (this.options.progressMs ?? 100)) {
-      this.lastProgress = now;
-      const { sent, delivered, failed } = dispatcher.progress;
-      this.options.onProgress({ sent, delivered, failed, elapsedMs: now - this.started });
-    }
   }
 
   unstarted(entry: ReplayEntry): void {

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, spawnCli, collect, waitForLine } from "../helpers/cli.js";
+import { statuses } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 // Run `npm run build` first. Issue 13: exit codes and JUnit reports that cannot mislead a CI job.
@@ -95,5 +96,52 @@ describe("--retry-window 0", () => {
     const result = await runCli(["send", "--type", "track", "--url", target.url, "--retry-window", "0"]);
     expect(result.code).toBe(1);
     expect(target.requests).toHaveLength(1);
+  });
+});
+
+describe("progress you can see without a terminal", () => {
+  it("replay against a receiver that never answers 2xx: a status line and the retry-window notice within 15 s; Ctrl-C exits 130", async () => {
+    const target = await server((_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const child = spawnCli(["replay", ndjson(ten), "--url", target.url, "--concurrency", "4"]);
+    const done = collect(child, 30_000);
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const started = Date.now();
+    const status = /replay: (\d+) sent, 0 delivered, (\d+) retrying, 0 failed, [\d.]+\/s, oldest pending: next attempt in /;
+    while (!status.test(stderr) && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 100));
+    expect(stderr).toMatch(status);
+    expect(stderr).toContain("note: failed messages are retried for up to 4h (the default); --retry-window 30s (or 0, no retries) gives up sooner");
+    // Said once, not per message.
+    expect(stderr.match(/note: failed messages/g)).toHaveLength(1);
+    child.kill("SIGINT");
+    const result = await done;
+    expect(result.code).toBe(130);
+    // A last status line at the end, then the resume hint at line 1 (nothing was delivered).
+    expect(result.stderr).toContain("interrupted: resume with --from-line 1\n");
+  }, 30_000);
+
+  it("no notice when --retry-window is given; replay --verbose logs every attempt as send does", async () => {
+    const target = await server(statuses(503, 200));
+    const result = await runCli(["replay", ndjson([track("u", 1)]), "--url", target.url, "--retry-window", "10s", "--verbose"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain("note: failed messages");
+    expect(result.stderr).toContain(`> POST ${target.url} (attempt 1)`);
+    expect(result.stderr).toContain("< 503");
+    expect(result.stderr).toContain(`> POST ${target.url} (attempt 2)`);
+    expect(result.stderr).toContain("< 200");
+    // The last status line, printed at the end without a terminal.
+    expect(result.stderr).toMatch(/replay: 1 sent, 1 delivered, 0 retrying, 0 failed/);
+  });
+
+  it("send with many messages prints a last status line without a terminal; one message does not", async () => {
+    const target = await server();
+    const many = await runCli(["send", ndjson([track("u", 1), track("u", 2)]), "--url", target.url]);
+    expect(many.code).toBe(0);
+    expect(many.stderr).toMatch(/send: 2 sent, 2 delivered, 0 retrying, 0 failed/);
+    const one = await runCli(["send", "--type", "track", "--url", target.url]);
+    expect(one.stderr).not.toMatch(/send: \d+ sent/);
   });
 });

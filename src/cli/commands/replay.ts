@@ -17,7 +17,9 @@ import { formatDuration } from "../../util/duration.js";
 import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
 import { collect, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
-import { createOutput, type Output, type Spinner } from "../output.js";
+import { createOutput, type Output } from "../output.js";
+import { logAttempt } from "../attempt-log.js";
+import { retryWindowNotice, StatusLine } from "../status-line.js";
 
 export interface ReplayCommandOptions extends DeliveryFlags {
   /** A file, or `-` for standard input. */
@@ -34,6 +36,8 @@ export interface ReplayCommandOptions extends DeliveryFlags {
   /** Sending nothing (empty input, --from-line past the end, nothing selected) exits 0, not 2. */
   allowEmpty?: boolean;
   dryRun?: boolean;
+  /** Log every attempt's request and response on stderr, as `send --verbose` does. */
+  verbose?: boolean;
   junit?: string;
   json?: boolean;
 }
@@ -41,6 +45,8 @@ export interface ReplayCommandOptions extends DeliveryFlags {
 /** Injected in tests; the CLI uses the system clock. */
 export interface ReplayDependencies {
   clock?: Clock;
+  /** How often a status line is printed without a terminal (default 10 s). */
+  statusIntervalMs?: number;
 }
 
 // Bad lines listed one by one up to this many; the rest are counted.
@@ -55,7 +61,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const output = createOutput(io, { json: options.json ?? false });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   const input = await openInput(options.file, io);
-  const reporter = new ReplayCommandReporter(output, options, input.name);
+  const reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs);
   try {
     const summary = await replay({
       path: input.path,
@@ -90,7 +96,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     }
     return summary.failed > 0 ? 1 : 0;
   } finally {
-    reporter.stopSpinner();
+    reporter.stopStatus();
     input.remove?.();
   }
 }
@@ -118,37 +124,43 @@ async function openInput(file: string, io: CliIo): Promise<{ path: string; name:
 class ReplayCommandReporter {
   readonly cases: JunitCase[] = [];
   private badListed = 0;
-  private spinner: Spinner | undefined;
+  private status: StatusLine | undefined;
 
   constructor(
     private readonly output: Output,
     private readonly options: ReplayCommandOptions,
     private readonly name: string,
-  ) {
-    this.spinner = options.dryRun ? undefined : output.spinner("replaying…");
-  }
+    private readonly statusIntervalMs: number | undefined,
+  ) {}
 
-  hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onProgress"> {
+  hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onSending" | "onAttempt" | "keepResponse"> {
+    const verbose = this.options.verbose === true;
+    const notice = retryWindowNotice(this.output, this.options.retryWindowMs === undefined);
     return {
       onInvalid: (line, reason) => this.invalid(line, reason),
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
       ...(this.options.junit !== undefined ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => this.cases.push(junitCase(entry, result, ms)) } : {}),
-      onProgress: (progress) => {
-        const rate = progress.elapsedMs > 0 ? (progress.sent * 1000) / progress.elapsedMs : 0;
-        this.spinner?.update(`replaying: ${progress.sent} sent, ${progress.delivered} delivered, ${progress.failed} failed, ${Math.round(rate)}/s`);
+      onSending: (progress) => {
+        this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
+        this.status.start();
       },
+      onAttempt: (_entry, event) => {
+        if (verbose) logAttempt(this.output, event);
+        notice(event);
+      },
+      keepResponse: verbose,
     };
   }
 
-  /** After the run: the spinner stops and the bad lines not listed are counted. */
+  /** After the run: the last status line, and the bad lines not listed are counted. */
   finish(): void {
-    this.stopSpinner();
+    this.stopStatus();
     if (this.badListed > LISTED_BAD_LINES) this.output.log(`… and ${this.badListed - LISTED_BAD_LINES} more bad lines`);
   }
 
-  stopSpinner(): void {
-    this.spinner?.stop();
-    this.spinner = undefined;
+  stopStatus(): void {
+    this.status?.stop();
+    this.status = undefined;
   }
 
   private invalid(line: number, reason: string): void {
@@ -226,6 +238,7 @@ const rawSchema = z.object({
   deadLetter: z.string().optional(),
   allowEmpty: z.boolean().optional(),
   dryRun: z.boolean().optional(),
+  verbose: z.boolean().optional(),
   junit: z.string().optional(),
   json: z.boolean().optional(),
 });
@@ -246,6 +259,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
     .option("--allow-empty", "exit 0 when there is nothing to send (empty input, --from-line past the end, nothing selected); exit 2 otherwise")
     .option("--dry-run", "validate and count; send nothing")
+    .option("--verbose", "show each attempt's request and response (stderr)")
     .option("--junit <file>", "write a JUnit XML report, one test case per message")
     .option("--json", "one JSON object per failed message on stdout, then a summary")
     .addHelpText(

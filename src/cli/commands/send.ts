@@ -5,7 +5,7 @@ import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
 import { undiciEngine } from "../../delivery/wire.js";
-import { dispatch, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
+import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
 import { userIdOf } from "../../messages/check.js";
 import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
@@ -17,6 +17,8 @@ import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
 import { addExampleOptions, EXAMPLE_FLAGS, exampleOptionsShape } from "../example-options.js";
 import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
+import { headerLines, logAttempt } from "../attempt-log.js";
+import { retryWindowNotice, StatusLine } from "../status-line.js";
 import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { JunitCase } from "../../report/junit.js";
 
@@ -41,10 +43,9 @@ export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasK
 export interface SendDependencies {
   clock?: Clock;
   random?: Random;
+  /** How often a status line is printed without a terminal (default 10 s). */
+  statusIntervalMs?: number;
 }
-
-// Header values that are credentials of their own: shown redacted, like recordings do.
-const REDACTED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
 
 /**
  * Signs and delivers messages in input order, one at a time, through the
@@ -65,7 +66,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
   });
-  const reporter = new SendReporter(output, options.verbose === true);
+  const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
   const started = performance.now();
   try {
     if (options.dryRun) {
@@ -75,7 +76,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
       }
       return 0;
     }
-    const summary = await dispatch<SendEntry>({
+    const dispatcher = new Dispatcher<SendEntry>({
       // In input order, one at a time.
       source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input })),
       engine,
@@ -83,6 +84,10 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
       signal: io.signal,
       hooks: reporter.hooks,
     });
+    // Many messages without a terminal: status lines, so a CI log never looks hung. (On a terminal the retry spinner shows.)
+    const status = messages.length > 1 && !output.spins ? new StatusLine(output, "send", () => dispatcher.progress, deps.statusIntervalMs) : undefined;
+    status?.start();
+    const summary = await dispatcher.run().finally(() => status?.stop());
     const code = printSummary(output, messages.length, summary, io.signal);
     if (options.junit !== undefined) {
       const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
@@ -109,6 +114,7 @@ class SendReporter {
   constructor(
     private readonly output: Output,
     verbose: boolean,
+    notice: (event: AttemptEvent) => void,
   ) {
     this.hooks = {
       keepResponse: verbose,
@@ -116,6 +122,7 @@ class SendReporter {
         this.stopSpinner();
         if (verbose) logAttempt(output, event);
         logFailedAttempt(output, event);
+        notice(event);
         if (event.retryInMs !== undefined) this.spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
       },
       onResult: (entry, result, ms) => {
@@ -215,10 +222,6 @@ function report(output: Output, input: InputMessage, result: DeliveryResult): vo
   }
 }
 
-function headerLines(headers: Record<string, string>): string[] {
-  return Object.entries(headers).map(([name, value]) => `${name}: ${REDACTED_HEADERS.has(name.toLowerCase()) ? "[redacted]" : value}`);
-}
-
 function printDryRun(output: Output, input: InputMessage, request: PreparedRequest): void {
   if (output.json) {
     output.event("request", {
@@ -236,20 +239,6 @@ function printDryRun(output: Output, input: InputMessage, request: PreparedReque
   output.line("");
   output.line(request.body.toString("utf8"));
   output.line("");
-}
-
-function logAttempt(output: Output, event: AttemptEvent): void {
-  const { request } = event;
-  output.log(`> ${request.method} ${request.url} (attempt ${event.attempt})`);
-  for (const line of headerLines(request.headers)) output.log(`> ${line}`);
-  output.log(`> ${request.body.toString("utf8")}`);
-  if (event.response && event.status !== null) {
-    output.log(`< ${event.status} (${formatDuration(event.ms)})`);
-    for (const [name, value] of Object.entries(event.response.headers)) output.log(`< ${name}: ${Array.isArray(value) ? value.join(", ") : value}`);
-    if (event.response.body !== "") output.log(`< ${event.response.body}`);
-  } else {
-    output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
-  }
 }
 
 const rawSchema = z.object({
