@@ -5,6 +5,7 @@ import type { Socket } from "node:net";
 import { PortError, UsageError } from "../errors.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
+import { isHealthCheck, notPostVerdict } from "./not-post.js";
 import { formatRecordLine } from "./record.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
@@ -39,8 +40,10 @@ export interface ReceiverOptions {
   recording?: { append(line: string): void };
   maxBodyBytes?: number;
   clock?: Clock;
-  /** Called once per POST, before its answer is sent. */
+  /** Called once per POST (and per non-POST other than the health check, judged invalid), before its answer is sent. */
   onRequest?: (request: ReceivedRequest) => void;
+  /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
+  health?: () => Record<string, unknown>;
 }
 
 export interface Receiver {
@@ -197,7 +200,14 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       refuse(req, res);
       return;
     }
+    if (req.method !== "POST" && options.health && isHealthCheck(req)) {
+      answer(res, 200, JSON.stringify(options.health()));
+      req.resume();
+      return;
+    }
     if (req.method !== "POST") {
+      const verdict = notPostVerdict(req.method);
+      onRequest?.({ index: ++index, receivedAt: new Date(clock.now()), method: req.method ?? "", path: req.url ?? "/", headers: req.headers, verdict, status: 405, fault: null, injected: false });
       res.setHeader("allow", "POST");
       answer(res, 405, '{"error":"only POST is accepted"}');
       req.resume();

@@ -145,3 +145,48 @@ describe("progress you can see without a terminal", () => {
     expect(one.stderr).not.toMatch(/send: \d+ sent/);
   });
 });
+
+describe("readiness for CI scripts", () => {
+  const waitForFile = async (path: string): Promise<string> => {
+    const started = Date.now();
+    while (Date.now() - started < 10_000) {
+      try {
+        return readFileSync(path, "utf8");
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    throw new Error(`${path} was never written`);
+  };
+
+  it("listen --ready-file writes the URL; GET and HEAD /health answer 200 with the counts; another GET is shown and counted invalid", async () => {
+    const ready = join(dir, "listen.url");
+    const child = spawnCli(["listen", "--port", "0", "--ready-file", ready, "--count", "1", "--json"]);
+    const done = collect(child);
+    const url = (await waitForFile(ready)).trim();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${url}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true, received: 0, valid: 0, invalid: 0 });
+    const head = await fetch(`${url}/health`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    // Not a health check: answered 405, and counted (it is the --count 1 request, invalid: exit 1).
+    const other = await fetch(`${url}/hook`);
+    expect(other.status).toBe(405);
+    const result = await done;
+    expect(result.code).toBe(1);
+    const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.find((e) => e["event"] === "request")).toMatchObject({ method: "GET", path: "/hook", status: 405 });
+    expect(events.at(-1)).toMatchObject({ event: "summary", received: 1, invalid: 1 });
+  });
+
+  it("serve --ready-file writes the URL once listening", async () => {
+    const ready = join(dir, "serve.url");
+    const child = spawnCli(["serve", "--port", "0", "--memory", "--ready-file", ready]);
+    const done = collect(child);
+    const url = (await waitForFile(ready)).trim();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    child.kill("SIGTERM");
+    expect((await done).code).toBe(0);
+  });
+});

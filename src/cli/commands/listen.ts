@@ -9,6 +9,7 @@ import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
 import type { JunitCase } from "../../report/junit.js";
 import { writeJunitFile } from "../junit-file.js";
+import { writeReadyFile } from "../ready-file.js";
 import { readSecretFile } from "../../settings.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
@@ -35,6 +36,8 @@ export interface ListenOptions {
   exitAfterMs?: number;
   strict: boolean;
   junit?: string;
+  /** Write the URL here (atomically) once listening, for CI scripts to wait on. */
+  readyFile?: string;
   json: boolean;
   verbose: boolean;
 }
@@ -82,6 +85,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
       faults,
       ...(tls ? { tls } : {}),
       ...(recording ? { recording } : {}),
+      health: () => ({ ok: true, received, valid: received - invalid, invalid }),
       onRequest(request) {
         if (options.count !== undefined && received >= options.count) return;
         received += 1;
@@ -105,6 +109,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     output.event("listening", { url: receiver.url, port: receiver.port });
     output.log(`Listening on ${receiver.url}`);
   } else output.line(`Listening on ${receiver.url}`);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
   if (secret === undefined) output.warn("no secret given (--secret, --secret-file or WEBHOOK_SECRET): requests are accepted and marked unsigned");
   spinner = output.spinner(waitingText(0, 0));
 
@@ -309,6 +314,7 @@ const rawSchema = z.object({
   exitAfter: duration("--exit-after").optional(),
   strict: z.boolean().default(false),
   junit: z.string().min(1).optional(),
+  readyFile: z.string().min(1).optional(),
   json: z.boolean().default(false),
   verbose: z.boolean().default(false),
 });
@@ -335,6 +341,7 @@ export function registerListen(program: Command, context: CommandContext): void 
     .option("--exit-after <duration>", "exit after this long, e.g. 30s")
     .option("--strict", "unknown message keys are errors, not warnings")
     .option("--junit <file>", "write a JUnit XML report, one test case per request")
+    .option("--ready-file <file>", "write the URL to this file once listening (GET /health also answers 200)")
     .option("--json", "one JSON object per line on stdout")
     .option("--verbose", "print each request's full body")
     .addHelpText(

@@ -13,6 +13,7 @@ import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withD
 import type { CliIo, CommandContext } from "../io.js";
 import { aliasKeys, integer, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output } from "../output.js";
+import { writeReadyFile } from "../ready-file.js";
 
 export const DEFAULT_SERVE_PORT = 8088;
 export const DEFAULT_STATE_DIR = ".webhook-cli";
@@ -32,6 +33,8 @@ export interface ServeOptions extends DeliveryFlags {
   concurrency?: number;
   /** One invalid call refuses the whole request with 400 (the CI mode); otherwise invalid calls are dropped one by one. */
   strict?: boolean;
+  /** Write the URL here (atomically) once listening, for CI scripts to wait on. */
+  readyFile?: string;
   json?: boolean;
 }
 
@@ -75,6 +78,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     output.event("listening", { url: server.url, port: server.port });
     output.log(`Listening on ${server.url}`);
   } else output.line(`Listening on ${server.url}`);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, server.url);
 
   if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
   if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
@@ -150,6 +154,7 @@ const rawSchema = z.object({
   aliasKeys: aliasKeys.optional(),
   concurrency: integer("--concurrency", 1, 1024).optional(),
   strict: z.boolean().optional(),
+  readyFile: z.string().min(1).optional(),
   json: z.boolean().optional(),
 });
 
@@ -170,6 +175,7 @@ export function registerServe(program: Command, context: CommandContext): void {
     .option("--alias-keys <style>", "alias keys of forwarded alias messages: spec or camel")
     .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_DELIVERY_CONCURRENCY})`)
     .option("--strict", "refuse a whole request (400) when one call in it is invalid, instead of dropping that call")
+    .option("--ready-file <file>", "write the URL to this file once listening")
     .option("--json", "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary")
     .addHelpText(
       "after",
