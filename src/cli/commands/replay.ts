@@ -19,6 +19,7 @@ import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
 import { collect, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output } from "../output.js";
 import { logAttempt } from "../attempt-log.js";
+import { INTERRUPTED, readStdin } from "../stdin.js";
 import { retryWindowNotice, StatusLine } from "../status-line.js";
 
 export interface ReplayCommandOptions extends DeliveryFlags {
@@ -60,7 +61,8 @@ const LISTED_BAD_LINES = 100;
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
-  const input = await openInput(options.file, io);
+  const input = await openInput(options.file, io, output);
+  if (input === INTERRUPTED) return interruptedExitCode(io.signal);
   const reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs);
   try {
     const summary = await replay({
@@ -102,10 +104,10 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
 }
 
 /** The file to read: a regular file checked up front, or standard input spooled to a temporary file. */
-async function openInput(file: string, io: CliIo): Promise<{ path: string; name: string; remove?: () => void }> {
+async function openInput(file: string, io: CliIo, output: Output): Promise<{ path: string; name: string; remove?: () => void } | typeof INTERRUPTED> {
   if (file === "-") {
-    const spool = await spoolToTempFile(io.stdin);
-    return { path: spool.path, name: "stdin", remove: spool.remove };
+    const spool = await readStdin(io, output, () => spoolToTempFile(io.stdin, io.signal));
+    return spool === INTERRUPTED ? spool : { path: spool.path, name: "stdin", remove: spool.remove };
   }
   const path = resolve(io.cwd, file);
   // Fail early, with the file named, rather than deep inside the first pass.

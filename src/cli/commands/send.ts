@@ -19,6 +19,7 @@ import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options
 import { createOutput, type Output, type Spinner } from "../output.js";
 import { headerLines, logAttempt } from "../attempt-log.js";
 import { retryWindowNotice, StatusLine } from "../status-line.js";
+import { INTERRUPTED, readStdin } from "../stdin.js";
 import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { JunitCase } from "../../report/junit.js";
 
@@ -60,6 +61,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
   });
   const messages = await readInput(options, io, settings.aliasKeys, output);
+  if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
 
   const engine = undiciEngine(settings, {
     ...engineOptions,
@@ -174,7 +176,7 @@ function checkCombination(options: SendOptions): void {
   }
 }
 
-async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
+async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[] | typeof INTERRUPTED> {
   if (options.type !== undefined) {
     const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
     return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
@@ -182,7 +184,9 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
   const file = options.file as string;
   let text: string;
   if (file === "-") {
-    text = await readStream(io.stdin);
+    const read = await readStdin(io, output, () => readStream(io.stdin));
+    if (read === INTERRUPTED) return read;
+    text = read;
   } else {
     try {
       text = readFileSync(resolve(io.cwd, file), "utf8");
