@@ -199,6 +199,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     eventsPerSecond: Math.round(s.eventsPerSecond),
     dryRun: s.dryRun,
     resumeLine: s.resumeLine ?? null,
+    deliveredAfterResume: s.deliveredAfterResume,
   });
   const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered by --type` : ""].filter(Boolean).join(", ");
   if (s.dryRun) {
