@@ -190,3 +190,48 @@ describe("readiness for CI scripts", () => {
     expect((await done).code).toBe(0);
   });
 });
+
+describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)", () => {
+  const seqOf = (body: Buffer): number => (JSON.parse(body.toString()) as { properties: { seq: number } }).properties.seq;
+  // Line n carries seq n; u(n % 6) keeps per-user order in play.
+  const lines = Array.from({ length: 80 }, (_, i) => track(`u${i % 6}`, i + 1));
+
+  for (const [concurrency, withDeadLetter, after] of [[1, false, 6], [1, true, 8], [32, false, 30], [32, true, 40]] as const) {
+    it(`concurrency ${concurrency}, ${withDeadLetter ? "with" : "without"} --dead-letter, Ctrl-C after ${after} requests`, async () => {
+      const delivered = new Set<number>();
+      // Every 10th line from 3 fails for good, every 10th from 7 is retried until the interruption, others are delayed a little.
+      const flaky = await server((req, res) => {
+        const seq = seqOf(req.body);
+        const status = seq % 10 === 3 ? 400 : seq % 10 === 7 ? 503 : 200;
+        setTimeout(() => {
+          if (status === 200) delivered.add(seq);
+          res.statusCode = status;
+          res.end();
+        }, (seq * 7) % 20);
+      });
+      const path = ndjson(lines);
+      const deadLetter = join(dir, `hint-${concurrency}-${after}.ndjson`);
+      const child = spawnCli(["replay", path, "--url", flaky.url, "--concurrency", String(concurrency), ...(withDeadLetter ? ["--dead-letter", deadLetter] : [])]);
+      const done = collect(child);
+      while (flaky.requests.length < after) await new Promise((r) => setTimeout(r, 5));
+      child.kill("SIGINT");
+      const result = await done;
+      expect(result.code).toBe(130);
+      const mark = Number(/interrupted: resume with --from-line (\d+)/.exec(result.stderr)?.[1]);
+      expect(mark).toBeGreaterThan(0);
+      const dead = withDeadLetter
+        ? readFileSync(deadLetter, "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { body: { properties: { seq: number } } }).body.properties.seq)
+        : [];
+      // Only final failures (the 400s) are dead-lettered.
+      for (const seq of dead) expect(seq % 10).toBe(3);
+      for (let line = 1; line <= lines.length; line++) expect(delivered.has(line) || dead.includes(line) || line >= mark, `line ${line} lost (resume at ${mark})`).toBe(true);
+
+      const healthy = await server();
+      const resumed = await runCli(["replay", path, "--url", healthy.url, "--from-line", String(mark), "--concurrency", String(concurrency)]);
+      expect(resumed.code).toBe(0);
+      if (dead.length > 0) expect((await runCli(["replay", deadLetter, "--url", healthy.url])).code).toBe(0);
+      for (const r of healthy.requests) delivered.add(seqOf(r.body));
+      expect([...delivered].sort((a, b) => a - b)).toEqual(lines.map((_, i) => i + 1));
+    });
+  }
+});
