@@ -1,4 +1,7 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN } from "../helpers/cli.js";
 import { closeServersAfterEach } from "../helpers/setup.js";
@@ -6,6 +9,7 @@ import { closeServersAfterEach } from "../helpers/setup.js";
 // Run `npm run build` first. The terminal rules of issue 13, under a real pseudo-terminal made by
 // script(1) (util-linux): no TTY in CI is no excuse to leave them untested.
 const { server } = closeServersAfterEach();
+const dir = mkdtempSync(join(tmpdir(), "tty-e2e-"));
 
 interface PtyRun {
   output: () => string;
@@ -72,4 +76,20 @@ describe("on a terminal", () => {
     expect(output).toMatch(/"event":"summary"/);
     expect(output).not.toMatch(SPINNER);
   });
+
+  it("replay's spinner shows the live counts; Ctrl-C ends it with 130 and the resume hint", async () => {
+    const target = await server((_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const file = join(dir, "three.ndjson");
+    writeFileSync(file, ["a", "b", "c"].map((u) => JSON.stringify({ version: 1, type: "track", userId: u, event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" })).join("\n"));
+    const run = inPty(`${cli} replay ${file} --url ${target.url}`);
+    await until(run, /replay: 3 sent, 0 delivered, 3 retrying, 0 failed, [\d.]+\/s, oldest pending: next attempt in/);
+    run.type("\x03");
+    const { code, output } = await run.done;
+    expect(code).toBe(130);
+    expect(output).toContain("interrupted: resume with --from-line 1");
+  });
 });
+
