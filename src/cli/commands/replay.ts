@@ -218,7 +218,8 @@ function printResume(output: Output, s: ReplaySummary, deadLetter: string | unde
   const later = s.deliveredAfterResume;
   const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";
   output.log(`interrupted: resume with --from-line ${s.resumeLine}${again}`);
-  if (deadLetter !== undefined && s.deadLettered > 0) output.log(`(${deadLetter} holds only the ${s.deadLettered} that finally failed; the interrupted ones are covered by --from-line)`);
+  // The dead-letter file holds only final failures; the interrupted messages are at or after the resume line.
+  if (deadLetter !== undefined && s.deadLettered > 0) output.log(`the ${s.deadLettered} that failed for good are in ${deadLetter}: replay it too once the receiver is fixed`);
 }
 
 function round(ms: number): number {
