@@ -1,10 +1,10 @@
 import { performance } from "node:perf_hooks";
 import type { EngineSettings } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
-import type { DeliveryResult } from "../delivery/types.js";
+import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
-import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
-import { InputError } from "../errors.js";
+import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchProgress, type DispatchSummary } from "../dispatch/dispatcher.js";
+import { InputError, UsageError } from "../errors.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
@@ -29,6 +29,8 @@ export interface ReplayOptions {
   /** First line to consider (inclusive), to resume. */
   fromLine?: number;
   skipInvalid?: boolean;
+  /** A run that would send nothing is not an error (CONTRACT.md 3 "nothing to send"). */
+  allowEmpty?: boolean;
   deadLetter?: string;
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -39,20 +41,16 @@ export interface ReplayOptions {
   onInvalid?: (line: number, reason: string) => void;
   /** Under `raw`: a line that is not a known message, sent anyway. */
   onWarning?: (line: number, reason: string) => void;
-  /** A message that was not delivered (finally failed or interrupted). */
+  /** A message that was not delivered (finally failed, or interrupted: then `failure.reason` is "interrupted"). */
   onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
   /** Every finished message, for per-message reports (JUnit). */
   onMessage?: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void;
-  /** Called at most every `progressMs` while sending. */
-  onProgress?: (progress: ReplayProgress) => void;
-  progressMs?: number;
-}
-
-export interface ReplayProgress {
-  sent: number;
-  delivered: number;
-  failed: number;
-  elapsedMs: number;
+  /** Sending starts: live counts for a status line, read as often as the caller likes. */
+  onSending?: (progress: () => DispatchProgress) => void;
+  /** After each attempt of a message (replay --verbose, the retry-window notice). */
+  onAttempt?: (entry: ReplayEntry, event: AttemptEvent) => void;
+  /** Keep response headers and bodies in the attempt events (--verbose shows them). */
+  keepResponse?: boolean;
 }
 
 export interface ReplaySummary {
@@ -67,7 +65,7 @@ export interface ReplaySummary {
   delivered: number;
   /** Finally failed (dead-lettered when --dead-letter is given). */
   failed: number;
-  /** Not delivered because of the interruption (dead-lettered with reason "interrupted"). */
+  /** Not delivered because of the interruption (never dead-lettered: they are at or after the resume line). */
   interrupted: number;
   /** Delivered or failed after more than one round. */
   retried: number;
@@ -82,6 +80,9 @@ export interface ReplaySummary {
   /** Lines after `resumeLine` already delivered (resuming sends them again). */
   deliveredAfterResume: number;
 }
+
+/** Live counts while sending (the dispatcher's). */
+export type ReplayProgress = DispatchProgress;
 
 /** What the validation pass found. */
 interface Validation {
@@ -106,6 +107,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   const summary = emptySummary(validation, options.dryRun === true);
   // Interrupted while validating: nothing was sent, resume where this run started.
   if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
+  if (validation.messages === 0 && options.allowEmpty !== true) throw nothingToSend(options, fromLine, validation);
   if (options.dryRun) return summary;
   return sendFile(options, fromLine, validation, summary);
 }
@@ -130,6 +132,17 @@ async function validateFile(options: ReplayOptions, fromLine: number): Promise<V
     }
   }
   return found;
+}
+
+/** Why a run would send nothing: a mistake in a script far more often than not, so exit 2 unless --allow-empty. */
+function nothingToSend(options: ReplayOptions, fromLine: number, found: Validation): Error {
+  const allow = "; nothing sent (--allow-empty accepts that)";
+  if (fromLine > 1 && fromLine > found.lines) {
+    return new UsageError(`nothing to send: --from-line ${fromLine} is past the end of ${options.name} (${found.lines} lines)${allow}`, { flag: "--from-line" });
+  }
+  const reason =
+    found.filtered > 0 ? `no line matched the filters (${found.filtered} filtered out)` : found.bad.size > 0 ? `every line was skipped as invalid (${found.bad.size})` : "the input is empty";
+  return new InputError(`nothing to send: ${reason}${allow}`, { file: options.name });
 }
 
 function typeFilter(types: readonly MessageType[] | undefined): Set<string> | undefined {
@@ -189,7 +202,7 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
   });
   const reporter = new ReplayReporter(options, summary);
   try {
-    const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
+    const dispatcher = new Dispatcher<ReplayEntry>({
       source: sendableEntries(options, fromLine, validation.bad, options.signal),
       engine,
       concurrency,
@@ -197,13 +210,16 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
       speed: options.speed,
       clock: options.clock,
       signal: options.signal,
-      recordsNotDelivered: reporter.deadLetter !== undefined,
+      recordsFailed: reporter.deadLetter !== undefined,
       startLine: fromLine,
       hooks: {
-        onResult: (entry, result, ms) => reporter.finished(entry, result, ms, dispatcher),
+        onResult: (entry, result, ms) => reporter.finished(entry, result, ms),
         onUnstarted: (entry) => reporter.unstarted(entry),
+        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+        ...(options.keepResponse ? { keepResponse: true } : {}),
       },
     });
+    options.onSending?.(() => dispatcher.progress);
     reporter.done(await dispatcher.run());
   } finally {
     reporter.close();
@@ -217,7 +233,6 @@ class ReplayReporter {
   readonly deadLetter: DeadLetterFile | undefined;
   private readonly latency = new LatencyHistogram();
   private readonly started = performance.now();
-  private lastProgress = 0;
 
   constructor(
     private readonly options: ReplayOptions,
@@ -226,20 +241,15 @@ class ReplayReporter {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
   }
 
-  finished(entry: ReplayEntry, result: DeliveryResult, ms: number, dispatcher: Dispatcher<ReplayEntry>): void {
+  finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
     if (!result.interrupted) this.latency.record(ms);
-    if (!result.delivered) this.notDelivered(entry, result, failureOf(result, result.interrupted ? { reason: "interrupted" } : {}));
+    if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
+    else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
     this.options.onMessage?.(entry, result, ms);
-    const now = performance.now();
-    if (this.options.onProgress && now - this.lastProgress >= (this.options.progressMs ?? 100)) {
-      this.lastProgress = now;
-      const { sent, delivered, failed } = dispatcher.progress;
-      this.options.onProgress({ sent, delivered, failed, elapsedMs: now - this.started });
-    }
   }
 
   unstarted(entry: ReplayEntry): void {
-    this.notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
+    this.options.onFailure?.(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
     this.options.onMessage?.(entry, undefined, 0);
   }
 
@@ -262,6 +272,7 @@ class ReplayReporter {
     this.deadLetter?.close();
   }
 
+  /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
       this.deadLetter.write(deadLetterLine(entry.text, failure));

@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
@@ -7,13 +7,17 @@ import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
 import { replay, type ReplayOptions, type ReplaySummary } from "../../replay/replay.js";
 import type { Failure } from "../../delivery/failure.js";
 import { spoolToTempFile } from "../../replay/spool.js";
-import { junitXml, type JunitCase } from "../../report/junit.js";
+import type { JunitCase } from "../../report/junit.js";
+import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { resolveDeliveryOptions } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
+import { logAttempt } from "../attempt-log.js";
+import { INTERRUPTED, readStdin } from "../stdin.js";
+import { retryWindowNotice, StatusLine } from "../status-line.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
@@ -23,6 +27,8 @@ export type ReplayCommandOptions = ReplayFlags & {
 /** Injected in tests; the CLI uses the system clock. */
 export interface ReplayDependencies {
   clock?: Clock;
+  /** How often a status line is printed without a terminal (default 10 s). */
+  statusIntervalMs?: number;
 }
 
 // Bad lines listed one by one up to this many; the rest are counted.
@@ -38,8 +44,9 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   output.maskSecret(settings.secret);
 
-  const input = await openInput(options.file, io);
-  const reporter = new ReplayCommandReporter(output, options, input.name);
+  const input = await openInput(options.file, io, output);
+  if (input === INTERRUPTED) return interruptedExitCode(io.signal);
+  const reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs);
   try {
     const summary = await replay({
       path: input.path,
@@ -52,6 +59,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...(options.types ? { types: options.types } : {}),
       ...(options.fromLine !== undefined ? { fromLine: options.fromLine } : {}),
       skipInvalid: options.skipInvalid === true,
+      allowEmpty: options.allowEmpty === true,
       raw: options.raw === true,
       onWarning(line, reason) {
         output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
@@ -63,7 +71,9 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...reporter.hooks(),
     });
     reporter.finish();
-    if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, input.name, reporter.cases, summary);
+    if (options.junit !== undefined) {
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases: reporter.cases, timestamp: new Date(), time: summary.elapsedMs / 1000 });
+    }
     printSummary(output, summary, options.deadLetter);
     if (summary.resumeLine !== undefined) {
       printResume(output, summary, options.deadLetter);
@@ -71,16 +81,16 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     }
     return summary.failed > 0 ? 1 : 0;
   } finally {
-    reporter.stopSpinner();
+    reporter.stopStatus();
     input.remove?.();
   }
 }
 
 /** The file to read: a regular file checked up front, or standard input spooled to a temporary file. */
-async function openInput(file: string, io: CliIo): Promise<{ path: string; name: string; remove?: () => void }> {
+async function openInput(file: string, io: CliIo, output: Output): Promise<{ path: string; name: string; remove?: () => void } | typeof INTERRUPTED> {
   if (file === "-") {
-    const spool = await spoolToTempFile(io.stdin);
-    return { path: spool.path, name: "stdin", remove: spool.remove };
+    const spool = await readStdin(io, output, () => spoolToTempFile(io.stdin, io.signal));
+    return spool === INTERRUPTED ? spool : { path: spool.path, name: "stdin", remove: spool.remove };
   }
   const path = resolve(io.cwd, file);
   // Fail early, with the file named, rather than deep inside the first pass.
@@ -99,37 +109,43 @@ async function openInput(file: string, io: CliIo): Promise<{ path: string; name:
 class ReplayCommandReporter {
   readonly cases: JunitCase[] = [];
   private badListed = 0;
-  private spinner: Spinner | undefined;
+  private status: StatusLine | undefined;
 
   constructor(
     private readonly output: Output,
     private readonly options: ReplayCommandOptions,
     private readonly name: string,
-  ) {
-    this.spinner = options.dryRun ? undefined : output.spinner("replaying…");
-  }
+    private readonly statusIntervalMs: number | undefined,
+  ) {}
 
-  hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onProgress"> {
+  hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onSending" | "onAttempt" | "keepResponse"> {
+    const verbose = this.options.verbose === true;
+    const notice = retryWindowNotice(this.output, this.options.retryWindowMs === undefined);
     return {
       onInvalid: (line, reason) => this.invalid(line, reason),
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
       ...(this.options.junit !== undefined ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => this.cases.push(junitCase(entry, result, ms)) } : {}),
-      onProgress: (progress) => {
-        const rate = progress.elapsedMs > 0 ? (progress.sent * 1000) / progress.elapsedMs : 0;
-        this.spinner?.update(`replaying: ${progress.sent} sent, ${progress.delivered} delivered, ${progress.failed} failed, ${Math.round(rate)}/s`);
+      onSending: (progress) => {
+        this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
+        this.status.start();
       },
+      onAttempt: (_entry, event) => {
+        if (verbose) logAttempt(this.output, event);
+        notice(event);
+      },
+      keepResponse: verbose,
     };
   }
 
-  /** After the run: the spinner stops and the bad lines not listed are counted. */
+  /** After the run: the last status line, and the bad lines not listed are counted. */
   finish(): void {
-    this.stopSpinner();
+    this.stopStatus();
     if (this.badListed > LISTED_BAD_LINES) this.output.log(`… and ${this.badListed - LISTED_BAD_LINES} more bad lines`);
   }
 
-  stopSpinner(): void {
-    this.spinner?.stop();
-    this.spinner = undefined;
+  stopStatus(): void {
+    this.status?.stop();
+    this.status = undefined;
   }
 
   private invalid(line: number, reason: string): void {
@@ -166,6 +182,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     eventsPerSecond: Math.round(s.eventsPerSecond),
     dryRun: s.dryRun,
     resumeLine: s.resumeLine ?? null,
+    deliveredAfterResume: s.deliveredAfterResume,
   });
   const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered by --type` : ""].filter(Boolean).join(", ");
   if (s.dryRun) {
@@ -181,9 +198,11 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
 
 /** The low-water resume hint (CONTRACT.md 4 "Resume"): resuming may repeat, never skip. */
 function printResume(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
-  output.log(`interrupted: resume with --from-line ${s.resumeLine}${deadLetter !== undefined ? ` (and replay ${deadLetter} for the ${s.interrupted} interrupted)` : ""}`);
   const later = s.deliveredAfterResume;
-  if (later > 0) output.log(`${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again`);
+  const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";
+  output.log(`interrupted: resume with --from-line ${s.resumeLine}${again}`);
+  // The dead-letter file holds only final failures; the interrupted messages are at or after the resume line.
+  if (deadLetter !== undefined && s.deadLettered > 0) output.log(`the ${s.deadLettered} that failed for good are in ${deadLetter}: replay it too once the receiver is fixed`);
 }
 
 function round(ms: number): number {
@@ -191,17 +210,5 @@ function round(ms: number): number {
 }
 
 function junitCase(entry: ReplayEntry, result: DeliveryResult | undefined, ms: number): JunitCase {
-  const name = `line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`;
-  const base = { name, classname: "webhook-cli.replay", time: ms / 1000 };
-  if (result?.delivered) return base;
-  const message = result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? "failed"}`).join("; ");
-  return { ...base, failure: { message, type: "delivery" } };
-}
-
-function writeJunit(path: string, flagValue: string, name: string, cases: JunitCase[], summary: ReplaySummary): void {
-  try {
-    writeFileSync(path, junitXml({ name: `webhook-cli replay ${name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 }));
-  } catch (error) {
-    throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: flagValue });
-  }
+  return deliveryCase(`line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`, "webhook-cli.replay", result, ms);
 }

@@ -10,6 +10,7 @@ import { resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-option
 import type { CliIo } from "../io.js";
 import type { ServeFlags } from "../options/serve.js";
 import { createOutput, type Output } from "../output.js";
+import { writeReadyFile } from "../ready-file.js";
 
 export type ServeOptions = ServeFlags;
 
@@ -65,6 +66,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     output.event("listening", { url: server.url, port: server.port });
     output.log(`Listening on ${server.url}`);
   } else output.line(`Listening on ${server.url}`);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, server.url);
 
   if (settings.secret === undefined) warnUnsignedDelivery(io);
   if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");

@@ -17,7 +17,7 @@ export const DELIVERY_OPTIONS = [
     kind: "duration",
     help: "deadline per attempt for the response status, connect and TLS included (default 5s)",
   },
-  { key: "retryWindowMs", flag: "--retry-window", arg: "<duration>", kind: "duration", help: "no retry starts later than this after the first attempt (default 4h)" },
+  { key: "retryWindowMs", flag: "--retry-window", arg: "<duration>", kind: "durationOrZero", help: "no retry starts later than this after the first attempt (default 4h; 0 = no retries)" },
   { key: "ca", flag: "--ca", arg: "<file>", kind: "list", help: "also trust this CA certificate (PEM; repeatable)" },
   { key: "userAgent", flag: "--user-agent", arg: "<ua>", kind: "string", nonEmpty: true, help: "User-Agent header (default Segment.io/1.0)" },
 ] as const satisfies readonly OptionSpec[];

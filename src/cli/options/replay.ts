@@ -15,6 +15,8 @@ export const REPLAY_OPTIONS = [
   { key: "skipInvalid", flag: "--skip-invalid", kind: "switch", help: "send the valid lines even when some are bad (the bad ones are listed)" },
   { key: "raw", flag: "--raw", kind: "switch", help: "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them" },
   { key: "deadLetter", flag: "--dead-letter", arg: "<file>", kind: "string", help: "append every message not delivered to this file (replay accepts it again)" },
+  { key: "allowEmpty", flag: "--allow-empty", kind: "switch", help: "exit 0 when there is nothing to send (empty input, --from-line past the end, nothing selected); exit 2 otherwise" },
+  { key: "verbose", flag: "--verbose", kind: "switch", help: "show each attempt's request and response (stderr)" },
   { key: "dryRun", flag: "--dry-run", kind: "switch", help: "validate and count; send nothing" },
   { key: "junit", flag: "--junit", arg: "<file>", kind: "string", help: "write a JUnit XML report, one test case per message" },
   { key: "json", flag: "--json", kind: "switch", help: "one JSON object per failed message on stdout, then a summary" },
