@@ -15,7 +15,7 @@ export class ResultsFile {
   private fd: number | undefined;
 
   /** `input` and `compare` (the --compare file, read before the run) may not be the results file. */
-  constructor(readonly path: string, others: { input?: string; compare?: string } = {}, flag = "--results") {
+  constructor(readonly path: string, others: { input?: string | undefined; compare?: string | undefined } = {}, flag = "--results") {
     for (const [role, other] of Object.entries(others)) {
       if (other !== undefined && sameFile(path, other)) {
         throw new UsageError(`the results file cannot be the ${role === "input" ? "input file" : "--compare file"}`, { flag, file: path });

@@ -17,8 +17,9 @@ import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withD
 import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
 import { collect, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
+import { RegressReporter, regressFlags, regressOptionsShape, type RegressFlags } from "./replay-regress.js";
 
-export interface ReplayCommandOptions extends DeliveryFlags {
+export interface ReplayCommandOptions extends DeliveryFlags, RegressFlags {
   /** A file, or `-` for standard input. */
   file: string;
   concurrency?: number;
@@ -52,8 +53,9 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const output = createOutput(io, { json: options.json ?? false });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   const input = await openInput(options.file, io);
-  const reporter = new ReplayCommandReporter(output, options, input.name);
   try {
+    const regress = await RegressReporter.open(output, options, io, input.name);
+    const reporter = new ReplayCommandReporter(output, options, input.name, regress);
     const summary = await replay({
       path: input.path,
       name: input.name,
@@ -74,17 +76,19 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       signal: io.signal,
       ...(deps.clock ? { clock: deps.clock } : {}),
       ...reporter.hooks(),
-    });
+      ...regress.replayOptions(io),
+    }).finally(() => reporter.stopSpinner());
     reporter.finish();
-    if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, input.name, reporter.cases, summary);
+    const cases = [...reporter.cases, ...regress.junitCases];
+    if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, input.name, cases, summary);
     printSummary(output, summary, options.deadLetter);
+    if (!summary.dryRun) regress.report(summary.resumeLine !== undefined);
     if (summary.resumeLine !== undefined) {
       printResume(output, summary, options.deadLetter);
       return interruptedExitCode(io.signal);
     }
-    return summary.failed > 0 ? 1 : 0;
+    return summary.failed > 0 || regress.failed ? 1 : 0;
   } finally {
-    reporter.stopSpinner();
     input.remove?.();
   }
 }
@@ -118,6 +122,7 @@ class ReplayCommandReporter {
     private readonly output: Output,
     private readonly options: ReplayCommandOptions,
     private readonly name: string,
+    private readonly regress: RegressReporter,
   ) {
     this.spinner = options.dryRun ? undefined : output.spinner("replaying…");
   }
@@ -126,7 +131,7 @@ class ReplayCommandReporter {
     return {
       onInvalid: (line, reason) => this.invalid(line, reason),
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
-      ...(this.options.junit !== undefined ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => this.cases.push(junitCase(entry, result, ms)) } : {}),
+      ...withMessageHook(this.regress.onMessage(this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined)),
       onProgress: (progress) => {
         const rate = progress.elapsedMs > 0 ? (progress.sent * 1000) / progress.elapsedMs : 0;
         this.spinner?.update(`replaying: ${progress.sent} sent, ${progress.delivered} delivered, ${progress.failed} failed, ${Math.round(rate)}/s`);
@@ -161,6 +166,10 @@ class ReplayCommandReporter {
   }
 }
 
+function withMessageHook(onMessage: ReplayOptions["onMessage"]): Pick<ReplayOptions, "onMessage"> {
+  return onMessage ? { onMessage } : {};
+}
+
 function printSummary(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
   output.event("summary", {
     lines: s.lines,
@@ -180,7 +189,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     dryRun: s.dryRun,
     resumeLine: s.resumeLine ?? null,
   });
-  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered by --type` : ""].filter(Boolean).join(", ");
+  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered out` : ""].filter(Boolean).join(", ");
   if (s.dryRun) {
     output.line(`dry run: ${s.messages} message${s.messages === 1 ? "" : "s"} would be sent (${s.lines} lines${extras ? `, ${extras}` : ""})`);
     return;
@@ -232,6 +241,7 @@ const rawSchema = z.object({
   dryRun: z.boolean().optional(),
   junit: z.string().optional(),
   json: z.boolean().optional(),
+  ...regressOptionsShape,
 });
 
 export function registerReplay(program: Command, context: CommandContext): void {
@@ -248,6 +258,14 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .option("--skip-invalid", "send the valid lines even when some are bad (the bad ones are listed)")
     .option("--raw", "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them")
     .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
+    .option("--line <n|a-b>", "only replay this line, or lines A to B (repeatable)", collect)
+    .option("--message-id <id>", "only replay the message with this messageId (repeatable)", collect)
+    .option("--user-id <id>", "only replay this user's messages (the per-user order key; repeatable)", collect)
+    .option("--shard <k/n>", "only replay share K of N, split by user (N CI jobs replay one log between them)")
+    .option("--results <file>", "append one line per message with each URL's answer (status, content-type, body), in input order")
+    .option("--compare <file>", "compare the answers with an earlier --results file (or a listen --forward-to recording); exit 1 on a change")
+    .option("--ignore <path>", "with --compare: leave this JSON body path out, e.g. '$.requestId' (repeatable)", collect)
+    .option("--expect-status <list>", "an answer outside this list is a failure, e.g. 2xx or 200,202")
     .option("--dry-run", "validate and count; send nothing")
     .option("--junit <file>", "write a JUnit XML report, one test case per message")
     .option("--json", "one JSON object per failed message on stdout, then a summary")
@@ -256,7 +274,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
       "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
     )
     .action(async (file: string, raw: Record<string, unknown>) => {
-      const { type, ...rest } = withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw)));
+      const { type, ...rest } = regressFlags(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))));
       context.exitCode = await replayCommand(
         { ...rest, file, ...(type ? { types: type.map((t) => messageType("--type").parse(t)) } : {}) },
         context.io,
