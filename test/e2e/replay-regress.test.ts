@@ -126,7 +126,9 @@ describe("replay as a regression test", () => {
 
   it("keeps a large answer as its SHA-256 and size", async () => {
     const big = Buffer.alloc(100_000, "a");
-    const target = await server((_request, res) => res.end(big));
+    const target = await server((_request, res) => {
+      res.end(big);
+    });
     const results = join(dir, "big.ndjson");
     expect((await runCli(["replay", input, "--url", target.url, "--line", "1", "--results", results])).code).toBe(0);
     expect(readLines(results)[0]?.["urls"]).toEqual([

@@ -160,10 +160,15 @@ class ReplayCommandReporter {
 
   private failed(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     const { output } = this;
-    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls ?? [], failure });
+    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls.map(deliveryUrl) ?? [], failure });
     const user = entry.orderKey !== undefined ? ` ${entry.orderKey}` : "";
     output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${failure.reason}`);
   }
+}
+
+/** A `delivery` event's URL (CONTRACT.md 3): the captured answer (--results) stays out. */
+function deliveryUrl({ url, status, attempts, error, ms }: DeliveryResult["urls"][number]): Record<string, unknown> {
+  return { url, status, attempts, error, ms };
 }
 
 function withMessageHook(onMessage: ReplayOptions["onMessage"]): Pick<ReplayOptions, "onMessage"> {
@@ -271,7 +276,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .option("--json", "one JSON object per failed message on stdout, then a summary")
     .addHelpText(
       "after",
-      "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
+      "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:3001/hook --results new.ndjson --compare old.ndjson --ignore '$.requestId'",
     )
     .action(async (file: string, raw: Record<string, unknown>) => {
       const { type, ...rest } = regressFlags(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))));
