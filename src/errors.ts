@@ -5,7 +5,13 @@
 
 /** Where a bad value came from, so a message can name it. */
 export interface ErrorSource {
+  /** A command-line flag; only src/cli/ sets it. */
   flag?: string;
+  /**
+   * The input field a library function was given (`urls`, `secretFile`…). A
+   * front end names it its own way: the CLI prints the flag.
+   */
+  field?: string;
   file?: string;
   line?: number;
   key?: string;
@@ -34,9 +40,14 @@ export class WebhookCliError extends Error {
     this.source = options?.source;
   }
 
-  /** The message prefixed with where the value came from: `events.ndjson:3: …`, `--url: …`. */
-  describe(): string {
-    return `${formatSource(this.source)}${this.message}`;
+  /**
+   * The message prefixed with where the value came from: `events.ndjson:3: …`,
+   * `urls: …`. `nameOf` renames fields, in the prefix and where the message
+   * mentions one in backquotes (`give \`urls\``): the CLI passes flag names.
+   */
+  describe(nameOf: (field: string) => string | undefined = () => undefined): string {
+    const message = this.message.replace(/`(\w+)`/g, (text, field: string) => nameOf(field) ?? text);
+    return `${formatSource(this.source, nameOf)}${message}`;
   }
 }
 
@@ -82,12 +93,13 @@ export class ClosedError extends WebhookCliError {
   }
 }
 
-export function formatSource(source: ErrorSource | undefined): string {
+export function formatSource(source: ErrorSource | undefined, nameOf: (field: string) => string | undefined = () => undefined): string {
   if (!source) return "";
   const parts: string[] = [];
   if (source.file !== undefined) parts.push(source.line !== undefined ? `${source.file}:${source.line}` : source.file);
   else if (source.line !== undefined) parts.push(`line ${source.line}`);
   if (source.flag !== undefined) parts.push(source.flag);
+  if (source.field !== undefined) parts.push(nameOf(source.field) ?? source.field);
   if (source.env !== undefined) parts.push(`$${source.env}`);
   if (source.key !== undefined) parts.push(`key "${source.key}"`);
   return parts.length > 0 ? `${parts.join(": ")}: ` : "";

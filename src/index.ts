@@ -1,38 +1,9 @@
-// The library's public API: re-exports only.
-export * from "./errors.js";
-export { sign, verify, type BodyBytes } from "./signing.js";
-export * from "./messages/schemas.js";
-export { checkMessage, isValidMessage, userIdOf, type ShapeCheck, type ShapeIssue, type CheckOptions } from "./messages/check.js";
-export { buildExamples, exampleMessage, type ExampleOptions } from "./messages/examples.js";
-export {
-  resolveSettings,
-  loadConfig,
-  configSchema,
-  DEFAULT_USER_AGENT,
-  MAX_TARGETS,
-  type DestinationSettings,
-  type Target,
-  type Source,
-  type ConfigFile,
-} from "./settings.js";
-export { systemClock, VirtualClock, seededRandom, sleep, type Clock, type Random, type TimerHandle } from "./util/clock.js";
-export { parseDuration } from "./util/duration.js";
-export { DeliveryEngine, type EngineSettings } from "./delivery/deliver.js";
-export { undiciEngine, type UndiciEngineOptions } from "./delivery/wire.js";
-export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
-export {
-  classifyOutcome,
-  parseRetryAfter,
-  backoffCapMs,
-  backoffMs,
-  retryWaitMs,
-  mayStartAt,
-  planNextRound,
-  honoursRetryAfter,
-  type Verdict,
-  type NextRound,
-} from "./delivery/policy.js";
-export * from "./delivery/types.js";
+// The library's public face: the client, signing, the message types with their
+// check, and the receiver's verdict. Everything else is internal; test helpers
+// are in the `webhook-cli/testing` subpath. Re-exports only.
+export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
+
+// The client library (CONTRACT.md 6).
 export { Analytics } from "./client/edge.js";
 export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {
@@ -45,7 +16,7 @@ export type {
   CommonFields,
   Identity,
   Integrations,
-  // The client's call types; the outgoing webhook bodies keep the *Message names (messages/schemas).
+  // The client's call types; the outgoing webhook bodies keep the *Message names below.
   IdentifyMessage as IdentifyCall,
   TrackMessage as TrackCall,
   PageMessage as PageCall,
@@ -53,25 +24,32 @@ export type {
   GroupMessage as GroupCall,
   AliasMessage as AliasCall,
 } from "./client/types.js";
-// The collection service stand-in (serve); better-sqlite3 loads only when openSqliteQueue is called.
-export { Collector, type CollectorOptions, type CollectorCounts, type IngestRequest, type IngestResponse } from "./service/collector.js";
-export { listenCollector, type ServeServer } from "./service/server.js";
-export { MemoryQueue, openSqliteQueue, type MessageQueue, type NewMessage, type QueuedMessage, type FailedMessage, type SeenUser } from "./service/queue.js";
-export { isDestinationEnabled, DESTINATION_NAME } from "./service/routing.js";
-export { toMessage, deleteMessage, type TransformOptions } from "./service/transform.js";
-export { type IngestCall, type Rejection } from "./service/ingest.js";
-export { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES, MAX_BATCH_BYTES } from "./messages/limits.js";
-export { snakeName, membershipChanges, type MembershipChange } from "./service/audience.js";
-// replay: re-sign and deliver recorded NDJSON logs.
-export { replay, type ReplayOptions, type ReplaySummary, type ReplayProgress } from "./replay/replay.js";
-export { failureOf, type Failure } from "./delivery/failure.js";
-export { DEFAULT_DELIVERY_CONCURRENCY } from "./dispatch/dispatcher.js";
-export { parseEntry, checkLine, deadLetterLine, type ReplayEntry } from "./replay/envelope.js";
-export { LineSplitter, readLineBatches, MAX_LINE_BYTES, type Line } from "./replay/ndjson.js";
-// listen: the one request verifier and its receiver.
+// What AnalyticsOptions' `clock` and `random` take.
+export type { Clock, Random, TimerHandle } from "./util/clock.js";
+
+// Signing and verifying X-Signature.
+export { sign, verify, type BodyBytes } from "./signing.js";
+
+// The webhook messages and their shape check.
+export {
+  MESSAGE_TYPES,
+  isMessageType,
+  type MessageType,
+  type AliasKeys,
+  type Message,
+  type PageMessage,
+  type ScreenMessage,
+  type ScreenContext,
+  type IdentifyMessage,
+  type TrackMessage,
+  type AliasMessage,
+  type AliasMessageSpec,
+  type AliasMessageCamel,
+  type GroupMessage,
+  type DeleteMessage,
+} from "./messages/schemas.js";
+export { checkMessage, type ShapeCheck, type ShapeIssue, type CheckOptions } from "./messages/check.js";
+
+// The receiver's verdict on one request: signature, shape, diagnosis.
 export { judgeRequest, type RequestVerdict, type RequestHeaders, type VerdictOptions } from "./receiver/verdict.js";
-export { diagnoseSignature, type Diagnosis, type DiagnosisCause } from "./receiver/diagnose.js";
-export { FaultPlan, parseScript, type FaultOptions, type FaultAction, type ScriptStep } from "./receiver/faults.js";
-export { formatRecordLine, redactHeaders, RecordingFile, REDACTED, type RecordInput } from "./receiver/record.js";
-export { startReceiver, MAX_BODY_BYTES, type Receiver, type ReceiverOptions, type ReceivedRequest } from "./receiver/server.js";
-export { junitXml, type JunitSuite, type JunitCase, type JunitFailure } from "./report/junit.js";
+export type { Diagnosis, DiagnosisCause } from "./receiver/diagnose.js";

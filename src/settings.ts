@@ -50,7 +50,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[^\r\n\0\u0100-\uffff]*$/;
 
 export const configSchema = z.strictObject({
-  sharedSecret: z.string().min(1).optional(),
+  sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
   webhooks: z
     .array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() }))
     .optional(),
@@ -98,10 +98,10 @@ export function validateHeader(name: string, value: string, source: ErrorSource)
 /** Parses `Name: value` (from `--header`). */
 export function parseHeaderFlag(text: string): [string, string] {
   const colon = text.indexOf(":");
-  if (colon <= 0) throw new UsageError(`"${text}" is not of the form 'Name: value'`, { flag: "--header" });
+  if (colon <= 0) throw new UsageError(`"${text}" is not of the form 'Name: value'`, { field: "headers" });
   const name = text.slice(0, colon).trim();
   const value = text.slice(colon + 1).trim();
-  validateHeader(name, value, { flag: "--header" });
+  validateHeader(name, value, { field: "headers" });
   return [name, value];
 }
 
@@ -119,27 +119,58 @@ export function validateUrl(url: string, source: ErrorSource): string {
   return url;
 }
 
-export interface SettingsInput {
-  urls?: readonly string[];
-  headers?: readonly string[];
-  secret?: string;
-  secretFile?: string;
-  userAgent?: string;
-  aliasKeys?: AliasKeys;
-  /** An explicit `--config`; otherwise `./webhook-cli.json` is read when present. */
-  configPath?: string;
-  cwd: string;
-  env: Readonly<Record<string, string | undefined>>;
+export interface SettingsInput extends SecretInput {
+  urls?: readonly string[] | undefined;
+  headers?: readonly string[] | undefined;
+  userAgent?: string | undefined;
+  aliasKeys?: AliasKeys | undefined;
+  /** An explicit config file; otherwise `./webhook-cli.json` is read when present. */
+  configPath?: string | undefined;
   /** Fail when no URL is configured (send, replay); serve may start without one. */
-  requireTargets?: boolean;
+  requireTargets?: boolean | undefined;
 }
 
-/** Reads a secret file, stripping one trailing newline. */
-export function readSecretFile(path: string): string {
+/** The environment variable that holds the shared secret. */
+export const SECRET_ENV = "WEBHOOK_SECRET";
+
+/** Where a shared secret may come from, highest precedence first (CONTRACT.md 3). */
+export interface SecretInput {
+  secret?: string | undefined;
+  /** A file holding the secret; one trailing newline is stripped. */
+  secretFile?: string | undefined;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The one secret resolver: `secret` > `secretFile` > WEBHOOK_SECRET > the
+ * config's `sharedSecret`. An empty secret from any of them is an error naming
+ * where it came from (signing with an empty key would pass for a secret);
+ * undefined means no secret is configured at all.
+ */
+export function resolveSecret(input: SecretInput, config?: { sharedSecret?: string | undefined }): string | undefined {
+  if (input.secret !== undefined) return refuseEmpty(input.secret, { field: "secret" });
+  if (input.secretFile !== undefined) {
+    const secret = readSecretFile(resolve(input.cwd, input.secretFile), input.secretFile);
+    return refuseEmpty(secret, { field: "secretFile", file: input.secretFile }, "the secret file is empty");
+  }
+  const env = input.env[SECRET_ENV];
+  if (env !== undefined) return refuseEmpty(env, { env: SECRET_ENV });
+  // loadConfig refuses an empty sharedSecret, naming the file and key.
+  return config?.sharedSecret;
+}
+
+function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret is empty"): string {
+  if (secret === "") throw new UsageError(problem, source);
+  return secret;
+}
+
+/** Reads a secret file, stripping one trailing newline; `name` is the file as given, for errors. */
+function readSecretFile(path: string, name = path): string {
   try {
     return readFileSync(path, "utf8").replace(/\r?\n$/, "");
   } catch (error) {
-    throw new UsageError(`cannot read secret file: ${(error as Error).message}`, { flag: "--secret-file", file: path });
+    throw new UsageError(`cannot read secret file: ${(error as Error).message}`, { field: "secretFile", file: name });
   }
 }
 
@@ -150,9 +181,9 @@ export function readCaFiles(files: readonly string[], cwd: string): string[] {
     try {
       text = readFileSync(resolve(cwd, file), "utf8");
     } catch (error) {
-      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { flag: "--ca", file });
+      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { field: "ca", file });
     }
-    if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { flag: "--ca", file });
+    if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { field: "ca", file });
     return text;
   });
 }
@@ -174,15 +205,15 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
       headers[name] = value;
     }
     if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
-      throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { flag: "--header" });
+      throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { field: "headers" });
     }
-    targets = input.urls.map((url) => ({ url: validateUrl(url, { flag: "--url" }), headers: { ...headers } }));
+    targets = input.urls.map((url) => ({ url: validateUrl(url, { field: "urls" }), headers: { ...headers } }));
     if (targets.length > MAX_TARGETS) {
-      throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { flag: "--url" });
+      throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { field: "urls" });
     }
   } else {
     if (input.headers && input.headers.length > 0) {
-      throw new UsageError("--header applies to --url targets; give --url too, or put headers in the config file", { flag: "--header" });
+      throw new UsageError("`headers` applies to `urls` targets; give `urls` too, or put headers in the config file", { field: "headers" });
     }
     const webhooks = config.webhooks ?? [];
     if (webhooks.length > MAX_TARGETS) {
@@ -200,18 +231,12 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
     });
   }
   if (input.requireTargets && targets.length === 0) {
-    throw new UsageError(`no webhook URL: give --url or a config file with "webhooks"`, { flag: "--url" });
+    throw new UsageError(`no webhook URL: give \`urls\` or a config file with "webhooks"`, { field: "urls" });
   }
-
-  const secret =
-    input.secret ??
-    (input.secretFile !== undefined ? readSecretFile(resolve(input.cwd, input.secretFile)) : undefined) ??
-    nonEmpty(input.env["WEBHOOK_SECRET"]) ??
-    config.sharedSecret;
 
   return {
     targets,
-    secret: secret === "" ? undefined : secret,
+    secret: resolveSecret(input, config),
     userAgent: input.userAgent ?? config.userAgent ?? DEFAULT_USER_AGENT,
     aliasKeys: input.aliasKeys ?? config.aliasKeys ?? "spec",
     enabled: config.enabled ?? true,
@@ -221,8 +246,4 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
 
 function defaultConfigPath(cwd: string): string | undefined {
   return existsSync(resolve(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined;
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
 }

@@ -1,5 +1,6 @@
 import { CommanderError } from "commander";
 import { WebhookCliError, type ErrorCode } from "../errors.js";
+import { flagOfField } from "./options/fields.js";
 
 /** The one place errors become exit statuses (CONTRACT.md 3). */
 const EXIT_CODES: Record<ErrorCode, number> = {
@@ -31,8 +32,13 @@ export function exitReportFor(error: unknown): ExitReport {
     return { code: 2, message: undefined, stack: undefined };
   }
   if (error instanceof WebhookCliError) {
-    return { code: EXIT_CODES[error.code], message: `error: ${error.describe()}`, stack: undefined };
+    return { code: EXIT_CODES[error.code], message: `error: ${describeError(error)}`, stack: undefined };
   }
   const err = error instanceof Error ? error : new Error(String(error));
   return { code: 1, message: `internal error: ${err.message}`, stack: err.stack };
+}
+
+/** An error's one line, with the fields it names shown as the flags that set them. */
+export function describeError(error: WebhookCliError): string {
+  return error.describe(flagOfField);
 }

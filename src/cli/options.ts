@@ -64,24 +64,6 @@ export const isoDate = (flag: string) =>
 
 export const httpStatus = (flag: string) => integer(flag, 100, 599);
 
-/** Commander's repeatable-option collector. */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-/**
- * Validates commander's option bag with a zod schema. Transforms above throw
- * UsageError naming the flag; other zod issues are turned into one.
- */
-export function parseOptions<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
-  const result = schema.safeParse(raw);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const key = issue?.path[0];
-  const flag = typeof key === "string" ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : undefined;
-  throw new UsageError(issue?.message ?? "invalid options", flag ? { flag } : undefined);
-}
-
 /** exactOptionalPropertyTypes: zod's optional outputs carry explicit undefined; drop those keys. */
 export function stripUndefined<T extends Record<string, unknown>>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };

@@ -2,13 +2,7 @@ import { Command } from "commander";
 import { createRequire } from "node:module";
 import { exitReportFor } from "./exit-codes.js";
 import type { CliIo, CommandContext } from "./io.js";
-import { registerAudience } from "./commands/audience.js";
-import { registerDemo } from "./commands/demo.js";
-import { registerGenerate } from "./commands/generate.js";
-import { registerListen } from "./commands/listen.js";
-import { registerReplay } from "./commands/replay.js";
-import { registerSend } from "./commands/send.js";
-import { registerServe } from "./commands/serve.js";
+import { registerAudience, registerDemo, registerGenerate, registerListen, registerReplay, registerSend, registerServe } from "./register.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };

@@ -1,6 +1,6 @@
 import { Pool } from "undici";
 import { ConfigError } from "../errors.js";
-import { parseRetryAfter } from "../delivery/policy.js";
+import { parseRetryAfter } from "../util/retry-after.js";
 import type { SendOutcome } from "./retry.js";
 
 /**

@@ -64,17 +64,6 @@ export interface AliasMessage extends CommonFields {
 
 export type { CallType } from "../messages/schemas.js";
 
-export interface MessageByType {
-  identify: IdentifyMessage;
-  track: TrackMessage;
-  page: PageMessage;
-  screen: ScreenMessage;
-  group: GroupMessage;
-  alias: AliasMessage;
-}
-
-export type AnyMessage = MessageByType[keyof MessageByType];
-
 /** Runs once per call: with no argument when its message was delivered, with the error when it finally failed. */
 export type Callback = (error?: Error) => void;
 

@@ -1,6 +1,8 @@
 import type { Random } from "../util/clock.js";
 import { MAX_BACKOFF_MS, type AttemptOutcome } from "./types.js";
 
+export { parseRetryAfter } from "../util/retry-after.js";
+
 /**
  * The retry policy of CONTRACT.md 2 as pure functions: no I/O, no clock of its
  * own, randomness passed in. The engine in deliver.ts applies it round by round.
@@ -33,26 +35,6 @@ export function honoursRetryAfter(status: number): boolean {
   return status === 429 || status === 503;
 }
 
-/**
- * Parses a Retry-After value: delay-seconds or an HTTP-date. Returns the wait
- * in ms from `nowMs`, or undefined when the value is not valid. A date in the
- * past means "now" (0).
- */
-export function parseRetryAfter(value: string | readonly string[] | undefined, nowMs: number): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value) as string | undefined;
-  if (text === undefined) return undefined;
-  const trimmed = text.trim();
-  if (/^\d+$/.test(trimmed)) {
-    const seconds = Number(trimmed);
-    return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
-  }
-  // HTTP-date (IMF-fixdate and the obsolete forms Date.parse understands); must name a weekday or month to
-  // avoid taking odd numbers as dates.
-  if (!/[A-Za-z]{3}/.test(trimmed)) return undefined;
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
 
 /** The upper bound of the jittered wait before retry `n` (1-based): min(5 min, 2^(n−1) s). */
 export function backoffCapMs(retry: number): number {

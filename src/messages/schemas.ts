@@ -1,13 +1,9 @@
 import { z } from "zod";
 import { isIsoDateTime, isTimestamp } from "./timestamps.js";
 
-/** The seven outgoing message types (SPEC.md 2.2). */
-export const MESSAGE_TYPES = ["page", "screen", "identify", "track", "alias", "group", "delete"] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
-
-export function isMessageType(value: unknown): value is MessageType {
-  return typeof value === "string" && (MESSAGE_TYPES as readonly string[]).includes(value);
-}
+// In a module without zod, so `--help` can list them without loading zod.
+export { MESSAGE_TYPES, isMessageType, type MessageType } from "./names.js";
+import type { MessageType } from "./names.js";
 
 /** The call types of the inbound collection API and the client library: every message type but `delete`. */
 export const CALL_TYPES = ["identify", "track", "page", "screen", "group", "alias"] as const;

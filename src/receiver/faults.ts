@@ -83,6 +83,6 @@ export function parseScript(text: string): ScriptStep[] {
     if (lower === "drop") return { kind: "drop" };
     const status = Number(entry);
     if (/^\d{3}$/.test(entry) && status >= 100 && status <= 599) return { kind: "status", status };
-    throw new UsageError(`entry ${i + 1} "${entry}" of "${text}": expected an HTTP status (100-599), timeout or drop`, { flag: "--script" });
+    throw new UsageError(`entry ${i + 1} "${entry}" of "${text}": expected an HTTP status (100-599), timeout or drop`, { field: "script" });
   });
 }

@@ -75,7 +75,7 @@ export class RecordingFile {
     try {
       return new RecordingFile(openSync(path, "a"), path);
     } catch (error) {
-      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { flag: "--record", file: path });
+      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { field: "record", file: path });
     }
   }
 

@@ -238,7 +238,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     try {
       server = createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, onHttpRequest);
     } catch (error) {
-      throw new UsageError(`cannot use the certificate and key: ${(error as Error).message}`, { flag: "--tls-cert" });
+      throw new UsageError(`cannot use the certificate and key: ${(error as Error).message}`, { field: "tlsCert" });
     }
   } else {
     server = createHttpServer(onHttpRequest);

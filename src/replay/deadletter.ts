@@ -12,12 +12,12 @@ export class DeadLetterFile {
 
   constructor(readonly path: string, inputPath: string | undefined) {
     if (inputPath !== undefined && sameFile(path, inputPath)) {
-      throw new UsageError("the dead-letter file cannot be the input file (its lines would be read again)", { flag: "--dead-letter", file: path });
+      throw new UsageError("the dead-letter file cannot be the input file (its lines would be read again)", { field: "deadLetter", file: path });
     }
     try {
       this.fd = openSync(path, "a");
     } catch (error) {
-      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { flag: "--dead-letter", file: path });
+      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { field: "deadLetter", file: path });
     }
   }
 

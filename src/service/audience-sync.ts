@@ -36,10 +36,10 @@ export function readMembersFile(path: string, name: string): string[] {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new InputError(`cannot read members file: ${(error as Error).message}`, { flag: "--members", file: name });
+    throw new InputError(`cannot read members file: ${(error as Error).message}`, { field: "members", file: name });
   }
   const parsed = parseMembers(text);
-  if (!parsed.ok) throw new InputError(parsed.error, { flag: "--members", file: name });
+  if (!parsed.ok) throw new InputError(parsed.error, { field: "members", file: name });
   return parsed.members;
 }
 
@@ -50,12 +50,12 @@ export function readAudienceState(path: string, name: string): AudienceStateFile
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new InputError(`not a valid state file: ${(error as Error).message}`, { flag: "--state", file: name });
+    throw new InputError(`not a valid state file: ${(error as Error).message}`, { field: "state", file: name });
   }
   const result = stateSchema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new InputError(`not a valid state file: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim(), { flag: "--state", file: name });
+    throw new InputError(`not a valid state file: ${issue?.path.join(".") ?? ""} ${issue?.message ?? ""}`.trim(), { field: "state", file: name });
   }
   return result.data;
 }
@@ -67,7 +67,7 @@ export function writeAudienceState(path: string, name: string, state: AudienceSt
     writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`);
     renameSync(temporary, path);
   } catch (error) {
-    throw new InputError(`cannot write state file: ${(error as Error).message}`, { flag: "--state", file: name });
+    throw new InputError(`cannot write state file: ${(error as Error).message}`, { field: "state", file: name });
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
+import { UsageError } from "../errors.js";
 
 /**
  * The queue of accepted messages between ingest and delivery. `enqueue`
@@ -65,10 +66,37 @@ export const DATABASE_FILE = "serve.db";
 
 /** Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded only here. */
 export async function openSqliteQueue(stateDir: string): Promise<MessageQueue> {
-  const { default: Database } = await import("better-sqlite3");
+  const Database = await loadBetterSqlite3();
   const dir = resolve(stateDir);
   mkdirSync(dir, { recursive: true });
-  return new SqliteQueue(new Database(join(dir, DATABASE_FILE)));
+  return new SqliteQueue(withSqliteNeeded(() => new Database(join(dir, DATABASE_FILE))));
+}
+
+const SQLITE_NEEDED = "the durable queue needs better-sqlite3, an optional dependency";
+
+/** better-sqlite3 is optional: without it (or built for another Node.js) say how to get it. */
+async function loadBetterSqlite3(): Promise<typeof BetterSqlite3> {
+  try {
+    return (await import("better-sqlite3")).default;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") {
+      throw new UsageError(`${SQLITE_NEEDED} that is not installed: run 'npm install better-sqlite3'`);
+    }
+    throw error;
+  }
+}
+
+// The native addon loads on the first `new Database`: a build for another Node.js fails there.
+function withSqliteNeeded<T>(open: () => T): T {
+  try {
+    return open();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ERR_DLOPEN_FAILED" || /NODE_MODULE_VERSION|bindings file/.test((error as Error).message)) {
+      throw new UsageError(`${SQLITE_NEEDED} that cannot be loaded on this Node.js: run 'npm rebuild better-sqlite3'`);
+    }
+    throw error;
+  }
 }
 
 // Remembering seen (source, user) pairs spares an INSERT per message; bounded so memory stays flat.

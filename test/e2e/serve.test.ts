@@ -221,10 +221,13 @@ describe("webhook-cli serve (built CLI)", () => {
 
   it("the library loads better-sqlite3 only when a durable queue is opened", () => {
     const dist = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
+    // openSqliteQueue is internal now: imported from its module, beside the library's face.
+    const queue = fileURLToPath(new URL("../../dist/service/queue.js", import.meta.url));
     const dir = tempDir();
     const script = `
       import { createRequire } from "node:module";
-      const lib = await import(${JSON.stringify(dist)});
+      await import(${JSON.stringify(dist)});
+      const lib = await import(${JSON.stringify(queue)});
       const cache = createRequire(import.meta.url).cache;
       const loaded = () => Object.keys(cache).some((path) => path.includes("better-sqlite3"));
       const before = loaded();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { describeError } from "../../src/cli/exit-codes.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { FaultPlan, parseScript } from "../../src/receiver/faults.js";
 import { seededRandom } from "../../src/util/clock.js";
@@ -68,7 +69,7 @@ describe("parseScript", () => {
       }
       expect(error).toBeInstanceOf(WebhookCliError);
       expect((error as WebhookCliError).code).toBe("E_USAGE");
-      expect((error as WebhookCliError).describe()).toMatch(/^--script: entry \d+ /);
+      expect(describeError(error as WebhookCliError)).toMatch(/^--script: entry \d+ /);
     }
   });
 });

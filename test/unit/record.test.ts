@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { describeError } from "../../src/cli/exit-codes.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { formatRecordLine, RecordingFile, REDACTED } from "../../src/receiver/record.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
@@ -84,7 +85,7 @@ describe("RecordingFile", () => {
         error = e;
       }
       expect(error).toBeInstanceOf(WebhookCliError);
-      expect((error as WebhookCliError).describe()).toMatch(/r\.ndjson: --record: cannot open for appending/);
+      expect(describeError(error as WebhookCliError)).toMatch(/r\.ndjson: --record: cannot open for appending/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

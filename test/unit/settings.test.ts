@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, UsageError, WebhookCliError } from "../../src/errors.js";
 import { DEFAULT_USER_AGENT, parseHeaderFlag, resolveSettings } from "../../src/settings.js";
+import { thrownBy } from "../helpers/errors.js";
+import { describeError as describeForCli } from "../../src/cli/exit-codes.js";
 
 function tempDir(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "webhook-cli-settings-"));
@@ -11,11 +13,12 @@ function tempDir(files: Record<string, string> = {}): string {
   return dir;
 }
 
+/** The error as the CLI prints it: library errors name fields (`urls`), the CLI their flags (`--url`). */
 function describeError(fn: () => unknown): string {
   try {
     fn();
   } catch (error) {
-    if (error instanceof WebhookCliError) return error.describe();
+    if (error instanceof WebhookCliError) return describeForCli(error);
     throw error;
   }
   throw new Error("expected an error");
@@ -51,6 +54,22 @@ describe("resolveSettings", () => {
     expect(resolveSettings({ cwd, env: { WEBHOOK_SECRET: "env" } }).secret).toBe("env");
     expect(resolveSettings({ cwd, env: { WEBHOOK_SECRET: "env" }, secretFile: "secret" }).secret).toBe("file");
     expect(resolveSettings({ cwd, env: { WEBHOOK_SECRET: "env" }, secretFile: "secret", secret: "flag" }).secret).toBe("flag");
+  });
+
+  it("refuses an empty secret from any source, naming it with a neutral field", () => {
+    const sourceOf = (fn: () => unknown): unknown => {
+      const error = thrownBy(fn);
+      expect(error).toBeInstanceOf(WebhookCliError);
+      expect((error as WebhookCliError).message).toMatch(/empty/);
+      return (error as WebhookCliError).source;
+    };
+    const cwd = tempDir({ empty: "\n", "webhook-cli.json": JSON.stringify({ sharedSecret: "config" }) });
+    expect(sourceOf(() => resolveSettings({ cwd, env: {}, secret: "" }))).toEqual({ field: "secret" });
+    expect(sourceOf(() => resolveSettings({ cwd, env: {}, secretFile: "empty" }))).toEqual({ field: "secretFile", file: "empty" });
+    expect(sourceOf(() => resolveSettings({ cwd, env: { WEBHOOK_SECRET: "" } }))).toEqual({ env: "WEBHOOK_SECRET" });
+    const emptyConfig = tempDir({ "webhook-cli.json": JSON.stringify({ sharedSecret: "" }) });
+    expect(sourceOf(() => resolveSettings({ cwd: emptyConfig, env: {} }))).toEqual({ file: join(emptyConfig, "webhook-cli.json"), key: "sharedSecret" });
+    expect(resolveSettings({ cwd: tempDir(), env: {} }).secret).toBeUndefined();
   });
 
   it("refuses a sixth URL, naming the flag", () => {
@@ -112,6 +131,12 @@ describe("headers", () => {
   });
 
   it("refuses --header without --url", () => {
-    expect(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} })).toThrow(/applies to --url/);
+    expect(describeError(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} }))).toMatch(/^--header: --header applies to --url targets; give --url too/);
+  });
+
+  it("names fields, not flags, to a library caller", () => {
+    const error = thrownBy(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} }));
+    expect((error as WebhookCliError).describe()).toBe("headers: `headers` applies to `urls` targets; give `urls` too, or put headers in the config file");
+    expect((error as WebhookCliError).source).toEqual({ field: "headers" });
   });
 });

@@ -1,28 +1,16 @@
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import { z } from "zod";
 import { UsageError } from "../../errors.js";
 import { undiciEngine } from "../../delivery/wire.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { snakeName, type MembershipChange } from "../../service/audience.js";
 import { planAudienceSync, readMembersFile, runAudienceSync } from "../../service/audience-sync.js";
 import { systemClock, type Clock, type Random } from "../../util/clock.js";
-import { addDeliveryOptions, deliveryOptionsShape, logFailedAttempt, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { integer, parseOptions, stripUndefined } from "../options.js";
+import { logFailedAttempt, resolveDeliveryOptions } from "../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../io.js";
+import type { AudienceSyncFlags } from "../options/audience.js";
 import { createOutput, type Output } from "../output.js";
 
-export interface AudienceSyncOptions extends DeliveryFlags {
-  /** The audience's name; the trait is its snake_case form. */
-  name: string;
-  /** One user ID per line, or a JSON array of IDs. */
-  members: string;
-  /** JSON file of what was delivered (created on the first sync). */
-  state: string;
-  /** Identify messages in flight at once (default 8). */
-  concurrency?: number;
-  json?: boolean;
-}
+export type AudienceSyncOptions = AudienceSyncFlags;
 
 export interface AudienceDependencies {
   clock?: Clock;
@@ -90,34 +78,4 @@ function report(output: Output, line: number, change: MembershipChange, result: 
   const verdict = result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed";
   const why = result.delivered ? "" : result.urls.map((u) => (u.error ? `: ${u.url} ${u.error}` : "")).join("");
   output.line(`${mark} ${change.userId} ${change.member ? "entered" : "left"} → ${verdict}${why}`);
-}
-
-const rawSchema = z.object({
-  name: z.string(),
-  members: z.string(),
-  state: z.string(),
-  ...deliveryOptionsShape,
-  concurrency: integer("--concurrency", 1, 256).optional(),
-  json: z.boolean().optional(),
-});
-
-export function registerAudience(program: Command, context: CommandContext): void {
-  const audience = program.command("audience").description("send an audience's membership changes as identify messages");
-  const sync = audience
-    .command("sync")
-    .description("send an identify for every membership change since the last delivered sync (all members on the first)")
-    .requiredOption("--name <name>", "audience name; the trait is its snake_case form (VIP-Users 2024 → vip_users_2024)")
-    .requiredOption("--members <file>", "current members: one user ID per line, or a JSON array of IDs")
-    .requiredOption("--state <file>", "JSON file recording what was delivered (created on the first sync)");
-  addDeliveryOptions(sync, { timeout: "deadline per attempt (default 5s)" })
-    .option("--concurrency <n>", "identify messages in flight at once (default 8)")
-    .option("--json", "one JSON object per change on stdout, then a summary")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli audience sync --name 'VIP-Users 2024' --members vip.txt --state audience-state.json --url http://127.0.0.1:8080/hook --secret s3cret",
-    )
-    .action(async (raw: Record<string, unknown>) => {
-      context.exitCode = await audienceSync(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))), context.io);
-    });
-  audience.commands.forEach((command) => command.exitOverride());
 }

@@ -1,25 +1,20 @@
 import { randomBytes } from "node:crypto";
-import type { Command } from "commander";
-import { z } from "zod";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { undiciEngine } from "../../delivery/wire.js";
 import { dispatch, type DispatchEntry } from "../../dispatch/dispatcher.js";
 import { buildExamples } from "../../messages/examples.js";
-import { MESSAGE_TYPES, type AliasKeys, type Message } from "../../messages/schemas.js";
+import { MESSAGE_TYPES, type Message } from "../../messages/schemas.js";
 import { startReceiver, type ReceivedRequest } from "../../receiver/server.js";
 import { DEFAULT_USER_AGENT } from "../../settings.js";
 import { formatDuration } from "../../util/duration.js";
-import type { CliIo, CommandContext } from "../io.js";
+import type { CliIo } from "../io.js";
 import { interruptedExitCode } from "../io.js";
 import { createOutput, type Output } from "../output.js";
-import { aliasKeys, parseOptions } from "../options.js";
+import type { DEMO_OPTIONS } from "../options/generate.js";
+import type { OptionsOf } from "../options/spec.js";
 import { painter, requestEvent, requestLines } from "./listen.js";
 
-export interface DemoOptions {
-  json: boolean;
-  verbose: boolean;
-  aliasKeys: AliasKeys;
-}
+export type DemoOptions = OptionsOf<typeof DEMO_OPTIONS>;
 
 /**
  * Starts the receiver of `listen` on a free loopback port with a fresh random
@@ -100,23 +95,4 @@ function showResult(output: Output, paint: ReturnType<typeof painter>, options: 
   else output.line(`${mark}  ${message.type}: ${result.urls[0]?.error ?? "not delivered"}`);
   if (last && !result.delivered) output.line(`    not delivered: ${result.urls[0]?.error ?? "unknown"}`);
   return ok;
-}
-
-const rawSchema = z.object({
-  json: z.boolean().default(false),
-  verbose: z.boolean().default(false),
-  aliasKeys: aliasKeys.default("spec"),
-});
-
-export function registerDemo(program: Command, context: CommandContext): void {
-  program
-    .command("demo")
-    .description("start a receiver, send every message type signed to it, show the verified results")
-    .option("--verbose", "print each message's full body")
-    .option("--json", "one JSON object per line on stdout")
-    .option("--alias-keys <style>", "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)", "spec")
-    .addHelpText("after", "\nExamples:\n  $ webhook-cli demo\n  $ webhook-cli demo --verbose")
-    .action(async (raw: Record<string, unknown>) => {
-      context.exitCode = await demo(parseOptions(rawSchema, raw), context.io);
-    });
 }

@@ -1,42 +1,20 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ChalkInstance } from "chalk";
-import type { Command } from "commander";
-import { z } from "zod";
 import { UsageError } from "../../errors.js";
-import { FaultPlan, parseScript, type ScriptStep } from "../../receiver/faults.js";
+import { FaultPlan } from "../../receiver/faults.js";
 import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
-import { readSecretFile } from "../../settings.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import type { CliIo, CommandContext } from "../io.js";
+import type { CliIo } from "../io.js";
+import { stripUndefined } from "../options.js";
 import { createOutput } from "../output.js";
-import { duration, httpStatus, integer, number, parseOptions, stripUndefined } from "../options.js";
+import { resolveListenSecret, warnUnsigned } from "../secret.js";
+import type { ListenFlags } from "../options/listen.js";
 
-export interface ListenOptions {
-  port: number;
-  host: string;
-  secret?: string;
-  secretFile?: string;
-  record?: string;
-  respond: number;
-  delayMs?: number;
-  failFirst?: number;
-  failRate?: number;
-  failStatus: number;
-  seed?: number;
-  script?: ScriptStep[];
-  tlsCert?: string;
-  tlsKey?: string;
-  count?: number;
-  exitAfterMs?: number;
-  strict: boolean;
-  junit?: string;
-  json: boolean;
-  verbose: boolean;
-}
+export type ListenOptions = ListenFlags;
 
 type StopReason = "count" | "exit-after" | "signal";
 
@@ -47,18 +25,12 @@ type StopReason = "count" | "exit-after" | "signal";
  */
 export async function listen(options: ListenOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json });
-  const secret = resolveSecret(options, io);
+  const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTls(options, io.cwd);
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
-  const faults = new FaultPlan({
-    respond: options.respond,
-    failStatus: options.failStatus,
-    ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
-    ...(options.failFirst !== undefined ? { failFirst: options.failFirst } : {}),
-    ...(options.failRate !== undefined ? { failRate: options.failRate } : {}),
-    ...(options.script ? { script: options.script } : {}),
-    random: seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32)),
-  });
+  const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
+  const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+  const faults = new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
 
   const paint = painter(output.color);
   const lines = lineBuffer((text) => (options.json ? io.stdout.write(text) : output.line(text.slice(0, -1))));
@@ -74,13 +46,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
-      host: options.host,
-      port: options.port,
-      secret,
-      strict: options.strict,
-      faults,
-      ...(tls ? { tls } : {}),
-      ...(recording ? { recording } : {}),
+      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording }),
       onRequest(request) {
         if (options.count !== undefined && received >= options.count) return;
         received += 1;
@@ -104,7 +70,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     output.event("listening", { url: receiver.url, port: receiver.port });
     output.log(`Listening on ${receiver.url}`);
   } else output.line(`Listening on ${receiver.url}`);
-  if (secret === undefined) output.warn("no secret given (--secret, --secret-file or WEBHOOK_SECRET): requests are accepted and marked unsigned");
+  if (secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
   spinner = output.spinner(waitingText(0, 0));
 
   const exitTimer = options.exitAfterMs !== undefined ? setTimeout(() => stop("exit-after"), options.exitAfterMs) : undefined;
@@ -130,23 +96,6 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   );
   if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), junitCases);
   return code;
-}
-
-function resolveSecret(options: ListenOptions, io: CliIo): string | undefined {
-  if (options.secret !== undefined && options.secretFile !== undefined) {
-    throw new UsageError("give either --secret or --secret-file, not both", { flag: "--secret-file" });
-  }
-  if (options.secret !== undefined) {
-    if (options.secret === "") throw new UsageError("the secret is empty", { flag: "--secret" });
-    return options.secret;
-  }
-  if (options.secretFile !== undefined) {
-    const secret = readSecretFile(resolve(io.cwd, options.secretFile));
-    if (secret === "") throw new UsageError("the secret file is empty", { flag: "--secret-file", file: options.secretFile });
-    return secret;
-  }
-  const env = io.env["WEBHOOK_SECRET"];
-  return env === undefined || env === "" ? undefined : env;
 }
 
 function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {
@@ -286,64 +235,4 @@ export function invalidReasons(request: ReceivedRequest): string[] {
   if (v.signatureValid === false) reasons.push(`signature: ${v.signatureError ?? "invalid"}${v.diagnosis ? ` (likely cause: ${v.diagnosis.message})` : ""}`);
   for (const error of v.shapeErrors) reasons.push(`shape: ${error.message}`);
   return reasons;
-}
-
-const rawSchema = z.object({
-  port: integer("--port", 0, 65535).default(8080),
-  host: z.string().min(1).default("127.0.0.1"),
-  secret: z.string().optional(),
-  secretFile: z.string().optional(),
-  record: z.string().min(1).optional(),
-  respond: httpStatus("--respond").default(200),
-  delay: duration("--delay").optional(),
-  failFirst: integer("--fail-first", 0).optional(),
-  failRate: number("--fail-rate", 0, 1).optional(),
-  failStatus: httpStatus("--fail-status").default(503),
-  seed: integer("--seed", 0, 2 ** 32 - 1).optional(),
-  script: z.string().transform(parseScript).optional(),
-  tlsCert: z.string().optional(),
-  tlsKey: z.string().optional(),
-  count: integer("--count", 1).optional(),
-  exitAfter: duration("--exit-after").optional(),
-  strict: z.boolean().default(false),
-  junit: z.string().min(1).optional(),
-  json: z.boolean().default(false),
-  verbose: z.boolean().default(false),
-});
-
-export function registerListen(program: Command, context: CommandContext): void {
-  program
-    .command("listen")
-    .description("local receiver that verifies X-Signature and checks message shapes")
-    .option("--port <n>", "port to listen on (0 = any free port)", "8080")
-    .option("--host <addr>", "address to listen on", "127.0.0.1")
-    .option("--secret <s>", "shared secret to verify X-Signature (or WEBHOOK_SECRET)")
-    .option("--secret-file <file>", "read the shared secret from a file (one trailing newline stripped)")
-    .option("--record <file>", "append every request to an NDJSON recording (replayable)")
-    .option("--respond <status>", "status for valid requests", "200")
-    .option("--delay <duration>", "hold every answer this long, e.g. 250ms")
-    .option("--fail-first <n>", "answer the first N requests with --fail-status")
-    .option("--fail-rate <p>", "answer with --fail-status with probability P (0-1)")
-    .option("--fail-status <status>", "status of injected failures", "503")
-    .option("--seed <n>", "seed for --fail-rate (same seed, same failures)")
-    .option("--script <list>", "answers request by request, then repeat the last: e.g. 503,503,timeout,200,drop")
-    .option("--tls-cert <file>", "serve HTTPS with this certificate (PEM)")
-    .option("--tls-key <file>", "the certificate's private key (PEM)")
-    .option("--count <n>", "exit after N requests")
-    .option("--exit-after <duration>", "exit after this long, e.g. 30s")
-    .option("--strict", "unknown message keys are errors, not warnings")
-    .option("--junit <file>", "write a JUnit XML report, one test case per request")
-    .option("--json", "one JSON object per line on stdout")
-    .option("--verbose", "print each request's full body")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli listen --secret s3cret\n  $ webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml\n  $ webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
-    )
-    .action(async (raw: Record<string, unknown>) => {
-      const { delay, exitAfter, ...rest } = stripUndefined(parseOptions(rawSchema, raw));
-      context.exitCode = await listen(
-        { ...rest, ...(delay !== undefined ? { delayMs: delay } : {}), ...(exitAfter !== undefined ? { exitAfterMs: exitAfter } : {}) },
-        context.io,
-      );
-    });
 }

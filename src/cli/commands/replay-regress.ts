@@ -1,6 +1,5 @@
 import { accessSync, constants } from "node:fs";
 import { resolve } from "node:path";
-import { z } from "zod";
 import { InputError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
 import type { ReplayEntry } from "../../replay/envelope.js";
@@ -35,24 +34,27 @@ export interface RegressFlags {
   expectStatus?: ExpectedStatuses;
 }
 
-/** The zod fields of the flags above (commander's names), parsed into their types. */
-export const regressOptionsShape = {
-  line: z.array(z.string()).transform((values) => values.map((value) => parseLineRange(value))).optional(),
-  messageId: z.array(z.string()).transform((values) => parseIds(values, "--message-id")).optional(),
-  userId: z.array(z.string()).transform((values) => parseIds(values, "--user-id")).optional(),
-  shard: z.string().transform((value) => parseShard(value)).optional(),
-  results: z.string().optional(),
-  compare: z.string().optional(),
-  ignore: z.array(z.string()).transform((values) => values.map((value) => parseJsonPath(value))).optional(),
-  expectStatus: z.string().transform((value) => parseExpectStatus(value)).optional(),
-};
-
-/** The parsed option bag's selector keys renamed to RegressFlags (plural where repeatable). */
-export function regressFlags<T extends { line?: LineRange[]; messageId?: string[]; userId?: string[] }>(
-  parsed: T,
-): Omit<T, "line" | "messageId" | "userId"> & Pick<RegressFlags, "lines" | "messageIds" | "userIds"> {
-  const { line, messageId, userId, ...rest } = parsed;
-  return { ...rest, ...(line ? { lines: line } : {}), ...(messageId ? { messageIds: messageId } : {}), ...(userId ? { userIds: userId } : {}) };
+/** The option table's values (commands/options/replay.ts) as typed flags; a bad value is a UsageError naming its flag. */
+export function parseRegressFlags(raw: {
+  lines?: readonly string[];
+  messageIds?: readonly string[];
+  userIds?: readonly string[];
+  shard?: string;
+  results?: string;
+  compare?: string;
+  ignore?: readonly string[];
+  expectStatus?: string;
+}): RegressFlags {
+  return {
+    ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),
+    ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "--message-id") } : {}),
+    ...(raw.userIds ? { userIds: parseIds(raw.userIds, "--user-id") } : {}),
+    ...(raw.shard !== undefined ? { shard: parseShard(raw.shard) } : {}),
+    ...(raw.results !== undefined ? { results: raw.results } : {}),
+    ...(raw.compare !== undefined ? { compare: raw.compare } : {}),
+    ...(raw.ignore ? { ignore: raw.ignore.map((value) => parseJsonPath(value)) } : {}),
+    ...(raw.expectStatus !== undefined ? { expectStatus: parseExpectStatus(raw.expectStatus) } : {}),
+  };
 }
 
 // Changed messages listed one by one up to this many; the rest are counted (JUnit and --json get all).
@@ -74,7 +76,7 @@ export class RegressReporter {
 
   private constructor(
     private readonly output: Output,
-    private readonly flags: RegressFlags & { types?: readonly string[]; fromLine?: number; junit?: string },
+    private readonly flags: RegressFlags & { types?: readonly string[] | undefined; fromLine?: number | undefined; junit?: string | undefined },
     private readonly name: string,
     private readonly old: ReadonlyMap<number, Answer> | undefined,
   ) {

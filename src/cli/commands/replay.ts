@@ -1,10 +1,7 @@
 import { accessSync, constants, statSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
-import { MESSAGE_TYPES, type MessageType } from "../../messages/schemas.js";
 import type { ReplayEntry } from "../../replay/envelope.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
 import { replay, type ReplayOptions, type ReplaySummary } from "../../replay/replay.js";
@@ -13,28 +10,16 @@ import { spoolToTempFile } from "../../replay/spool.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { collect, integer, messageType, number, parseOptions, stripUndefined } from "../options.js";
+import { resolveDeliveryOptions } from "../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../io.js";
+import type { ReplayFlags } from "../options/replay.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
-import { RegressReporter, regressFlags, regressOptionsShape, type RegressFlags } from "./replay-regress.js";
+import { parseRegressFlags, RegressReporter } from "./replay-regress.js";
 
-export interface ReplayCommandOptions extends DeliveryFlags, RegressFlags {
+export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
   file: string;
-  concurrency?: number;
-  rate?: number;
-  speed?: number;
-  types?: MessageType[];
-  fromLine?: number;
-  skipInvalid?: boolean;
-  /** Lines that are not known messages are sent as read, with a warning. */
-  raw?: boolean;
-  deadLetter?: string;
-  dryRun?: boolean;
-  junit?: string;
-  json?: boolean;
-}
+};
 
 /** Injected in tests; the CLI uses the system clock. */
 export interface ReplayDependencies {
@@ -54,7 +39,8 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   const input = await openInput(options.file, io);
   try {
-    const regress = await RegressReporter.open(output, options, io, input.name);
+    const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
+    const regress = await RegressReporter.open(output, flags, io, input.name);
     const reporter = new ReplayCommandReporter(output, options, input.name, regress);
     const summary = await replay({
       path: input.path,
@@ -231,58 +217,4 @@ function writeJunit(path: string, flagValue: string, name: string, cases: JunitC
   } catch (error) {
     throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: flagValue });
   }
-}
-
-const rawSchema = z.object({
-  ...deliveryOptionsShape,
-  concurrency: integer("--concurrency", 1, 10_000).optional(),
-  rate: number("--rate", 0.001, 1_000_000).optional(),
-  speed: number("--speed", 0.001, 1_000_000).optional(),
-  type: z.array(z.string()).optional(),
-  fromLine: integer("--from-line", 1).optional(),
-  skipInvalid: z.boolean().optional(),
-  raw: z.boolean().optional(),
-  deadLetter: z.string().optional(),
-  dryRun: z.boolean().optional(),
-  junit: z.string().optional(),
-  json: z.boolean().optional(),
-  ...regressOptionsShape,
-});
-
-export function registerReplay(program: Command, context: CommandContext): void {
-  const command = program
-    .command("replay")
-    .description("re-sign and deliver a recorded NDJSON log (listen --record envelopes, bare messages or dead-letter lines)")
-    .argument("<file>", "the NDJSON log: a file, or - for standard input");
-  addDeliveryOptions(command)
-    .option("--concurrency <n>", `messages in flight at once (default ${DEFAULT_DELIVERY_CONCURRENCY}); one user's messages stay in file order`)
-    .option("--rate <n>", "at most this many messages started per second")
-    .option("--speed <x>", "keep the recorded spacing (receivedAt, else timestamp), x times faster")
-    .option("--type <type>", `only replay this message type (repeatable): ${MESSAGE_TYPES.join(", ")}`, collect)
-    .option("--from-line <n>", "start at this line (inclusive), e.g. to resume an interrupted replay")
-    .option("--skip-invalid", "send the valid lines even when some are bad (the bad ones are listed)")
-    .option("--raw", "send lines that are not known messages (or not JSON) as read, with a warning, instead of refusing them")
-    .option("--dead-letter <file>", "append every message not delivered to this file (replay accepts it again)")
-    .option("--line <n|a-b>", "only replay this line, or lines A to B (repeatable)", collect)
-    .option("--message-id <id>", "only replay the message with this messageId (repeatable)", collect)
-    .option("--user-id <id>", "only replay this user's messages (the per-user order key; repeatable)", collect)
-    .option("--shard <k/n>", "only replay share K of N, split by user (N CI jobs replay one log between them)")
-    .option("--results <file>", "append one line per message with each URL's answer (status, content-type, body), in input order")
-    .option("--compare <file>", "compare the answers with an earlier --results file (or a listen --forward-to recording); exit 1 on a change")
-    .option("--ignore <path>", "with --compare: leave this JSON body path out, e.g. '$.requestId' (repeatable)", collect)
-    .option("--expect-status <list>", "an answer outside this list is a failure, e.g. 2xx or 200,202")
-    .option("--dry-run", "validate and count; send nothing")
-    .option("--junit <file>", "write a JUnit XML report, one test case per message")
-    .option("--json", "one JSON object per failed message on stdout, then a summary")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m\n  $ webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json\n  $ webhook-cli replay recording.ndjson --url http://127.0.0.1:3001/hook --results new.ndjson --compare old.ndjson --ignore '$.requestId'",
-    )
-    .action(async (file: string, raw: Record<string, unknown>) => {
-      const { type, ...rest } = regressFlags(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))));
-      context.exitCode = await replayCommand(
-        { ...rest, file, ...(type ? { types: type.map((t) => messageType("--type").parse(t)) } : {}) },
-        context.io,
-      );
-    });
 }

@@ -1,7 +1,5 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import { z } from "zod";
 import { InputError, UsageError } from "../../errors.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
 import { undiciEngine } from "../../delivery/wire.js";
@@ -12,24 +10,17 @@ import { parseMessages, type InputMessage } from "../../messages/input.js";
 import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
 import type { Clock, Random } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { addDeliveryOptions, deliveryOptionsShape, logFailedAttempt, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo, type CommandContext } from "../io.js";
-import { addExampleOptions, EXAMPLE_FLAGS, exampleOptionsShape } from "../example-options.js";
-import { aliasKeys, messageType, parseOptions, stripUndefined } from "../options.js";
+import { logFailedAttempt, resolveDeliveryOptions } from "../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../io.js";
+import { EXAMPLE_FLAGS } from "../options/example.js";
+import type { SendFlags } from "../options/send.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
-export interface SendOptions extends DeliveryFlags, Omit<ExampleOptions, "aliasKeys"> {
+export type SendOptions = SendFlags & {
   /** A file, `-` for stdin; or use `type`. */
   file?: string;
-  type?: MessageType;
-  aliasKeys?: AliasKeys;
-  dryRun?: boolean;
-  verbose?: boolean;
-  json?: boolean;
-  /** Send each body exactly as read, even when it is not a valid message (or not JSON); problems become warnings. */
-  raw?: boolean;
-}
+};
 
 /** Injected in tests; the CLI uses the system clock and Math.random. */
 export interface SendDependencies {
@@ -225,39 +216,4 @@ function logAttempt(output: Output, event: AttemptEvent): void {
   } else {
     output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
   }
-}
-
-const rawSchema = z.object({
-  // Before the delivery flags: a bad --type is reported first, as before.
-  type: messageType("--type").optional(),
-  ...deliveryOptionsShape,
-  aliasKeys: aliasKeys.optional(),
-  ...exampleOptionsShape,
-  dryRun: z.boolean().optional(),
-  verbose: z.boolean().optional(),
-  json: z.boolean().optional(),
-  raw: z.boolean().optional(),
-});
-
-export function registerSend(program: Command, context: CommandContext): void {
-  const command = program
-    .command("send")
-    .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, NDJSON or concatenated JSON; or --type)")
-    .argument("[file]", "messages to send: a file, or - for standard input");
-  addDeliveryOptions(command)
-    .option("--type <type>", `send one generated example: ${MESSAGE_TYPES.join(", ")}`)
-    .option("--alias-keys <style>", "alias keys of --type alias: spec or camel");
-  addExampleOptions(command, "with --type: ")
-    .option("--dry-run", "print the exact requests (headers, signature, body); send nothing")
-    .option("--verbose", "show each attempt's request and response (stderr)")
-    .option("--json", "one JSON object per message on stdout, then a summary")
-    .option("--raw", "send each body exactly as read, even when it is not a valid message or not JSON (validation only warns)")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret\n  $ webhook-cli generate | webhook-cli send - --url https://example.com/hook --retry-window 30s --json",
-    )
-    .action(async (file: string | undefined, raw: Record<string, unknown>) => {
-      const parsed = withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw)));
-      context.exitCode = await send({ ...parsed, ...(file !== undefined ? { file } : {}) }, context.io);
-    });
 }

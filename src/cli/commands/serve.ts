@@ -1,6 +1,4 @@
 import { resolve } from "node:path";
-import type { Command } from "commander";
-import { z } from "zod";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
 import { Collector, type CollectorCounts } from "../../service/collector.js";
@@ -8,32 +6,12 @@ import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
 import { listenCollector } from "../../service/server.js";
 import { userIdOf } from "../../messages/check.js";
-import type { AliasKeys } from "../../messages/schemas.js";
-import { addDeliveryOptions, deliveryOptionsShape, resolveDeliveryOptions, withDeliveryFlags, type DeliveryFlags } from "../delivery-options.js";
-import type { CliIo, CommandContext } from "../io.js";
-import { aliasKeys, integer, parseOptions, stripUndefined } from "../options.js";
+import { resolveDeliveryOptions } from "../delivery-options.js";
+import type { CliIo } from "../io.js";
+import type { ServeFlags } from "../options/serve.js";
 import { createOutput, type Output } from "../output.js";
 
-export const DEFAULT_SERVE_PORT = 8088;
-export const DEFAULT_STATE_DIR = ".webhook-cli";
-
-export interface ServeOptions extends DeliveryFlags {
-  port: number;
-  host: string;
-  /** One source's write key (besides the config's `sources`). */
-  writeKey?: string;
-  /** Directory of the durable queue. */
-  state: string;
-  /** Keep the queue in memory: nothing survives a restart (measures durability's cost). */
-  memory?: boolean;
-  /** Print the messages given up (the failed table of --state) and exit. */
-  failed?: boolean;
-  aliasKeys?: AliasKeys;
-  concurrency?: number;
-  /** One invalid call refuses the whole request with 400 (the CI mode); otherwise invalid calls are dropped one by one. */
-  strict?: boolean;
-  json?: boolean;
-}
+export type ServeOptions = ServeFlags;
 
 /**
  * Runs the collection service stand-in until SIGINT/SIGTERM (the normal stop):
@@ -41,7 +19,7 @@ export interface ServeOptions extends DeliveryFlags {
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {});
+  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
   const stateDir = resolve(io.cwd, options.state);
@@ -137,47 +115,4 @@ function printFailed(queue: MessageQueue, output: Output): number {
   } finally {
     queue.close();
   }
-}
-
-const rawSchema = z.object({
-  port: integer("--port", 0, 65535).default(DEFAULT_SERVE_PORT),
-  host: z.string().min(1).default("127.0.0.1"),
-  writeKey: z.string().min(1).optional(),
-  state: z.string().min(1).default(DEFAULT_STATE_DIR),
-  memory: z.boolean().optional(),
-  failed: z.boolean().optional(),
-  ...deliveryOptionsShape,
-  aliasKeys: aliasKeys.optional(),
-  concurrency: integer("--concurrency", 1, 1024).optional(),
-  strict: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-
-export function registerServe(program: Command, context: CommandContext): void {
-  const command = program
-    .command("serve")
-    .description("local stand-in for the collection service: takes client batches, stores them durably, forwards them to the webhooks")
-    .option("--port <n>", `port to listen on (0 = any free port)`, String(DEFAULT_SERVE_PORT))
-    .option("--host <addr>", "address to listen on", "127.0.0.1")
-    .option("--write-key <key>", "accept this write key (one source); without any source every key is accepted")
-    .option("--state <dir>", "directory of the durable queue (SQLite)", DEFAULT_STATE_DIR)
-    .option("--memory", "keep the queue in memory instead (nothing survives a restart)")
-    .option("--failed", "print the messages given up (stored under --state) as JSON lines and exit");
-  addDeliveryOptions(command, {
-    config: "settings: sources, webhooks, sharedSecret, enabled, aliasKeys, userAgent (default ./webhook-cli.json when present)",
-    timeout: "deadline per attempt (default 5s)",
-  })
-    .option("--alias-keys <style>", "alias keys of forwarded alias messages: spec or camel")
-    .option("--concurrency <n>", `deliveries in flight at once (default ${DEFAULT_DELIVERY_CONCURRENCY})`)
-    .option("--strict", "refuse a whole request (400) when one call in it is invalid, instead of dropping that call")
-    .option("--json", "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary")
-    .addHelpText(
-      "after",
-      "\nExamples:\n  $ webhook-cli serve --write-key wk_test --url http://127.0.0.1:8080/hook --secret s3cret\n" +
-        "  $ webhook-cli serve --config webhook-cli.json --state .webhook-cli --json\n" +
-        "  $ curl -u wk_test: -H 'Content-Type: application/json' -d '{\"userId\":\"u1\",\"event\":\"Signed Up\"}' http://127.0.0.1:8088/v1/track",
-    )
-    .action(async (raw: Record<string, unknown>) => {
-      context.exitCode = await serve(withDeliveryFlags(stripUndefined(parseOptions(rawSchema, raw))), context.io);
-    });
 }

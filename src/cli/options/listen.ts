@@ -1,0 +1,26 @@
+import type { OptionsOf, OptionSpec } from "./spec.js";
+
+export const LISTEN_OPTIONS = [
+  { key: "port", flag: "--port", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
+  { key: "host", flag: "--host", arg: "<addr>", kind: "string", nonEmpty: true, default: "127.0.0.1", help: "address to listen on" },
+  { key: "secret", flag: "--secret", arg: "<s>", kind: "string", help: "shared secret to verify X-Signature (or WEBHOOK_SECRET)" },
+  { key: "secretFile", flag: "--secret-file", arg: "<file>", kind: "string", help: "read the shared secret from a file (one trailing newline stripped)" },
+  { key: "record", flag: "--record", arg: "<file>", kind: "string", nonEmpty: true, help: "append every request to an NDJSON recording (replayable)" },
+  { key: "respond", flag: "--respond", arg: "<status>", kind: "status", default: "200", help: "status for valid requests" },
+  { key: "delayMs", flag: "--delay", arg: "<duration>", kind: "duration", help: "hold every answer this long, e.g. 250ms" },
+  { key: "failFirst", flag: "--fail-first", arg: "<n>", kind: "integer", min: 0, help: "answer the first N requests with --fail-status" },
+  { key: "failRate", flag: "--fail-rate", arg: "<p>", kind: "number", min: 0, max: 1, help: "answer with --fail-status with probability P (0-1)" },
+  { key: "failStatus", flag: "--fail-status", arg: "<status>", kind: "status", default: "503", help: "status of injected failures" },
+  { key: "seed", flag: "--seed", arg: "<n>", kind: "integer", min: 0, max: 2 ** 32 - 1, help: "seed for --fail-rate (same seed, same failures)" },
+  { key: "script", flag: "--script", arg: "<list>", kind: "script", help: "answers request by request, then repeat the last: e.g. 503,503,timeout,200,drop" },
+  { key: "tlsCert", flag: "--tls-cert", arg: "<file>", kind: "string", help: "serve HTTPS with this certificate (PEM)" },
+  { key: "tlsKey", flag: "--tls-key", arg: "<file>", kind: "string", help: "the certificate's private key (PEM)" },
+  { key: "count", flag: "--count", arg: "<n>", kind: "integer", min: 1, help: "exit after N requests" },
+  { key: "exitAfterMs", flag: "--exit-after", arg: "<duration>", kind: "duration", help: "exit after this long, e.g. 30s" },
+  { key: "strict", flag: "--strict", kind: "switch", default: false, help: "unknown message keys are errors, not warnings" },
+  { key: "junit", flag: "--junit", arg: "<file>", kind: "string", nonEmpty: true, help: "write a JUnit XML report, one test case per request" },
+  { key: "json", flag: "--json", kind: "switch", default: false, help: "one JSON object per line on stdout" },
+  { key: "verbose", flag: "--verbose", kind: "switch", default: false, help: "print each request's full body" },
+] as const satisfies readonly OptionSpec[];
+
+export type ListenFlags = OptionsOf<typeof LISTEN_OPTIONS>;

@@ -1,0 +1,7 @@
+/** The seven outgoing message types (SPEC.md 2.2). */
+export const MESSAGE_TYPES = ["page", "screen", "identify", "track", "alias", "group", "delete"] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+export function isMessageType(value: unknown): value is MessageType {
+  return typeof value === "string" && (MESSAGE_TYPES as readonly string[]).includes(value);
+}

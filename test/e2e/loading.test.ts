@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
+import { distModulesOf, hook, modulesLoadedBy, packagesOf } from "../helpers/loaded-modules.js";
+import { tempDir } from "../helpers/setup.js";
+
+// Checked on the built package (npm run build), by the modules a real process resolves: not by timing.
+describe("what a process loads", () => {
+  it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay or serve', async () => {
+    const script = 'import { Analytics } from "webhook-cli"; console.log(typeof Analytics);';
+    const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe("function");
+    const dist = distModulesOf(urls);
+    // The recorder saw the package itself (so an empty list cannot pass).
+    expect(dist).toContain("index.js");
+    expect(dist).toContain("client/analytics.js");
+    const packages = packagesOf(urls);
+    for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
+    expect(dist.filter((path) => /^(cli|replay|service|delivery)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+  });
+
+  it.each([["--version"], ["--help"]])("webhook-cli %s loads no undici, zod or ora, nor any command's implementation", async (flag) => {
+    const { urls, stdout, code } = await modulesLoadedBy(["bin/webhook-cli.js", flag]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(flag === "--version" ? /^\d+\.\d+\.\d+/ : /Usage: webhook-cli/);
+    const dist = distModulesOf(urls);
+    expect(dist).toContain("cli/main.js");
+    const packages = packagesOf(urls);
+    expect(packages).toContain("commander");
+    for (const name of ["undici", "zod", "ora", "chalk"]) expect(packages).not.toContain(name);
+    expect(dist.filter((path) => path.startsWith("cli/commands/") || path === "cli/options/parse.js")).toEqual([]);
+  });
+
+  it("a command loads its own implementation and zod, and only then", async () => {
+    const { urls, code } = await modulesLoadedBy(["bin/webhook-cli.js", "generate", "track", "--seed", "1"]);
+    expect(code).toBe(0);
+    const dist = distModulesOf(urls);
+    expect(dist).toContain("cli/commands/generate.js");
+    expect(dist).not.toContain("cli/commands/listen.js");
+    expect(packagesOf(urls)).toContain("zod");
+    expect(packagesOf(urls)).not.toContain("undici");
+  });
+});
+
+describe("better-sqlite3 is optional", () => {
+  const { dir } = tempDir("webhook-cli-no-sqlite-");
+  const withoutSqlite = { NODE_OPTIONS: `--import ${hook("no-better-sqlite3.mjs")}` };
+
+  it("serve without it: one line saying how to install it, exit 2", async () => {
+    const result = await runCli(["serve", "--port", "0", "--state", "state", "--secret", "s3cret"], { cwd: dir, env: withoutSqlite, timeoutMs: 10_000 });
+    expect(result.stderr).toBe("error: the durable queue needs better-sqlite3, an optional dependency that is not installed: run 'npm install better-sqlite3'\n");
+    expect(result.code).toBe(2);
+    expect(result.stdout).not.toMatch(/Listening on/);
+  });
+
+  it("serve --memory does not need it", async () => {
+    const serve = spawnCli(["serve", "--port", "0", "--memory"], { cwd: dir, env: withoutSqlite });
+    const done = collect(serve);
+    await waitForLine(serve, /Listening on/);
+    serve.kill("SIGINT");
+    const result = await done;
+    expect(result.stderr).not.toMatch(/better-sqlite3/);
+    expect(result.code).toBe(0);
+  });
+});
