@@ -16,6 +16,7 @@ import { createSelection, parseIds, parseLineRange, type LineRange, type Selecti
 import { parseShard, type Shard } from "../../replay/shard.js";
 import type { ResultLine } from "../../replay/results.js";
 import type { CliIo } from "../io.js";
+import type { ReplayFlags } from "../options/replay.js";
 import type { Output } from "../output.js";
 
 /**
@@ -35,16 +36,7 @@ export interface RegressFlags {
 }
 
 /** The option table's values (commands/options/replay.ts) as typed flags; a bad value is a UsageError naming its flag. */
-export function parseRegressFlags(raw: {
-  lines?: readonly string[];
-  messageIds?: readonly string[];
-  userIds?: readonly string[];
-  shard?: string;
-  results?: string;
-  compare?: string;
-  ignore?: readonly string[];
-  expectStatus?: string;
-}): RegressFlags {
+export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">): RegressFlags {
   return {
     ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),
     ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "--message-id") } : {}),
