@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { flagOfField } from "../../src/cli/options/fields.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { ResultsFile, readResults } from "../../src/replay/results-file.js";
 import { ResultsOrder } from "../../src/replay/results-order.js";
@@ -205,8 +206,8 @@ describe("ResultsFile and readResults", () => {
       }
       return undefined;
     })();
-    expect(error?.describe()).toMatch(/input\.ndjson: --results: the results file cannot be the input file/);
-    expect(() => new ResultsFile(input, { compare: input })).toThrow("the results file cannot be the --compare file");
+    expect(error?.describe(flagOfField)).toMatch(/input\.ndjson: --results: the results file cannot be the input file/);
+    expect(() => new ResultsFile(input, { compare: input })).toThrow("the results file cannot be the `compare` file");
   });
 
   it("reads shards' files concatenated in any order, the last line for a number winning", async () => {

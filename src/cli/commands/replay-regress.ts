@@ -39,8 +39,8 @@ export interface RegressFlags {
 export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">): RegressFlags {
   return {
     ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),
-    ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "--message-id") } : {}),
-    ...(raw.userIds ? { userIds: parseIds(raw.userIds, "--user-id") } : {}),
+    ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "messageIds") } : {}),
+    ...(raw.userIds ? { userIds: parseIds(raw.userIds, "userIds") } : {}),
     ...(raw.shard !== undefined ? { shard: parseShard(raw.shard) } : {}),
     ...(raw.results !== undefined ? { results: raw.results } : {}),
     ...(raw.compare !== undefined ? { compare: raw.compare } : {}),
