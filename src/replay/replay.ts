@@ -196,7 +196,7 @@ async function* sendableEntries(
       out.push(entry);
     }
     if (out.length > 0) {
-      await results?.waitForRoom();
+      await results?.waitForRoom(signal);
       yield out;
     }
     if ((batch.at(-1)?.number ?? 0) >= last) return;

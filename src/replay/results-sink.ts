@@ -11,14 +11,17 @@ import { messageOutcome, resultLine, type ResultLine } from "./results.js";
  * `onResults`. A message interrupted or never started has no result line.
  */
 export class ResultsSink {
-  private readonly order = new ResultsOrder<ResultLine>();
+  private readonly order: ResultsOrder<ResultLine>;
   private readonly file: ResultsFile | undefined;
   private room: (() => void) | undefined;
 
   constructor(
     options: { path?: string | undefined; input: string; compare?: string | undefined },
     private readonly onResults: ((lines: readonly ResultLine[]) => void) | undefined,
+    /** Finished results held for an earlier line before the reader waits (ResultsOrder's limit). */
+    held?: number,
   ) {
+    this.order = new ResultsOrder<ResultLine>(held);
     this.file = options.path !== undefined ? new ResultsFile(options.path, { input: options.input, compare: options.compare }) : undefined;
   }
 
@@ -27,9 +30,22 @@ export class ResultsSink {
     this.order.admit(entry.line);
   }
 
-  /** Resolves once few enough finished results wait for an earlier one (a message retrying for hours). */
-  async waitForRoom(): Promise<void> {
-    while (this.order.isFull) await new Promise<void>((resolve) => (this.room = resolve));
+  /**
+   * Resolves once few enough finished results wait for an earlier one (a message retrying for
+   * hours), or when the run stops: the dispatcher drops its unstarted messages only after its
+   * source stops reading, so waiting on past a stop would never end.
+   */
+  async waitForRoom(signal: AbortSignal | undefined): Promise<void> {
+    while (this.order.isFull && signal?.aborted !== true) {
+      await new Promise<void>((resolve) => {
+        const stop = (): void => resolve();
+        signal?.addEventListener("abort", stop, { once: true });
+        this.room = () => {
+          signal?.removeEventListener("abort", stop);
+          resolve();
+        };
+      });
+    }
   }
 
   finished(entry: ReplayEntry, result: DeliveryResult): void {
