@@ -72,6 +72,7 @@ export function registerListen(program: Command, context: CommandContext): void 
     "webhook-cli listen --secret s3cret",
     "webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml",
     "webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
+    "webhook-cli listen --secret s3cret --forward-to http://localhost:3000/webhook --ui",
   ];
   wire(command, context, LISTEN_OPTIONS, lines, async (options) => (await import("./commands/listen.js")).listen(options, context.io));
 }

@@ -19,6 +19,8 @@ export interface RecordInput {
   body: unknown;
   /** Any header value holding the secret is redacted too. */
   secret?: string | undefined;
+  /** listen --forward-to: the app's answer (CONTRACT.md 4). */
+  response?: Record<string, unknown>;
 }
 
 /**
@@ -35,6 +37,7 @@ export function formatRecordLine(input: RecordInput): string {
     `"path":${JSON.stringify(input.path)},"headers":${JSON.stringify(redactHeaders(input.headers, input.secret))},` +
     `"signatureValid":${String(input.signatureValid)},"body":${bodyJson}`;
   if (!identical) line += `,"rawBody":"${Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength).toString("base64")}"`;
+  if (input.response !== undefined) line += `,"response":${JSON.stringify(input.response)}`;
   return `${line}}\n`;
 }
 

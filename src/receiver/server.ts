@@ -5,6 +5,7 @@ import type { Socket } from "node:net";
 import { PortError, UsageError } from "../errors.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
+import { recordedResponse, type ForwardRequest, type ForwardResult } from "./forward.js";
 import { formatRecordLine } from "./record.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
@@ -25,6 +26,10 @@ export interface ReceivedRequest {
   fault: "timeout" | "drop" | null;
   /** The status came from a fault flag rather than the signature rule. */
   injected: boolean;
+  /** The exact body bytes received (empty for a 413). */
+  raw: Buffer;
+  /** With `forward`: the app's answer (or the 502/504 given for it); otherwise null. */
+  forwarded: ForwardResult | null;
 }
 
 export interface ReceiverOptions {
@@ -39,8 +44,14 @@ export interface ReceiverOptions {
   recording?: { append(line: string): void };
   maxBodyBytes?: number;
   clock?: Clock;
-  /** Called once per POST, before its answer is sent. */
+  /** Called once per POST, before its answer is sent (when forwarding, once the app has answered). */
   onRequest?: (request: ReceivedRequest) => void;
+  /**
+   * Answers the requests the fault flags leave alone (not injected, held or
+   * dropped) in place of --respond and the signature rule: listen --forward-to.
+   * The request is recorded and reported with the result, then answered with it.
+   */
+  forward?: (request: ForwardRequest) => Promise<ForwardResult>;
 }
 
 export interface Receiver {
@@ -54,6 +65,7 @@ export interface Receiver {
 const CLOSE_GRACE_MS = 10_000;
 const JSON_HEADERS = { "content-type": "application/json" };
 const OK_BODY = '{"ok":true}';
+const EMPTY = Buffer.alloc(0);
 
 /** The node:http(s) adapter around the verifier: POST on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
@@ -65,6 +77,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const clock = options.clock ?? systemClock;
   const onRequest = options.onRequest;
+  const forward = options.forward;
   const held = new Set<Socket>();
   let closing = false;
   let index = 0;
@@ -86,8 +99,12 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     const receivedAt = new Date(clock.now());
     const verdict = judgeRequest(raw, req.headers, { secret, strict });
     const action = faults.next(verdict.signatureValid !== false);
-    const status = action.kind === "answer" ? action.status : null;
     const path = req.url ?? "/";
+    if (forward && action.kind === "answer" && !action.injected) {
+      void relay(req, res, { index: ++index, receivedAt, path, raw, verdict }, action.delayMs, forward);
+      return;
+    }
+    const status = action.kind === "answer" ? action.status : null;
     onRequest?.({
       index: ++index,
       receivedAt,
@@ -98,6 +115,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       status,
       fault: action.kind === "answer" ? null : action.kind,
       injected: action.kind === "answer" ? action.injected : true,
+      raw,
+      forwarded: null,
     });
 
     if (recording) {
@@ -117,6 +136,29 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       batchAnswers.push({ req, res, action, verdict });
       if (batchAnswers.length === 1) setImmediate(flushBatch);
     } else respond(req, res, action, verdict);
+  };
+
+  /** Held by --delay, then the app's answer is recorded, reported and relayed to the sender. */
+  const relay = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    arrival: { index: number; receivedAt: Date; path: string; raw: Buffer; verdict: RequestVerdict },
+    delayMs: number,
+    forwardTo: NonNullable<ReceiverOptions["forward"]>,
+  ): Promise<void> => {
+    if (delayMs > 0) await new Promise<void>((done) => clock.setTimeout(done, delayMs));
+    const result = await forwardTo({ method: "POST", rawHeaders: req.rawHeaders, body: arrival.raw });
+    const { index: number, receivedAt, path, raw, verdict } = arrival;
+    onRequest?.({ index: number, receivedAt, method: "POST", path, headers: req.headers, verdict, status: result.status, fault: null, injected: false, raw, forwarded: result });
+    const { signatureValid, text, body } = verdict;
+    recording?.append(
+      formatRecordLine({ receivedAt, method: "POST", path, headers: req.headers, signatureValid, raw, text, body, secret, response: recordedResponse(result) }),
+    );
+    if (res.destroyed) return;
+    if (closing) res.shouldKeepAlive = false;
+    const bodyless = result.status < 200 || result.status === 204 || result.status === 304;
+    res.writeHead(result.status, { ...result.headers, ...(bodyless ? {} : { "content-length": String(result.body.length) }) });
+    res.end(bodyless ? undefined : result.body);
   };
 
   let batchLines = "";
@@ -180,7 +222,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
       valid: false,
     };
     const path = req.url ?? "/";
-    onRequest?.({ index: ++index, receivedAt: new Date(clock.now()), method: "POST", path, headers: req.headers, verdict, status: 413, fault: null, injected: false });
+    onRequest?.({ index: ++index, receivedAt: new Date(clock.now()), method: "POST", path, headers: req.headers, verdict, status: 413, fault: null, injected: false, raw: EMPTY, forwarded: null });
     res.shouldKeepAlive = false;
     res.writeHead(413, { ...JSON_HEADERS, connection: "close" }).end(`{"error":"body over ${maxBody} bytes"}`);
     // Read and discard the rest (never buffered) so the sender sees the 413, within reason.

@@ -2,7 +2,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ChalkInstance } from "chalk";
 import { UsageError } from "../../errors.js";
+import { Inspection } from "../../inspector/session.js";
+import type { Inspected } from "../../inspector/store.js";
 import { FaultPlan } from "../../receiver/faults.js";
+import { createForwarder, type ForwardResult } from "../../receiver/forward.js";
 import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
 import { junitXml, type JunitCase } from "../../report/junit.js";
@@ -10,7 +13,8 @@ import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import type { CliIo } from "../io.js";
 import { stripUndefined } from "../options.js";
-import { createOutput } from "../output.js";
+import { watchKeys } from "../keys.js";
+import { createOutput, type Output } from "../output.js";
 import { resolveListenSecret, warnUnsigned } from "../secret.js";
 import type { ListenFlags } from "../options/listen.js";
 
@@ -27,6 +31,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTls(options, io.cwd);
+  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
@@ -42,13 +47,15 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let spinner = { update(_text: string) {}, stop() {} };
   // The spinner only exists on a terminal; skip building its text per request otherwise.
   const spinning = io.stderrIsTTY;
+  const inspection = createInspection(options, io, secret, forwarder?.url, output);
 
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
-      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording }),
+      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording, forward: forwarder?.forward }),
       onRequest(request) {
         if (options.count !== undefined && received >= options.count) return;
+        inspection?.add(request);
         received += 1;
         if (!request.verdict.valid) invalid += 1;
         lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, paint, options.verbose)}\n`);
@@ -63,13 +70,15 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     });
   } catch (error) {
     recording?.close();
+    await forwarder?.close();
     throw error;
   }
+  inspection?.setReceiverUrl(receiver.url);
+  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
 
-  if (options.json) {
-    output.event("listening", { url: receiver.url, port: receiver.port });
-    output.log(`Listening on ${receiver.url}`);
-  } else output.line(`Listening on ${receiver.url}`);
+  announce(output, receiver, forwarder?.url, page);
+  const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
+  if (stopKeys) output.log("Press r to resend the latest request.");
   if (secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
   spinner = output.spinner(waitingText(0, 0));
 
@@ -81,7 +90,9 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const reason = await stopped;
   if (exitTimer) clearTimeout(exitTimer);
   io.signal.removeEventListener("abort", onSignal);
+  stopKeys?.();
   await receiver.close();
+  await Promise.all([inspection?.close(), forwarder?.close()]);
   recording?.close();
   lines.flush();
   spinner.stop();
@@ -96,6 +107,51 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   );
   if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), junitCases);
   return code;
+}
+
+/** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
+function createInspection(options: ListenOptions, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
+  if (options.ui !== true && !isTerminal(io.stdin)) return undefined;
+  return new Inspection({ secret, forwardUrl, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) });
+}
+
+/** `Listening on` first (CONTRACT.md 3), then where requests are relayed and where the page is. */
+function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
+  if (output.json) {
+    output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwardUrl ? { forwardTo: forwardUrl } : {}) });
+    output.log(`Listening on ${receiver.url}`);
+  } else output.line(`Listening on ${receiver.url}`);
+  if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
+  if (page) output.line(`Inspector: ${page}`);
+}
+
+/** Starts the page; when its port is unusable, what listen opened is closed before the error is reported. */
+async function serveInspector(
+  inspection: Inspection,
+  port: number,
+  opened: readonly ({ close(): Promise<void> } | undefined)[],
+  recording: RecordingFile | undefined,
+): Promise<string> {
+  try {
+    return await inspection.serve(port);
+  } catch (error) {
+    await Promise.all(opened.map((item) => item?.close()));
+    recording?.close();
+    throw error;
+  }
+}
+
+/** `↻ R1 resend of #3 → http://localhost:3000/webhook  200  12ms` (or a `resend` JSON event). */
+function reportResend(row: Inspected, output: Output): void {
+  const response = row.response;
+  const fields = { label: row.label, of: row.resend?.ofLabel, url: row.resend?.url, status: response?.status ?? null, ms: response?.ms ?? 0, error: response?.error ?? null };
+  output.event("resend", fields);
+  const outcome = fields.status !== null && fields.error === null ? String(fields.status) : `${fields.status ?? "no answer"}: ${fields.error ?? ""}`;
+  output.line(`↻ ${fields.label} resend of #${fields.of ?? "?"} → ${fields.url ?? ""}  ${outcome}  ${formatDuration(fields.ms)}`);
+}
+
+function isTerminal(stream: NodeJS.ReadableStream): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
 function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {
@@ -186,8 +242,13 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
   const v = request.verdict;
   const signature =
     v.signatureValid === true ? paint.ok("signature ok") : v.signatureValid === null ? paint.dim("unsigned") : paint.bad("signature FAILED");
-  const answer =
-    request.fault === "timeout" ? "held (timeout)" : request.fault === "drop" ? "dropped" : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
+  const answer = request.forwarded
+    ? forwardedAnswer(request.forwarded, paint)
+    : request.fault === "timeout"
+      ? "held (timeout)"
+      : request.fault === "drop"
+        ? "dropped"
+        : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
   let text =
     `#${request.index} ${request.method} ${request.path}  ${v.type ?? paint.bad("?")}  ${v.userId ?? "-"}` +
     `${v.name !== undefined ? `  ${JSON.stringify(v.name)}` : ""}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
@@ -206,6 +267,12 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
 }
 
 /** The `request` JSON event's fields (CONTRACT.md 3), plus `diagnosis` when a signature failed. */
+/** `201 from the app in 12ms`, or listen's own 502/504 with the reason. */
+function forwardedAnswer(result: ForwardResult, paint: Painter): string {
+  if (result.fromApp) return `${result.status} from the app in ${formatDuration(result.ms)}`;
+  return paint.bad(`${result.status}: ${result.error ?? "no answer from the app"}`);
+}
+
 export function requestEvent(request: ReceivedRequest): Record<string, unknown> {
   const v = request.verdict;
   const fields: Record<string, unknown> = {
@@ -218,6 +285,10 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
     status: request.status,
   };
   if (request.fault !== null) fields["fault"] = request.fault;
+  if (request.forwarded) {
+    const { fromApp, status, ms, error } = request.forwarded;
+    fields["app"] = { status: fromApp ? status : null, ms, error };
+  }
   if (v.signatureValid === false) fields["diagnosis"] = v.diagnosis?.message ?? v.signatureError;
   return fields;
 }

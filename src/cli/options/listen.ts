@@ -21,6 +21,11 @@ export const LISTEN_OPTIONS = [
   { key: "junit", flag: "--junit", arg: "<file>", kind: "string", nonEmpty: true, help: "write a JUnit XML report, one test case per request" },
   { key: "json", flag: "--json", kind: "switch", default: false, help: "one JSON object per line on stdout" },
   { key: "verbose", flag: "--verbose", kind: "switch", default: false, help: "print each request's full body" },
+  { key: "forwardTo", flag: "--forward-to", arg: "<url>", kind: "string", nonEmpty: true, help: "relay each request (exact bytes and headers) to your app and answer with its response" },
+  { key: "forwardTimeoutMs", flag: "--forward-timeout", arg: "<duration>", kind: "duration", default: "5s", help: "how long the app may take before the sender gets 504" },
+  { key: "ui", flag: "--ui", kind: "switch", default: false, help: "serve the inspector page on 127.0.0.1 (--ui-port)" },
+  { key: "uiPort", flag: "--ui-port", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "4040", help: "port of the inspector page (0 = any free port)" },
+  { key: "uiKeep", flag: "--ui-keep", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, default: "1000", help: "requests the inspector keeps in memory" },
 ] as const satisfies readonly OptionSpec[];
 
 export type ListenFlags = OptionsOf<typeof LISTEN_OPTIONS>;

@@ -1,0 +1,91 @@
+import type { AttemptEvent } from "../delivery/types.js";
+import { undiciEngine } from "../delivery/wire.js";
+import { judgeRequest } from "../receiver/verdict.js";
+import { DEFAULT_USER_AGENT, validateHeader, validateUrl } from "../settings.js";
+import type { Inspected, NewInspected, PeerResponse } from "./store.js";
+
+// Set by the delivery engine itself, or about the original connection only.
+const NOT_CARRIED = new Set(["user-agent", "accept-encoding", "proxy-connection", "te", "trailer", "proxy-authorization"]);
+const MAX_CARRIED = 50;
+
+export interface ResendOptions {
+  /** The current secret: the resent bytes are signed with it. */
+  secret: string | undefined;
+  timeoutMs?: number;
+}
+
+/**
+ * Resend: the exact bytes of a row, re-signed with the current secret,
+ * through THE delivery engine (one attempt: the person clicking wants to see
+ * this answer, not a retry schedule). The result is a new row linked to the original.
+ */
+/** The new row, unlabelled: it gets its label once it exists (a refused URL uses up no number). */
+export async function resend(original: Inspected, url: string, options: ResendOptions): Promise<Omit<NewInspected, "label">> {
+  validateUrl(url, { flag: "Resend URL" });
+  const userAgent = headerValue(original.headers["user-agent"]) ?? DEFAULT_USER_AGENT;
+  const engine = undiciEngine(
+    { targets: [{ url, headers: carriedHeaders(original) }], secret: options.secret, userAgent },
+    { retryWindowMs: 0, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) },
+  );
+  let attempt: AttemptEvent | undefined;
+  const receivedAt = new Date();
+  try {
+    const result = await engine.deliver(original.raw, { keepResponse: true, onAttempt: (event) => (attempt = event) });
+    const sent = attempt?.request;
+    const headers = lowerCased(sent?.headers ?? {});
+    const first = result.urls[0];
+    const response: PeerResponse = {
+      status: first?.status ?? null,
+      ms: first?.ms ?? 0,
+      headers: attempt?.response?.headers ?? {},
+      body: Buffer.from(attempt?.response?.body ?? "", "utf8"),
+      error: first?.error ?? null,
+    };
+    return {
+      receivedAt,
+      method: "POST",
+      path: pathOf(url),
+      headers,
+      raw: original.raw,
+      verdict: judgeRequest(original.raw, headers, { secret: options.secret }),
+      status: response.status,
+      fault: null,
+      injected: false,
+      response,
+      resend: { of: original.id, ofLabel: original.label, url },
+    };
+  } finally {
+    await engine.close();
+  }
+}
+
+/** The original's end-to-end headers that a static header may carry (the engine sets the rest). */
+function carriedHeaders(original: Inspected): Record<string, string> {
+  const carried: Record<string, string> = {};
+  let count = 0;
+  for (const [name, value] of Object.entries(original.headers)) {
+    const one = headerValue(value);
+    if (one === undefined || NOT_CARRIED.has(name) || count >= MAX_CARRIED) continue;
+    try {
+      validateHeader(name, one, {});
+    } catch {
+      continue;
+    }
+    carried[name] = one;
+    count += 1;
+  }
+  return carried;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}

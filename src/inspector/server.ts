@@ -1,0 +1,180 @@
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PortError, WebhookCliError } from "../errors.js";
+import type { Inspected, RequestStore } from "./store.js";
+import { detail, recordLine, summarize } from "./view.js";
+
+export interface InspectorServerOptions {
+  /** 0 = any free port. Always bound to 127.0.0.1. */
+  port: number;
+  store: RequestStore;
+  secret: string | undefined;
+  forwardUrl: string | null;
+  receiverUrl: string;
+  resend: (id: number, url?: string) => Promise<Inspected | undefined>;
+}
+
+export interface InspectorServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 15_000;
+// The page's own files only: no inline script, nothing from elsewhere.
+const SECURITY_HEADERS = {
+  "content-security-policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  "/": { file: "index.html", type: "text/html; charset=utf-8" },
+  "/inspector.js": { file: "inspector.js", type: "text/javascript; charset=utf-8" },
+  "/inspector.css": { file: "inspector.css", type: "text/css; charset=utf-8" },
+};
+
+/**
+ * The inspector page and its API on 127.0.0.1: the row list as server-sent
+ * events, one row's detail, Resend, and Download as a recording. Answers only
+ * a loopback Host (a DNS-rebinding page has its own name in Host).
+ */
+export async function startInspectorServer(options: InspectorServerOptions): Promise<InspectorServer> {
+  const { store } = options;
+  const assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
+  const streams = new Set<ServerResponse>();
+  const curlUrl = (row: Inspected): string => options.forwardUrl ?? `${options.receiverUrl}${row.path}`;
+
+  const routes = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const asset = req.method === "GET" ? assets.get(url.pathname) : undefined;
+    if (asset) return send(res, 200, asset.type, asset.body);
+    if (req.method === "GET" && url.pathname === "/api/events") return openStream(res);
+    if (req.method === "GET" && url.pathname === "/api/download") return download(res, url);
+    const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
+    const row = match ? store.get(Number(match[1])) : undefined;
+    if (match && !row) return sendJson(res, 404, { error: `request ${match[1]} is no longer kept (--ui-keep ${store.keep})` });
+    if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: options.secret, curlUrl: curlUrl(row) }));
+    if (row && match?.[2] && req.method === "POST") return resendRow(req, res, row);
+    sendJson(res, 404, { error: `no ${req.method ?? ""} ${url.pathname}` });
+  };
+
+  const openStream = (res: ServerResponse): void => {
+    res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
+    const hello = { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, rows: store.list().map(summarize) };
+    res.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify(hello)}\n\n`);
+    streams.add(res);
+    const unsubscribe = store.subscribe((row) => res.write(`event: row\ndata: ${JSON.stringify(summarize(row))}\n\n`));
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+    res.on("close", () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+      streams.delete(res);
+    });
+  };
+
+  const download = (res: ServerResponse, url: URL): void => {
+    const wanted = (url.searchParams.get("ids") ?? "").split(",").filter((id) => /^\d+$/.test(id)).map(Number);
+    // Oldest first, as a recording is written.
+    const rows = wanted.map((id) => store.get(id)).filter((row): row is Inspected => row !== undefined).sort((a, b) => a.id - b.id);
+    const body = rows.map((row) => recordLine(row, options.secret)).join("");
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      "content-type": "application/x-ndjson; charset=utf-8",
+      "content-disposition": 'attachment; filename="webhook-requests.ndjson"',
+    });
+    res.end(body);
+  };
+
+  const resendRow = async (req: IncomingMessage, res: ServerResponse, row: Inspected): Promise<void> => {
+    const input = await readJson(req);
+    const url = typeof input["url"] === "string" && input["url"].trim() !== "" ? input["url"].trim() : undefined;
+    try {
+      const resent = await options.resend(row.id, url);
+      if (!resent) return sendJson(res, 404, { error: `request ${row.id} is no longer kept` });
+      sendJson(res, 200, summarize(resent));
+    } catch (error) {
+      if (error instanceof WebhookCliError) return sendJson(res, 400, { error: error.message });
+      throw error;
+    }
+  };
+
+  const server = createServer((req, res) => {
+    const refusal = refuse(req);
+    if (refusal) {
+      req.resume();
+      return sendJson(res, 403, { error: refusal });
+    }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    routes(req, res, url).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) });
+      else res.destroy();
+    });
+  });
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(new PortError(`--ui-port: cannot serve the inspector on 127.0.0.1:${options.port}: ${error.code ?? error.message}`, { cause: error })),
+    );
+    server.listen(options.port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port));
+  });
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Nothing here is worth waiting for: open pages reconnect to the next run.
+        for (const stream of streams) stream.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * Why a request must not be answered, or null. Host must be a loopback name
+ * (DNS rebinding); a POST must be JSON from this page (another site's form
+ * cannot send application/json without a CORS preflight, which gets no allow).
+ */
+export function refuse(req: IncomingMessage): string | null {
+  const host = req.headers.host ?? "";
+  if (!isLoopbackHost(host)) return `the inspector answers only loopback names (Host: ${host || "none"}); open it at http://127.0.0.1:PORT`;
+  if (req.method === "POST") {
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin} refused`;
+    if (!(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
+  }
+  return null;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, "").toLowerCase();
+  if (name === "localhost" || name.endsWith(".localhost") || name === "[::1]") return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
+function readAsset(file: string): Buffer {
+  return readFileSync(new URL(`./assets/${file}`, import.meta.url));
+}
+
+function send(res: ServerResponse, status: number, type: string, body: Buffer | string): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, "content-type": type }).end(body);
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  let text = "";
+  for await (const chunk of req) {
+    text += String(chunk);
+    if (text.length > 64 * 1024) break;
+  }
+  try {
+    const value: unknown = JSON.parse(text || "{}");
+    return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,95 @@
+import type { ReceivedRequest } from "../receiver/server.js";
+import { resend } from "./resend.js";
+import { startInspectorServer, type InspectorServer } from "./server.js";
+import { RequestStore, type Inspected } from "./store.js";
+
+export interface InspectionOptions {
+  secret: string | undefined;
+  /** The app behind --forward-to: the default Resend target. */
+  forwardUrl?: string | undefined;
+  /** Rows kept in memory (--ui-keep). */
+  keep?: number | undefined;
+  /** Called with each resent row once its answer is in (the terminal reports it). */
+  onResent?: (row: Inspected) => void;
+}
+
+/**
+ * What listen keeps of its requests for the page and the `r` key: the store,
+ * Resend, and (with --ui) the page's server. Kept apart from the receiver,
+ * which only tells it about each request.
+ */
+export class Inspection {
+  readonly store: RequestStore;
+  private receiverUrl = "";
+  private resends = 0;
+  private server: InspectorServer | undefined;
+
+  constructor(private readonly options: InspectionOptions) {
+    this.store = new RequestStore(options.keep);
+  }
+
+  /** The receiver's observer: one row per request listen answered. */
+  readonly add = (request: ReceivedRequest): void => {
+    const forwarded = request.forwarded;
+    this.store.add({
+      label: String(request.index),
+      receivedAt: request.receivedAt,
+      method: request.method,
+      path: request.path,
+      headers: request.headers,
+      raw: request.raw,
+      verdict: request.verdict,
+      status: request.status,
+      fault: request.fault,
+      injected: request.injected,
+      // A 502/504 is listen's answer, not the app's: the row keeps only why and how long.
+      response:
+        forwarded &&
+        (forwarded.fromApp
+          ? { status: forwarded.status, ms: forwarded.ms, headers: forwarded.headers, body: forwarded.body, error: null }
+          : { status: null, ms: forwarded.ms, headers: {}, body: Buffer.alloc(0), error: forwarded.error }),
+    });
+  };
+
+  /** Where Resend goes unless the page names a URL: the app when forwarding, else listen itself. */
+  defaultTarget(): string {
+    return this.options.forwardUrl ?? this.receiverUrl;
+  }
+
+  setReceiverUrl(url: string): void {
+    this.receiverUrl = url;
+  }
+
+  /** Resends row `id` (to `url` or the default target); resolves with the new row. */
+  async resend(id: number, url?: string): Promise<Inspected | undefined> {
+    const original = this.store.get(id);
+    if (!original) return undefined;
+    const resent = await resend(original, url ?? this.defaultTarget(), { secret: this.options.secret });
+    const row = this.store.add({ ...resent, label: `R${++this.resends}` });
+    this.options.onResent?.(row);
+    return row;
+  }
+
+  /** The `r` key: resends the newest request listen received. */
+  async resendLatest(): Promise<Inspected | undefined> {
+    const latest = this.store.latestReceived();
+    return latest ? this.resend(latest.id) : undefined;
+  }
+
+  /** Serves the page on 127.0.0.1 (`port` 0 = any); resolves with its URL. */
+  async serve(port: number): Promise<string> {
+    this.server = await startInspectorServer({
+      port,
+      store: this.store,
+      secret: this.options.secret,
+      forwardUrl: this.options.forwardUrl ?? null,
+      receiverUrl: this.receiverUrl,
+      resend: (id, url) => this.resend(id, url),
+    });
+    return this.server.url;
+  }
+
+  async close(): Promise<void> {
+    await this.server?.close();
+  }
+}

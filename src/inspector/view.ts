@@ -1,0 +1,136 @@
+import { isUtf8 } from "node:buffer";
+import { relayedHeaders } from "../receiver/forward.js";
+import { formatRecordLine, redactHeaders, REDACTED } from "../receiver/record.js";
+import type { Inspected, PeerResponse } from "./store.js";
+
+/** What the list needs of a row (the page filters on these fields). */
+export interface RowSummary {
+  id: number;
+  label: string;
+  receivedAt: string;
+  method: string;
+  path: string;
+  type: string | null;
+  userId: string | null;
+  name: string | null;
+  signature: "ok" | "failed" | "unsigned";
+  shape: "ok" | "warnings" | "errors";
+  valid: boolean;
+  status: number | null;
+  fault: "timeout" | "drop" | null;
+  injected: boolean;
+  appStatus: number | null;
+  appError: string | null;
+  size: number;
+  ms: number | null;
+  resendOf: number | null;
+  resendOfLabel: string | null;
+  resendUrl: string | null;
+}
+
+export function summarize(row: Inspected): RowSummary {
+  const v = row.verdict;
+  return {
+    id: row.id,
+    label: row.label,
+    receivedAt: row.receivedAt.toISOString(),
+    method: row.method,
+    path: row.path,
+    type: v.type ?? null,
+    userId: v.userId ?? null,
+    name: v.name ?? null,
+    signature: v.signatureValid === true ? "ok" : v.signatureValid === false ? "failed" : "unsigned",
+    shape: v.shapeErrors.length > 0 ? "errors" : v.shapeWarnings.length > 0 ? "warnings" : "ok",
+    valid: v.valid,
+    status: row.status,
+    fault: row.fault,
+    injected: row.injected,
+    appStatus: row.response?.status ?? null,
+    appError: row.response?.error ?? null,
+    size: v.size,
+    ms: row.response?.ms ?? null,
+    resendOf: row.resend?.of ?? null,
+    resendOfLabel: row.resend?.ofLabel ?? null,
+    resendUrl: row.resend?.url ?? null,
+  };
+}
+
+/** One row in full for the detail pane: headers redacted as in recordings, the body pretty and raw. */
+export function detail(row: Inspected, context: { secret: string | undefined; curlUrl: string }): Record<string, unknown> {
+  const v = row.verdict;
+  return {
+    ...summarize(row),
+    headers: redactHeaders(row.headers, context.secret),
+    bodyPretty: v.body !== undefined ? JSON.stringify(v.body, null, 2) : null,
+    bodyRaw: v.text ?? `(not UTF-8) base64: ${row.raw.toString("base64")}`,
+    shapeErrors: v.shapeErrors,
+    shapeWarnings: v.shapeWarnings,
+    signatureError: v.signatureError,
+    diagnosis: v.diagnosis?.message ?? null,
+    response: row.response ? responseView(row.response) : null,
+    curl: curlCommand(row, context.curlUrl, context.secret),
+  };
+}
+
+function responseView(response: PeerResponse): Record<string, unknown> {
+  const headers = redactHeaders(response.headers);
+  if (headers["set-cookie"] !== undefined) headers["set-cookie"] = REDACTED;
+  return {
+    status: response.status,
+    ms: response.ms,
+    error: response.error,
+    headers,
+    body: isUtf8(response.body) ? response.body.toString("utf8") : `(not UTF-8) base64: ${response.body.toString("base64")}`,
+  };
+}
+
+/** A recording line (CONTRACT.md 4) that `replay` sends byte-identical. */
+export function recordLine(row: Inspected, secret: string | undefined): string {
+  const v = row.verdict;
+  return formatRecordLine({
+    receivedAt: row.receivedAt,
+    method: row.method,
+    path: row.path,
+    headers: row.headers,
+    signatureValid: v.signatureValid,
+    raw: row.raw,
+    text: v.text,
+    body: v.body,
+    secret,
+  });
+}
+
+/**
+ * `curl` that sends the same bytes with the same end-to-end headers (the
+ * signature included, which still matches the bytes). Credential headers are
+ * left out: the page never shows them.
+ */
+export function curlCommand(row: Inspected, url: string, secret: string | undefined): string {
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(row.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
+  }
+  const shown = redactHeaders(Object.fromEntries(pairs(relayedHeaders(flat))), secret);
+  const parts = [`curl -sS -X ${row.method} ${shellQuote(url)}`];
+  for (const [name, value] of Object.entries(shown)) {
+    if (value === REDACTED) continue;
+    for (const one of Array.isArray(value) ? value : [value]) parts.push(`-H ${shellQuote(`${name}: ${one}`)}`);
+  }
+  // Bytes that survive a shell argument go inline; anything else through base64.
+  if (row.verdict.text !== null && !row.verdict.text.includes("\0")) return [...parts, `--data-binary ${shellQuote(row.verdict.text)}`].join(" \\\n  ");
+  return `printf %s ${shellQuote(row.raw.toString("base64"))} | base64 -d | ${[...parts, "--data-binary @-"].join(" \\\n  ")}`;
+}
+
+function pairs(flat: readonly string[]): [string, string[]][] {
+  const map = new Map<string, string[]>();
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const name = (flat[i] as string).toLowerCase();
+    map.set(name, [...(map.get(name) ?? []), flat[i + 1] as string]);
+  }
+  return [...map];
+}
+
+export function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,182 @@
+import { isUtf8 } from "node:buffer";
+import { createHash } from "node:crypto";
+import { Agent, request } from "undici";
+import { UsageError } from "../errors.js";
+import { formatDuration } from "../util/duration.js";
+import { redactHeaders } from "./record.js";
+
+/** The app gets as long as the destination gives a receiver (CONTRACT.md 2). */
+export const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
+/** A recorded response keeps its body below this size; above it, a hash and the size. */
+export const RECORDED_BODY_LIMIT = 64 * 1024;
+/** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
+const MAX_RELAYED_BODY = 8 * 1024 * 1024;
+
+// RFC 9110 7.6.1: these describe one connection, not the message, so a relay drops them.
+// Host and Content-Length are set for the new connection; undici refuses Expect.
+const NOT_RELAYED = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "expect",
+]);
+
+export interface ForwardRequest {
+  method: string;
+  /** node:http's `rawHeaders`: names as sent, in order, repeated names kept. */
+  rawHeaders: readonly string[];
+  body: Buffer;
+}
+
+export interface ForwardResult {
+  /** The app's status, or ours (502 app unreachable, 504 app too slow) when it gave none. */
+  status: number;
+  /** false when the status, headers and body are ours, not the app's. */
+  fromApp: boolean;
+  ms: number;
+  /** The app's headers minus hop-by-hop ones (ours: content-type only). */
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  /** Why the app gave no answer, or null. */
+  error: string | null;
+}
+
+export interface Forwarder {
+  readonly url: string;
+  forward(request: ForwardRequest): Promise<ForwardResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The relay of `listen --forward-to`: one received request, one request to the
+ * app, exact body bytes and end-to-end headers (the sender's X-Signature
+ * included). It uses undici directly, not the delivery engine: the engine
+ * signs and retries messages, while a relay must neither re-sign nor retry;
+ * the sender's own retries decide what happens after a failure.
+ */
+export function createForwarder(url: string, options: { timeoutMs?: number | undefined } = {}): Forwarder {
+  const target = parseTarget(url);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
+  const agent = new Agent({ keepAliveTimeout: 10_000, connectTimeout: timeoutMs, headersTimeout: 0, bodyTimeout: 0 });
+  const shown = displayUrl(target);
+
+  const forward = async (input: ForwardRequest): Promise<ForwardResult> => {
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    try {
+      const response = await request(target, {
+        dispatcher: agent,
+        method: input.method as "POST",
+        headers: relayedHeaders(input.rawHeaders),
+        body: input.body,
+        signal: deadline.signal,
+      });
+      const body = await readCapped(response.body);
+      const headers: Record<string, string | string[]> = {};
+      for (const [name, value] of Object.entries(response.headers)) if (value !== undefined && !NOT_RELAYED.has(name)) headers[name] = value;
+      return { status: response.statusCode, fromApp: true, ms: elapsed(), headers, body, error: null };
+    } catch (error) {
+      const ms = elapsed();
+      if (deadline.signal.aborted) {
+        const reason = `no answer within ${formatDuration(timeoutMs)}`;
+        return ourAnswer(504, ms, reason, { error: `the app at ${shown} did not answer in time`, reason });
+      }
+      const reason = failureReason(error);
+      return ourAnswer(502, ms, reason, { error: `the app at ${shown} could not be reached`, reason });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return { url: shown, forward, close: () => agent.close() };
+}
+
+/** The `response` of a recording line (CONTRACT.md 4): status, ms, headers (credentials redacted), body or its hash. */
+export function recordedResponse(result: ForwardResult): Record<string, unknown> {
+  if (!result.fromApp) return { status: null, ms: result.ms, error: result.error };
+  const headers = redactHeaders(result.headers);
+  // The app's cookies are its users' credentials: never in a recording.
+  if (headers["set-cookie"] !== undefined) headers["set-cookie"] = "[redacted]";
+  const fields: Record<string, unknown> = { status: result.status, ms: result.ms, headers };
+  if (result.body.length >= RECORDED_BODY_LIMIT) {
+    fields["bodySha256"] = createHash("sha256").update(result.body).digest("hex");
+    fields["bodySize"] = result.body.length;
+  } else if (isUtf8(result.body)) fields["body"] = result.body.toString("utf8");
+  else fields["bodyBase64"] = result.body.toString("base64");
+  return fields;
+}
+
+function ourAnswer(status: number, ms: number, error: string, body: Record<string, string>): ForwardResult {
+  return { status, fromApp: false, ms, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)), error };
+}
+
+function parseTarget(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`invalid URL "${url}"`, { flag: "--forward-to" });
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UsageError(`"${url}" is not an http: or https: URL`, { flag: "--forward-to" });
+  }
+  return parsed;
+}
+
+/** The target without userinfo, for messages and the inspector. */
+function displayUrl(url: URL): string {
+  if (url.username === "" && url.password === "") return url.href;
+  const copy = new URL(url.href);
+  copy.username = "";
+  copy.password = "";
+  return copy.href;
+}
+
+/** The sender's headers as a flat [name, value, …] list, minus hop-by-hop ones and those named in Connection. */
+export function relayedHeaders(raw: readonly string[]): string[] {
+  const dropped = new Set(NOT_RELAYED);
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if ((raw[i] as string).toLowerCase() !== "connection") continue;
+    for (const name of (raw[i + 1] as string).split(",")) dropped.add(name.trim().toLowerCase());
+  }
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!dropped.has((raw[i] as string).toLowerCase())) out.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return out;
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_RELAYED_BODY) {
+      body.destroy();
+      throw Object.assign(new Error(`the app's answer is over ${MAX_RELAYED_BODY} bytes`), { code: "TOO_LARGE" });
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function failureReason(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (code === "ECONNREFUSED") return "connection refused (ECONNREFUSED): is the app running?";
+    if (typeof code === "string" && !code.startsWith("UND_ERR_SOCKET")) return `${String(message)} (${code})`;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

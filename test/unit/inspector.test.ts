@@ -1,0 +1,122 @@
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { watchKeys, type KeyInput } from "../../src/cli/keys.js";
+import { isLoopbackHost } from "../../src/inspector/server.js";
+import { RequestStore, type NewInspected } from "../../src/inspector/store.js";
+import { curlCommand, recordLine, shellQuote } from "../../src/inspector/view.js";
+import { recordedResponse, relayedHeaders, type ForwardResult } from "../../src/receiver/forward.js";
+import { judgeRequest } from "../../src/receiver/verdict.js";
+
+function row(raw: Buffer, extra: Partial<NewInspected> = {}): NewInspected {
+  const headers = { "content-type": "application/json", "x-signature": "abc", cookie: "id=1", connection: "keep-alive" };
+  return {
+    label: "1",
+    receivedAt: new Date("2024-01-01T00:00:00.000Z"),
+    method: "POST",
+    path: "/hooks",
+    headers,
+    raw,
+    verdict: judgeRequest(raw, headers, {}),
+    status: 200,
+    fault: null,
+    injected: false,
+    response: null,
+    ...extra,
+  };
+}
+
+describe("RequestStore", () => {
+  it("keeps the newest N rows, finds them by id, and tells subscribers of each", () => {
+    const store = new RequestStore(3);
+    const seen: number[] = [];
+    store.subscribe((added) => seen.push(added.id));
+    for (let i = 0; i < 100; i++) store.add(row(Buffer.from("{}"), { label: String(i + 1) }));
+    expect(store.list().map((r) => r.id)).toEqual([98, 99, 100]);
+    expect(store.get(97)).toBeUndefined();
+    expect(store.get(99)?.label).toBe("99");
+    expect(store.get(101)).toBeUndefined();
+    expect(seen).toHaveLength(100);
+  });
+
+  it("latestReceived skips resent rows", () => {
+    const store = new RequestStore();
+    store.add(row(Buffer.from("{}"), { label: "1" }));
+    store.add(row(Buffer.from("{}"), { label: "R1", resend: { of: 1, ofLabel: "1", url: "http://x" } }));
+    expect(store.latestReceived()?.label).toBe("1");
+  });
+});
+
+describe("Copy as curl and Download", () => {
+  it("curl sends the same bytes with the end-to-end headers, without credentials or hop-by-hop ones", () => {
+    const text = `{"name":"O'Brien"}`;
+    const stored = new RequestStore().add(row(Buffer.from(text)));
+    const curl = curlCommand(stored, "http://localhost:3000/webhook", undefined);
+    expect(curl).toBe(
+      `curl -sS -X POST 'http://localhost:3000/webhook' \\\n  -H 'content-type: application/json' \\\n  -H 'x-signature: abc' \\\n  --data-binary '{"name":"O'\\''Brien"}'`,
+    );
+    // The shell gives back exactly the bytes.
+    expect(execFileSync("sh", ["-c", `printf %s ${shellQuote(text)}`]).toString()).toBe(text);
+  });
+
+  it("curl pipes a body that is not UTF-8 through base64", () => {
+    const raw = Buffer.from([0x7b, 0xff, 0x7d]);
+    const curl = curlCommand(new RequestStore().add(row(raw)), "http://h/", undefined);
+    expect(curl.startsWith(`printf %s '${raw.toString("base64")}' | base64 -d | curl`)).toBe(true);
+    expect(curl.endsWith("--data-binary @-")).toBe(true);
+  });
+
+  it("a downloaded line is a recording line with rawBody when the bytes are not JSON.stringify's", () => {
+    const raw = Buffer.from('{ "type": "track" }');
+    const line = JSON.parse(recordLine(new RequestStore().add(row(raw)), undefined)) as Record<string, unknown>;
+    expect(line).toMatchObject({ method: "POST", path: "/hooks", body: { type: "track" }, rawBody: raw.toString("base64") });
+    expect((line["headers"] as Record<string, string>)["cookie"]).toBe("[redacted]");
+  });
+});
+
+describe("forwarding pieces", () => {
+  it("drops hop-by-hop headers and the ones Connection names, keeps the rest in order", () => {
+    const raw = ["Host", "a", "X-Signature", "s", "Connection", "keep-alive, X-Trace", "X-Trace", "t", "Keep-Alive", "5", "X-Env", "ci", "Content-Length", "2"];
+    expect(relayedHeaders(raw)).toEqual(["X-Signature", "s", "X-Env", "ci"]);
+  });
+
+  it("records the app's body below 64 KB, a hash and the size above, and why when there was no answer", () => {
+    const answer = (body: Buffer): ForwardResult => ({ status: 200, fromApp: true, ms: 4, headers: { "set-cookie": ["a=1"], "x-app": "1" }, body, error: null });
+    expect(recordedResponse(answer(Buffer.from("ok")))).toEqual({ status: 200, ms: 4, headers: { "set-cookie": "[redacted]", "x-app": "1" }, body: "ok" });
+    expect(recordedResponse(answer(Buffer.from([0xff])))).toMatchObject({ bodyBase64: "/w==" });
+    const big = Buffer.alloc(64 * 1024, 0x61);
+    expect(recordedResponse(answer(big))).toMatchObject({ bodySize: 65_536, bodySha256: createHash("sha256").update(big).digest("hex") });
+    expect(recordedResponse({ status: 502, fromApp: false, ms: 1, headers: {}, body: Buffer.alloc(0), error: "refused" })).toEqual({ status: null, ms: 1, error: "refused" });
+  });
+});
+
+describe("inspector guards and keys", () => {
+  it("treats only loopback names as loopback", () => {
+    for (const host of ["localhost:4040", "127.0.0.1:4040", "127.1.2.3", "[::1]:4040", "x.localhost"]) expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ["evil.example", "localhost.evil.example", "10.0.0.1:4040", "127.0.0.1.nip.io", ""]) expect(isLoopbackHost(host), host).toBe(false);
+  });
+
+  it("r calls its handler on a terminal; Ctrl-C interrupts; the terminal is restored", () => {
+    const input = Object.assign(new PassThrough(), { isTTY: true, modes: [] as boolean[], setRawMode(mode: boolean) { this.modes.push(mode); } });
+    let resent = 0;
+    let interrupted = 0;
+    const stop = watchKeys(input as unknown as KeyInput, { r: () => (resent += 1) }, () => (interrupted += 1));
+    input.write("r");
+    input.write("xR");
+    input.write("\u0003");
+    expect([resent, interrupted]).toEqual([2, 1]);
+    stop();
+    input.write("r");
+    expect(resent).toBe(2);
+    expect(input.modes).toEqual([true, false]);
+  });
+
+  it("does nothing when stdin is not a terminal", () => {
+    const input = new PassThrough();
+    let calls = 0;
+    watchKeys(input as unknown as KeyInput, { r: () => (calls += 1) })();
+    input.write("r");
+    expect(calls).toBe(0);
+  });
+});
