@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli } from "../helpers/cli.js";
+import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import type { ReceivedRequest } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
@@ -122,6 +122,25 @@ describe("replay as a regression test", () => {
     expect(result.stdout).toMatch(/≠ line 2 \(track Signed Up, u3\): status 200 → 500/);
     expect(result.stdout).toMatch(/≠ line 3 \(track Order Completed, u4\): body \$\.total: 30 → 31/);
     expect(result.code).toBe(1);
+  });
+
+  it("a real listen --forward-to recording in front of the old build is the baseline for the new one", async () => {
+    const v1 = await receiver("v1");
+    const recording = join(dir, "forwarded.ndjson");
+    const listener = spawnCli(["listen", "--port", "0", "--secret", "s3cret", "--forward-to", `${v1.url}/hook`, "--record", recording]);
+    const [, listenUrl] = await waitForLine(listener, /Listening on (\S+)/);
+    const firstTen = ndjson(messages.slice(0, 10).map((m) => JSON.stringify(m)));
+    expect((await runCli(["replay", firstTen, "--url", listenUrl as string, "--secret", "s3cret", "--concurrency", "1"])).code).toBe(0);
+    listener.kill("SIGINT");
+    await collect(listener);
+    expect(readLines(recording).map((l) => (l["response"] as { status: number }).status)).toEqual(Array(10).fill(200));
+
+    const v2 = await receiver("v2");
+    const result = await runCli(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
+    expect(result.code).toBe(1);
+    const expected = messages.slice(0, 10).filter((m) => m.userId === "u3" || m.event === "Order Completed").map(lineOf);
+    expect([...result.stdout.matchAll(/^≠ line (\d+) /gm)].map((m) => Number(m[1]))).toEqual(expected);
+    expect(result.stdout).toContain(`${10 - expected.length} same, ${expected.length} changed, 0 new, 0 missing`);
   });
 
   it("keeps a large answer as its SHA-256 and size", async () => {

@@ -237,6 +237,22 @@ describe("ResultsFile and readResults", () => {
     expect(answers.get(4)?.urls[0]?.body).toEqual({ kind: "hash", sha256: "a".repeat(64), size: 70000 });
   });
 
+  it("reads a recording's unreachable app (status null) and a body kept as bodyBase64 (compared by digest)", async () => {
+    const path = join(dir, "rec-odd.ndjson");
+    const envelope = { receivedAt: "2024-01-01T00:00:00.000Z", method: "POST", path: "/", headers: {}, signatureValid: true, body: track };
+    const bytes = Buffer.from([0xff, 0xfe, 0x00]);
+    writeFileSync(
+      path,
+      [
+        JSON.stringify({ ...envelope, response: { status: null, ms: 3, error: "connection refused" } }),
+        JSON.stringify({ ...envelope, response: { status: 200, ms: 4, headers: {}, bodyBase64: bytes.toString("base64") } }),
+      ].join("\n"),
+    );
+    const { answers } = await readResults(path, "rec-odd.ndjson");
+    expect(answers.get(1)).toMatchObject({ delivered: false, urls: [{ status: null, error: "connection refused", body: { kind: "none" } }] });
+    expect(answers.get(2)?.urls[0]?.body).toEqual({ kind: "hash", sha256: createHash("sha256").update(bytes).digest("hex"), size: 3 });
+  });
+
   it("names the file and line of a bad line, and refuses a file with no answers", async () => {
     const bad = join(dir, "bad.ndjson");
     writeFileSync(bad, `${format(1)}{"line":0,"urls":[]}\n`);
