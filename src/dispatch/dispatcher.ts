@@ -39,6 +39,8 @@ export interface MessageHooks<E extends DispatchEntry> {
   onUnstarted?(entry: E): void;
   /** Keep response headers and bodies in the attempt events (only a reporter that shows them asks). */
   keepResponse?: boolean;
+  /** Keep each URL's final answer in the result (replay --results/--compare). */
+  captureResponse?: boolean;
 }
 
 export interface DispatchOptions<E extends DispatchEntry> {
@@ -197,6 +199,7 @@ export class Dispatcher<E extends DispatchEntry> {
       signal: this.stop.signal,
       ...(entry.firstAttemptAt !== undefined ? { firstAttemptAt: entry.firstAttemptAt } : {}),
       ...(this.hooks.keepResponse ? { keepResponse: true } : {}),
+      ...(this.hooks.captureResponse ? { captureResponse: true } : {}),
       onAttempt: (event) => {
         slot.nextAttemptAt = event.retryInMs !== undefined ? this.clock.now() + event.retryInMs : undefined;
         onAttempt?.(entry, event);

@@ -18,6 +18,7 @@ import { createOutput, type Output, type Spinner } from "../output.js";
 import { logAttempt } from "../attempt-log.js";
 import { INTERRUPTED, readStdin } from "../stdin.js";
 import { retryWindowNotice, StatusLine } from "../status-line.js";
+import { parseRegressFlags, RegressReporter } from "./replay-regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
@@ -46,8 +47,11 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
 
   const input = await openInput(options.file, io, output);
   if (input === INTERRUPTED) return interruptedExitCode(io.signal);
-  const reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs);
+  let reporter: ReplayCommandReporter | undefined;
   try {
+    const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
+    const regress = await RegressReporter.open(output, flags, io, input.name);
+    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress);
     const summary = await replay({
       path: input.path,
       name: input.name,
@@ -69,19 +73,22 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       signal: io.signal,
       ...(deps.clock ? { clock: deps.clock } : {}),
       ...reporter.hooks(),
+      ...regress.replayOptions(io),
     });
     reporter.finish();
     if (options.junit !== undefined) {
-      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases: reporter.cases, timestamp: new Date(), time: summary.elapsedMs / 1000 });
+      const cases = [...reporter.cases, ...regress.junitCases];
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 });
     }
     printSummary(output, summary, options.deadLetter);
+    if (!summary.dryRun) regress.report(summary.resumeLine !== undefined);
     if (summary.resumeLine !== undefined) {
       printResume(output, summary, options.deadLetter);
       return interruptedExitCode(io.signal);
     }
-    return summary.failed > 0 ? 1 : 0;
+    return summary.failed > 0 || regress.failed ? 1 : 0;
   } finally {
-    reporter.stopStatus();
+    reporter?.stopStatus();
     input.remove?.();
   }
 }
@@ -116,6 +123,7 @@ class ReplayCommandReporter {
     private readonly options: ReplayCommandOptions,
     private readonly name: string,
     private readonly statusIntervalMs: number | undefined,
+    private readonly regress: RegressReporter,
   ) {}
 
   hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onSending" | "onAttempt" | "keepResponse"> {
@@ -124,7 +132,7 @@ class ReplayCommandReporter {
     return {
       onInvalid: (line, reason) => this.invalid(line, reason),
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
-      ...(this.options.junit !== undefined ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => this.cases.push(junitCase(entry, result, ms)) } : {}),
+      ...withMessageHook(this.regress.onMessage(this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined)),
       onSending: (progress) => {
         this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
         this.status.start();
@@ -158,10 +166,19 @@ class ReplayCommandReporter {
 
   private failed(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     const { output } = this;
-    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls ?? [], failure });
+    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls.map(deliveryUrl) ?? [], failure });
     const user = entry.orderKey !== undefined ? ` ${entry.orderKey}` : "";
     output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${failure.reason}`);
   }
+}
+
+/** A `delivery` event's URL (CONTRACT.md 3): the captured answer (--results) stays out. */
+function deliveryUrl({ url, status, attempts, error, ms }: DeliveryResult["urls"][number]): Record<string, unknown> {
+  return { url, status, attempts, error, ms };
+}
+
+function withMessageHook(onMessage: ReplayOptions["onMessage"]): Pick<ReplayOptions, "onMessage"> {
+  return onMessage ? { onMessage } : {};
 }
 
 function printSummary(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
@@ -184,7 +201,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     resumeLine: s.resumeLine ?? null,
     deliveredAfterResume: s.deliveredAfterResume,
   });
-  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered by --type` : ""].filter(Boolean).join(", ");
+  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered out` : ""].filter(Boolean).join(", ");
   if (s.dryRun) {
     output.line(`dry run: ${s.messages} message${s.messages === 1 ? "" : "s"} would be sent (${s.lines} lines${extras ? `, ${extras}` : ""})`);
     return;
