@@ -7,6 +7,8 @@ export interface CliIo {
   cwd: string;
   stdoutIsTTY: boolean;
   stderrIsTTY: boolean;
+  /** Standard input is a terminal: reading it says so, and Ctrl-C ends the wait. */
+  stdinIsTTY?: boolean;
   /** Aborted on SIGINT or SIGTERM; `reason` is the signal's name. */
   signal: AbortSignal;
 }

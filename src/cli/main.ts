@@ -28,6 +28,7 @@ const code = await main(process.argv.slice(2), {
   cwd: process.cwd(),
   stdoutIsTTY: process.stdout.isTTY === true,
   stderrIsTTY: process.stderr.isTTY === true,
+  stdinIsTTY: process.stdin.isTTY === true,
   signal: controller.signal,
 });
 

@@ -13,6 +13,10 @@ import { didYouMean } from "../util/suggest.js";
 export const duration = (flag: string) =>
   z.string().transform((text) => parseDuration(text, { flag }));
 
+/** A duration where a bare `0` means "none" (`--retry-window 0`: no retries). */
+export const durationOrZero = (flag: string) =>
+  z.string().transform((text) => (text.trim() === "0" ? 0 : parseDuration(text, { flag })));
+
 export const integer = (flag: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.string().transform((text) => {
     const value = parseWholeNumber(text);

@@ -18,7 +18,9 @@ export interface Output {
   /** Logs and warnings (stderr), kept under --json. */
   log(text: string): void;
   warn(text: string): void;
-  /** A spinner on stderr when it is a TTY; a no-op otherwise. */
+  /** Spinners are drawn: stdout and stderr are both terminals (and not CI, not NO_COLOR). */
+  readonly spins: boolean;
+  /** A spinner on stderr when `spins`; a no-op otherwise. */
   spinner(text: string): Spinner;
   /** From now on, text equal to the secret is masked too (known once the settings are read). */
   maskSecret(secret: string | undefined): void;
@@ -59,9 +61,10 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
   const json = options.json ?? false;
   let active: Ora | undefined;
   let secret: string | undefined;
-  // A spinner needs a terminal with a width; without one ora redraws forever.
+  // A spinner needs a terminal with a width; without one ora redraws forever. stdout must be
+  // a terminal too: `listen --json | cat` on a terminal would get the spinner in its output.
   const columns = (io.stderr as NodeJS.WriteStream).columns ?? 0;
-  const spins = io.stderrIsTTY && !noColor && !io.env["CI"] && columns > 0;
+  const spins = io.stdoutIsTTY && io.stderrIsTTY && !noColor && !io.env["CI"] && columns > 0;
   // ora is only loaded where it can spin: it is a noticeable part of start-up.
   const oraModule = spins ? import("ora") : undefined;
 
@@ -77,6 +80,7 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
   return {
     color: stdoutColor,
     json,
+    spins,
     line(text) {
       if (!json) withSpinnerCleared(() => io.stdout.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
     },

@@ -88,6 +88,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     "webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret",
     "webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m",
     "webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
+    "webhook-cli replay recording.ndjson --url http://127.0.0.1:3001/hook --results new.ndjson --compare old.ndjson --ignore '$.requestId'",
   ];
   wire<typeof REPLAY_OPTIONS, [string]>(command, context, REPLAY_OPTIONS, lines, async (options, [file]) =>
     (await import("./commands/replay.js")).replayCommand({ ...options, file }, context.io),

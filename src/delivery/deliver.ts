@@ -3,6 +3,7 @@ import { sign } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
 import { classifyOutcome, planNextRound, type NextRound } from "./policy.js";
+import type { CapturedResponse } from "./captured-body.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import {
   DEFAULT_RETRY_WINDOW_MS,
@@ -27,6 +28,7 @@ class UrlState {
   status: number | null = null;
   error: string | null = null;
   ms = 0;
+  response: CapturedResponse | undefined;
 
   constructor(
     readonly target: Target,
@@ -38,10 +40,13 @@ class UrlState {
     this.status = report.status;
     this.error = report.error;
     this.ms += report.ms;
+    this.response = report.captured;
   }
 
   result(): UrlResult {
-    return { url: this.target.url, status: this.status, attempts: this.attempts, error: this.error, ms: this.ms };
+    const result: UrlResult = { url: this.target.url, status: this.status, attempts: this.attempts, error: this.error, ms: this.ms };
+    if (this.response !== undefined) result.response = this.response;
+    return result;
   }
 }
 
@@ -95,7 +100,7 @@ export class DeliveryEngine {
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
     let pending = states;
     for (let round = 1; ; round++) {
-      const reports = await this.attemptAll(pending, call.keepResponse === true);
+      const reports = await this.attemptAll(pending, call.keepResponse === true, call.captureResponse === true);
       const plan = planNextRound({
         round,
         outcomes: reports.map((r) => r.outcome),
@@ -120,12 +125,12 @@ export class DeliveryEngine {
   }
 
   /** One round: every pending URL at once, each report recorded on its URL. */
-  private async attemptAll(pending: readonly UrlState[], keepResponse: boolean): Promise<AttemptReport[]> {
+  private async attemptAll(pending: readonly UrlState[], keepResponse: boolean, capture: boolean): Promise<AttemptReport[]> {
     // One URL (the usual case) needs no Promise.all around its single attempt.
     const reports =
       pending.length === 1
-        ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, keepResponse)]
-        : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse)));
+        ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, keepResponse, capture)]
+        : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture)));
     pending.forEach((state, i) => state.record(reports[i] as AttemptReport));
     return reports;
   }

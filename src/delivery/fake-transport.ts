@@ -1,5 +1,6 @@
 import { sleep, systemClock, type Clock } from "../util/clock.js";
 import { formatDuration } from "../util/duration.js";
+import { contentTypeOf, keepBody } from "./captured-body.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import type { PreparedRequest } from "./types.js";
 
@@ -60,7 +61,7 @@ export class FakeTransport implements DeliveryTransport {
     return this.inFlight;
   }
 
-  async post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean): Promise<AttemptReport> {
+  async post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false): Promise<AttemptReport> {
     const body = request.body.toString("utf8");
     const key = `${request.url} ${body}`;
     const attempt = (this.attempts.get(key) ?? 0) + 1;
@@ -76,7 +77,7 @@ export class FakeTransport implements DeliveryTransport {
         return { outcome: { kind: "timeout" }, status: null, error: `timeout: no response within ${formatDuration(timeoutMs)}`, ms: timeoutMs };
       }
       if (latency > 0) await sleep(this.clock, latency);
-      return report(answer, keepResponse, this.clock.now() - started);
+      return report(answer, keepResponse, capture, this.clock.now() - started);
     } finally {
       this.inFlight -= 1;
     }
@@ -87,7 +88,7 @@ export class FakeTransport implements DeliveryTransport {
   }
 }
 
-function report(answer: Exclude<FakeAnswer, "hang">, keepResponse: boolean, ms: number): AttemptReport {
+function report(answer: Exclude<FakeAnswer, "hang">, keepResponse: boolean, capture: boolean, ms: number): AttemptReport {
   if (typeof answer === "object" && "network" in answer) {
     return { outcome: { kind: "network", code: answer.network }, status: null, error: `network: ${answer.network}`, ms };
   }
@@ -97,7 +98,14 @@ function report(answer: Exclude<FakeAnswer, "hang">, keepResponse: boolean, ms: 
   const { status, retryAfterMs, headers = {}, body = "" } = typeof answer === "number" ? { status: answer } : answer;
   const outcome = retryAfterMs !== undefined ? { kind: "status" as const, status, retryAfterMs } : { kind: "status" as const, status };
   const error = status >= 200 && status < 300 ? null : `HTTP ${status}`;
-  return { outcome, status, error, ms, ...(keepResponse ? { response: { headers, body } } : {}) };
+  return {
+    outcome,
+    status,
+    error,
+    ms,
+    ...(keepResponse ? { response: { headers, body } } : {}),
+    ...(capture ? { captured: { contentType: contentTypeOf(headers), body: keepBody(body) } } : {}),
+  };
 }
 
 /** A responder giving these answers in turn for every URL and message (the last one repeats). */

@@ -1,3 +1,4 @@
+import type { CapturedResponse } from "./captured-body.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
 /**
@@ -9,9 +10,10 @@ export interface DeliveryTransport {
   /**
    * One attempt. Every failure is an outcome, never a rejection. `keepResponse`
    * asks for the response headers and the start of its body (--verbose); without
-   * it only what the retry policy needs is read.
+   * it only what the retry policy needs is read. `capture` asks for the
+   * content-type and the whole body streamed into a BodyCapture (replay --results).
    */
-  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean): Promise<AttemptReport>;
+  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture?: boolean): Promise<AttemptReport>;
   /** Releases connections; waits for requests in flight. */
   close(): Promise<void>;
 }
@@ -23,4 +25,6 @@ export interface AttemptReport {
   error: string | null;
   ms: number;
   response?: { headers: Record<string, string | string[]>; body: string };
+  /** With `capture`, when an answer arrived. */
+  captured?: CapturedResponse;
 }

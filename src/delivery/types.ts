@@ -1,4 +1,5 @@
 import type { Target } from "../settings.js";
+import type { CapturedResponse } from "./captured-body.js";
 import type { Clock, Random } from "../util/clock.js";
 import type { DeliveryTransport } from "./transport.js";
 
@@ -63,6 +64,8 @@ export interface UrlResult {
   error: string | null;
   /** Total time spent on this URL's attempts, in ms. */
   ms: number;
+  /** The last attempt's answer, with `captureResponse` (replay --results/--compare). */
+  response?: CapturedResponse;
 }
 
 export interface DeliveryResult {
@@ -86,4 +89,6 @@ export interface DeliverCall {
   onAttempt?: (event: AttemptEvent) => void;
   /** Keep each response's headers and the start of its body in the attempt events (--verbose only). */
   keepResponse?: boolean;
+  /** Keep each URL's final answer (content-type, body up to 64 KiB else its SHA-256) in the result's `urls[].response`. */
+  captureResponse?: boolean;
 }

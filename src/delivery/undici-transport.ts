@@ -1,6 +1,7 @@
 import { rootCertificates } from "node:tls";
 import { Agent, type Dispatcher } from "undici";
 import { formatDuration } from "../util/duration.js";
+import { BodyCapture, contentTypeOf } from "./captured-body.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
@@ -65,11 +66,11 @@ export class UndiciTransport implements DeliveryTransport {
    * handler API directly: no response stream or promise per layer, which
    * matters when replay pushes thousands of messages a second.
    */
-  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean): Promise<AttemptReport> {
+  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false): Promise<AttemptReport> {
     const where = this.locate(request.url);
     if ("invalid" in where) return Promise.resolve({ outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 });
     return new Promise((resolve) => {
-      new Attempt(resolve, request.url, timeoutMs, keepResponse).start(this.agent, where.origin, where.path, request);
+      new Attempt(resolve, request.url, timeoutMs, keepResponse, capture ? new BodyCapture() : undefined).start(this.agent, where.origin, where.path, request);
     });
   }
 
@@ -119,6 +120,8 @@ class Attempt implements Dispatcher.DispatchHandler {
     private readonly timeoutMs: number,
     /** Keep headers and body for the report (--verbose); otherwise only what the policy needs. */
     private readonly keepResponse: boolean,
+    /** replay --results: the whole body, streamed (64 KiB kept, all of it hashed). */
+    private readonly capture: BodyCapture | undefined,
   ) {
     this.timer = setTimeout(() => this.onDeadline(), timeoutMs);
   }
@@ -140,6 +143,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    // After the deadline the capture is finished (its hash digested): later bytes are not the answer.
+    if (!this.settled) this.capture?.push(chunk);
     if (this.keepResponse && this.keptBytes < KEPT_BODY_BYTES) {
       this.kept.push(chunk);
       this.keptBytes += chunk.length;
@@ -147,6 +152,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    if (this.settled) return;
     this.settle(this.statusReport());
   }
 
@@ -187,9 +193,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
     const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
     const error = status >= 200 && status < 300 ? null : `HTTP ${status}`;
-    if (!this.keepResponse) return { outcome, status, error, ms: this.elapsed() };
+    const captured = this.capture ? { captured: { contentType: contentTypeOf(headers), body: this.capture.finish() } } : {};
+    if (!this.keepResponse) return { outcome, status, error, ms: this.elapsed(), ...captured };
     const body = (this.kept.length === 1 ? (this.kept[0] as Buffer) : Buffer.concat(this.kept)).subarray(0, KEPT_BODY_BYTES).toString("utf8");
-    return { outcome, status, error, ms: this.elapsed(), response: { headers, body } };
+    return { outcome, status, error, ms: this.elapsed(), response: { headers, body }, ...captured };
   }
 }
 

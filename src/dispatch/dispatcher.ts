@@ -39,6 +39,8 @@ export interface MessageHooks<E extends DispatchEntry> {
   onUnstarted?(entry: E): void;
   /** Keep response headers and bodies in the attempt events (only a reporter that shows them asks). */
   keepResponse?: boolean;
+  /** Keep each URL's final answer in the result (replay --results/--compare). */
+  captureResponse?: boolean;
 }
 
 export interface DispatchOptions<E extends DispatchEntry> {
@@ -55,10 +57,10 @@ export interface DispatchOptions<E extends DispatchEntry> {
   signal?: AbortSignal | undefined;
   hooks?: MessageHooks<E>;
   /**
-   * Messages not delivered are recorded elsewhere (a dead-letter file), so they count as done
-   * for the resume line. Without it only delivered messages are done.
+   * Messages that finally failed are recorded elsewhere (a dead-letter file), so they count as
+   * done for the resume line. Interrupted and unstarted messages are never done.
    */
-  recordsNotDelivered?: boolean;
+  recordsFailed?: boolean;
   /** The line to resume from when nothing was read (the run's first line). Default 1. */
   startLine?: number;
 }
@@ -89,8 +91,8 @@ export interface DispatchSummary {
   /** The signal stopped the run. */
   stopped: boolean;
   /**
-   * Set when stopped: the low-water mark, the lowest line neither delivered nor recorded as not
-   * delivered (CONTRACT.md 4 "Resume"). Resuming there may repeat, never skip.
+   * Set when stopped: the low-water mark, the lowest line neither delivered nor recorded as
+   * failed (CONTRACT.md 4 "Resume"). Resuming there may repeat, never skip.
    */
   resumeLine: number | undefined;
   /** Lines after `resumeLine` already delivered (they will be sent again). */
@@ -127,7 +129,7 @@ export class Dispatcher<E extends DispatchEntry> {
   constructor(private readonly options: DispatchOptions<E>) {
     this.clock = options.clock ?? systemClock;
     this.hooks = options.hooks ?? {};
-    this.resume = new ResumeMark(options.recordsNotDelivered === true);
+    this.resume = new ResumeMark(options.recordsFailed === true);
     // Every message in flight listens on the stop signal (retry waits): room for that many listeners.
     setMaxListeners(0, this.stop.signal);
   }
@@ -197,6 +199,7 @@ export class Dispatcher<E extends DispatchEntry> {
       signal: this.stop.signal,
       ...(entry.firstAttemptAt !== undefined ? { firstAttemptAt: entry.firstAttemptAt } : {}),
       ...(this.hooks.keepResponse ? { keepResponse: true } : {}),
+      ...(this.hooks.captureResponse ? { captureResponse: true } : {}),
       onAttempt: (event) => {
         slot.nextAttemptAt = event.retryInMs !== undefined ? this.clock.now() + event.retryInMs : undefined;
         onAttempt?.(entry, event);
@@ -209,14 +212,14 @@ export class Dispatcher<E extends DispatchEntry> {
     if (result.delivered) this.counts.delivered += 1;
     else if (result.interrupted) this.counts.interrupted += 1;
     else this.counts.failed += 1;
-    this.resume.finished(slot.entry.line, slot.index, result.delivered);
+    this.resume.finished(slot.entry.line, slot.index, result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed");
   }
 
   /** Messages admitted and never started, in line order once the ones in flight are done. */
   private reportUnstarted(): void {
     this.unstarted.sort((a, b) => a.index - b.index);
     for (const slot of this.unstarted) {
-      this.resume.finished(slot.entry.line, slot.index, false);
+      this.resume.finished(slot.entry.line, slot.index, "interrupted");
       this.hooks.onUnstarted?.(slot.entry);
     }
   }

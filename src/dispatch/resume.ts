@@ -1,19 +1,29 @@
 /**
  * The low-water resume line (CONTRACT.md 4 "Resume"): the lowest line that is
- * neither delivered nor recorded as not delivered. Messages in flight or
- * queued never count as done. Only the lowest undone line is kept, with its
- * position in the source: every message before it was done, which gives the
- * count of later lines already delivered without remembering them.
+ * neither delivered nor recorded as finally failed (dead-lettered). Messages
+ * in flight, waiting to retry or queued when the run stopped are never done:
+ * they are not recorded anywhere, so they are at or after the mark. Only the
+ * lowest undone line is kept, with its position in the source: every message
+ * before it was done, which gives the count of later lines already delivered.
  */
 export class ResumeMark {
   private lowest: { line: number; index: number } | undefined;
+  /** Positions of recorded failures (only with a record): to tell delivered from recorded below the mark. */
+  private readonly recorded: number[] = [];
 
-  /** `recordsNotDelivered`: a message not delivered is recorded (dead-lettered), so it is done. */
-  constructor(private readonly recordsNotDelivered: boolean) {}
+  /** `recordsFailed`: a message that finally failed is recorded (dead-lettered), so it is done. */
+  constructor(private readonly recordsFailed: boolean) {}
 
-  /** A message finished (or was dropped unstarted); `index` is its 0-based position in the source. */
-  finished(line: number, index: number, delivered: boolean): void {
-    if (delivered || this.recordsNotDelivered) return;
+  /**
+   * A message finished, was interrupted, or was dropped unstarted; `index` is its 0-based
+   * position in the source. `failed`: given up for good (not interrupted).
+   */
+  finished(line: number, index: number, outcome: "delivered" | "failed" | "interrupted"): void {
+    if (outcome === "delivered") return;
+    if (outcome === "failed" && this.recordsFailed) {
+      this.recorded.push(index);
+      return;
+    }
     if (this.lowest === undefined || line < this.lowest.line) this.lowest = { line, index };
   }
 
@@ -23,8 +33,8 @@ export class ResumeMark {
    */
   mark(next: { line: number; index: number }, delivered: number): { line: number; deliveredAfter: number } {
     const low = this.lowest !== undefined && this.lowest.line < next.line ? this.lowest : next;
-    // Every message before `low` is done; without a record of failures, done means delivered.
-    const deliveredAfter = this.recordsNotDelivered ? 0 : delivered - low.index;
-    return { line: low.line, deliveredAfter };
+    // Every message before `low` is done: delivered, or recorded as failed.
+    const recordedBefore = this.recorded.filter((index) => index < low.index).length;
+    return { line: low.line, deliveredAfter: delivered - (low.index - recordedBefore) };
   }
 }

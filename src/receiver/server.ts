@@ -16,6 +16,7 @@ import { recordedResponse, type ForwardRequest, type ForwardResult } from "./for
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRecordLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
+import { isHealthCheck, notPostVerdict } from "./not-post.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
@@ -55,7 +56,10 @@ export interface ReceiverOptions extends ConnectionLimits {
   /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
   bodyBudgetBytes?: number;
   clock?: Clock;
-  /** Called once per POST, before its answer is sent (when forwarding, once the app has answered). */
+  /**
+   * Called once per POST (and per non-POST other than the health check, judged invalid), before
+   * its answer is sent; when forwarding, once the app has answered.
+   */
   onRequest?: (request: ReceivedRequest) => void;
   /**
    * Answers the requests the fault flags leave alone (not injected, held or
@@ -65,6 +69,8 @@ export interface ReceiverOptions extends ConnectionLimits {
   forward?: (request: ForwardRequest) => Promise<ForwardResult>;
   /** A request could not be handled (answered 500) or recorded (answered 507). */
   onError?: (error: Error) => void;
+  /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
+  health?: () => Record<string, unknown>;
 }
 
 export interface Receiver {
@@ -125,10 +131,7 @@ class ReceiverCore {
 
   onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
     if (this.responder.closing) return this.responder.early(req, res, 503, '{"error":"shutting down"}');
-    if (req.method !== "POST") {
-      res.setHeader("allow", "POST");
-      return this.responder.early(req, res, 405, '{"error":"only POST is accepted"}');
-    }
+    if (req.method !== "POST") return this.notPost(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
         this.handle(req, res, raw);
@@ -138,6 +141,17 @@ class ReceiverCore {
       onTooLarge: (size) => this.tooLarge(req, res, size),
       onOverBudget: () => this.responder.early(req, res, 503, '{"error":"too many request bodies in progress: retry later"}'),
     });
+  }
+
+  /** GET/HEAD /health answers readiness probes; any other method is shown and counted as invalid. */
+  private notPost(req: IncomingMessage, res: ServerResponse): void {
+    const { health } = this.options;
+    if (health && isHealthCheck(req)) return this.responder.early(req, res, 200, JSON.stringify(health()));
+    const verdict = notPostVerdict(req.method);
+    const path = req.url ?? "/";
+    this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method: req.method ?? "", path, headers: req.headers, verdict, status: 405, fault: null, injected: false, raw: EMPTY, forwarded: null });
+    res.setHeader("allow", "POST");
+    this.responder.early(req, res, 405, '{"error":"only POST is accepted"}');
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {

@@ -17,6 +17,10 @@ export interface ReplayEntry {
   type: MessageType | undefined;
   /** Messages with the same key are delivered in file order. */
   orderKey: string | undefined;
+  /** The message's `messageId` (--message-id, results lines). */
+  messageId: string | undefined;
+  /** A track's event name (results lines, compare labels). */
+  event: string | undefined;
   /** Recorded time in epoch ms (`receivedAt`, else the body's `timestamp`), for --speed. */
   time: number | undefined;
   /** The line itself, kept so a dead-letter envelope can be built only when needed. */
@@ -27,7 +31,9 @@ export interface ReplayEntry {
 export type EntryResult = { ok: true; entry: ReplayEntry; warning?: string } | { ok: false; reason: string };
 
 /** The validation pass's answer: only what it needs (no body bytes are built). */
-export type LineCheck = { ok: true; type: MessageType | undefined; warning?: string } | { ok: false; reason: string };
+export type LineCheck =
+  | { ok: true; type: MessageType | undefined; orderKey: string | undefined; messageId: string | undefined; warning?: string }
+  | { ok: false; reason: string };
 
 /**
  * Validates a line as the first pass does: JSON, an envelope or a message,
@@ -36,7 +42,9 @@ export type LineCheck = { ok: true; type: MessageType | undefined; warning?: str
  */
 export function checkLine(text: string, line: number, raw = false): LineCheck {
   const result = parseEntry(text, line, true, { body: false, time: false }, raw);
-  return result.ok ? { ok: true, type: result.entry.type, ...(result.warning !== undefined ? { warning: result.warning } : {}) } : result;
+  if (!result.ok) return result;
+  const { type, orderKey, messageId } = result.entry;
+  return { ok: true, type, orderKey, messageId, ...(result.warning !== undefined ? { warning: result.warning } : {}) };
 }
 
 export type { Failure } from "../delivery/failure.js";
@@ -60,7 +68,8 @@ export function parseEntry(text: string, line: number, check: boolean, parts: En
   const result = parseChecked(text, line, check, parts);
   if (result.ok || !raw) return result;
   // replay --raw: what is not a known message goes out as read, the recorded bytes when there are any.
-  return { ok: true, entry: { line, body: rawBodyOf(text), type: undefined, orderKey: undefined, time: undefined, text }, warning: result.reason };
+  const entry = { line, body: rawBodyOf(text), type: undefined, orderKey: undefined, messageId: undefined, event: undefined, time: undefined, text };
+  return { ok: true, entry, warning: result.reason };
 }
 
 /** What replay --raw sends for a line that is not a known message: an envelope's recorded bytes or body, else the line as read. */
@@ -150,7 +159,9 @@ function fromMessage(
     const parsed = Date.parse(message["timestamp"]);
     if (!Number.isNaN(parsed)) time = parsed;
   }
-  return { ok: true, entry: { line, body, type, orderKey: userIdOf(message), time, text } };
+  const messageId = typeof message["messageId"] === "string" ? message["messageId"] : undefined;
+  const event = type === "track" && typeof message["event"] === "string" ? message["event"] : undefined;
+  return { ok: true, entry: { line, body, type, orderKey: userIdOf(message), messageId, event, time, text } };
 }
 
 /**

@@ -10,7 +10,7 @@ export interface ExpectedStatuses {
   test(status: number): boolean;
 }
 
-export function parseExpectStatus(text: string, flag = "--expect-status"): ExpectedStatuses {
+export function parseExpectStatus(text: string, field = "expectStatus"): ExpectedStatuses {
   const classes = new Set<number>();
   const exact = new Set<number>();
   const items = text.split(",").map((item) => item.trim());
@@ -22,7 +22,7 @@ export function parseExpectStatus(text: string, flag = "--expect-status"): Expec
       exact.add(Number(item));
     } else {
       const what = item === "" ? "an empty entry" : `"${item}"`;
-      throw new UsageError(`invalid status ${what} in "${text}": expected statuses 100–599 or classes like 2xx, separated by commas`, { flag });
+      throw new UsageError(`invalid status ${what} in "${text}": expected statuses 100–599 or classes like 2xx, separated by commas`, { field });
     }
   }
   return { text: items.join(","), test: (status) => exact.has(status) || classes.has(Math.floor(status / 100)) };

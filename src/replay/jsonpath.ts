@@ -15,8 +15,8 @@ export interface JsonPath {
 const SUPPORTED = "supported: $, .key, ['key'], [n], [*]";
 const IDENTIFIER = /^[^.[\]'"\s]+/;
 
-export function parseJsonPath(text: string, flag = "--ignore"): JsonPath {
-  const invalid = (why: string): UsageError => new UsageError(`invalid path "${text}": ${why} (${SUPPORTED})`, { flag });
+export function parseJsonPath(text: string, field = "ignore"): JsonPath {
+  const invalid = (why: string): UsageError => new UsageError(`invalid path "${text}": ${why} (${SUPPORTED})`, { field });
   if (!text.startsWith("$")) throw invalid("it must start with $");
   const segments: PathSegment[] = [];
   let at = 1;

@@ -1,15 +1,18 @@
 import { performance } from "node:perf_hooks";
 import type { EngineSettings } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
-import type { DeliveryResult } from "../delivery/types.js";
+import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
-import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
-import { InputError } from "../errors.js";
+import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchProgress, type DispatchSummary } from "../dispatch/dispatcher.js";
+import { InputError, UsageError } from "../errors.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { checkLine, deadLetterLine, parseEntry, type ReplayEntry } from "./envelope.js";
 import { readLineBatches } from "./ndjson.js";
+import type { ResultLine } from "./results.js";
+import { ResultsSink } from "./results-sink.js";
+import { createSelection, type Selection, type SelectionOptions } from "./select.js";
 import { LatencyHistogram } from "./stats.js";
 
 export interface ReplayOptions {
@@ -28,7 +31,17 @@ export interface ReplayOptions {
   types?: readonly MessageType[];
   /** First line to consider (inclusive), to resume. */
   fromLine?: number;
+  /** --line, --message-id, --user-id, --shard: lines left out are counted as filtered. */
+  select?: Omit<SelectionOptions, "types" | "fromLine">;
+  /** Append one results line per finished message to this file, in input order (replay --results). */
+  results?: string;
+  /** The --compare file: may not be the results file. */
+  compareFile?: string;
+  /** Results lines as they are released, in input order (replay --compare); asks for the answers like `results`. */
+  onResults?: (lines: readonly ResultLine[]) => void;
   skipInvalid?: boolean;
+  /** A run that would send nothing is not an error (CONTRACT.md 3 "nothing to send"). */
+  allowEmpty?: boolean;
   deadLetter?: string;
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -41,26 +54,22 @@ export interface ReplayOptions {
   onInvalid?: (line: number, reason: string) => void;
   /** Under `raw`: a line that is not a known message, sent anyway. */
   onWarning?: (line: number, reason: string) => void;
-  /** A message that was not delivered (finally failed or interrupted). */
+  /** A message that was not delivered (finally failed, or interrupted: then `failure.reason` is "interrupted"). */
   onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
   /** Every finished message, for per-message reports (JUnit). */
   onMessage?: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void;
-  /** Called at most every `progressMs` while sending. */
-  onProgress?: (progress: ReplayProgress) => void;
-  progressMs?: number;
-}
-
-export interface ReplayProgress {
-  sent: number;
-  delivered: number;
-  failed: number;
-  elapsedMs: number;
+  /** Sending starts: live counts for a status line, read as often as the caller likes. */
+  onSending?: (progress: () => DispatchProgress) => void;
+  /** After each attempt of a message (replay --verbose, the retry-window notice). */
+  onAttempt?: (entry: ReplayEntry, event: AttemptEvent) => void;
+  /** Keep response headers and bodies in the attempt events (--verbose shows them). */
+  keepResponse?: boolean;
 }
 
 export interface ReplaySummary {
   /** Lines read, blank ones included. */
   lines: number;
-  /** Valid messages from --from-line on that pass the --type filter. */
+  /** Valid messages from --from-line on that pass the selectors (--type, --line, …). */
   messages: number;
   invalid: number;
   filtered: number;
@@ -69,7 +78,7 @@ export interface ReplaySummary {
   delivered: number;
   /** Finally failed (dead-lettered when --dead-letter is given). */
   failed: number;
-  /** Not delivered because of the interruption (dead-lettered with reason "interrupted"). */
+  /** Not delivered because of the interruption (never dead-lettered: they are at or after the resume line). */
   interrupted: number;
   /** Delivered or failed after more than one round. */
   retried: number;
@@ -84,6 +93,9 @@ export interface ReplaySummary {
   /** Lines after `resumeLine` already delivered (resuming sends them again). */
   deliveredAfterResume: number;
 }
+
+/** Live counts while sending (the dispatcher's). */
+export type ReplayProgress = DispatchProgress;
 
 /** What the validation pass found. */
 interface Validation {
@@ -108,8 +120,9 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   const summary = emptySummary(validation, options.dryRun === true);
   // Interrupted while validating: nothing was sent, resume where this run started.
   if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
+  if (validation.messages === 0 && options.allowEmpty !== true) throw nothingToSend(options, fromLine, validation);
   if (options.dryRun) {
-    if (options.onDryRun) for await (const batch of sendableEntries(options, fromLine, validation.bad, options.signal)) batch.forEach(options.onDryRun);
+    if (options.onDryRun) for await (const batch of sendableEntries(options, fromLine, validation.bad, options.signal, undefined)) batch.forEach(options.onDryRun);
     return summary;
   }
   return sendFile(options, fromLine, validation, summary);
@@ -117,12 +130,13 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
 
 /** Pass 1: every line from --from-line on, checked; bad ones reported as found. */
 async function validateFile(options: ReplayOptions, fromLine: number): Promise<Validation> {
-  const types = typeFilter(options.types);
+  const selection = selectionOf(options, fromLine);
   const found: Validation = { lines: 0, messages: 0, filtered: 0, bad: new Set() };
   for await (const batch of readLineBatches(options.path, options.signal ? { signal: options.signal } : {})) {
     for (const line of batch) {
       found.lines = line.number;
-      if (line.number < fromLine) continue;
+      // Like lines before --from-line, lines outside --line are neither checked nor counted.
+      if (!selection.lineMayMatch(line.number)) continue;
       const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true);
       if (!checked.ok) {
         found.bad.add(line.number);
@@ -130,15 +144,27 @@ async function validateFile(options: ReplayOptions, fromLine: number): Promise<V
         continue;
       }
       if (checked.warning !== undefined) options.onWarning?.(line.number, checked.warning);
-      if (types && (checked.type === undefined || !types.has(checked.type))) found.filtered += 1;
-      else found.messages += 1;
+      if (selection.matches({ line: line.number, type: checked.type ?? "", userId: checked.orderKey, messageId: checked.messageId })) found.messages += 1;
+      else found.filtered += 1;
     }
   }
   return found;
 }
 
-function typeFilter(types: readonly MessageType[] | undefined): Set<string> | undefined {
-  return types && types.length > 0 ? new Set<string>(types) : undefined;
+/** Why a run would send nothing: a mistake in a script far more often than not, so exit 2 unless --allow-empty. */
+function nothingToSend(options: ReplayOptions, fromLine: number, found: Validation): Error {
+  const allow = "; nothing sent (--allow-empty accepts that)";
+  if (fromLine > 1 && fromLine > found.lines) {
+    return new UsageError(`nothing to send: --from-line ${fromLine} is past the end of ${options.name} (${found.lines} lines)${allow}`, { field: "fromLine" });
+  }
+  const reason =
+    found.filtered > 0 ? `no line matched the filters (${found.filtered} filtered out)` : found.bad.size > 0 ? `every line was skipped as invalid (${found.bad.size})` : "the input is empty";
+  return new InputError(`nothing to send: ${reason}${allow}`, { file: options.name });
+}
+
+/** Every selector of the run; a line whose type is unknown (--raw) matches no --type. */
+function selectionOf(options: ReplayOptions, fromLine: number): Selection {
+  return createSelection({ ...options.select, ...(options.types ? { types: options.types } : {}), fromLine });
 }
 
 function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
@@ -164,21 +190,34 @@ function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
 }
 
 /** Pass 2: the valid, selected lines as the dispatcher's source. */
-async function* sendableEntries(options: ReplayOptions, fromLine: number, bad: ReadonlySet<number>, signal: AbortSignal | undefined): AsyncGenerator<ReplayEntry[]> {
-  const types = typeFilter(options.types);
+async function* sendableEntries(
+  options: ReplayOptions,
+  fromLine: number,
+  bad: ReadonlySet<number>,
+  signal: AbortSignal | undefined,
+  results: ResultsSink | undefined,
+): AsyncGenerator<ReplayEntry[]> {
+  const selection = selectionOf(options, fromLine);
+  const last = selection.lastLine ?? Infinity;
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
     const out: ReplayEntry[] = [];
     for (const line of batch) {
-      if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
+      if (!selection.lineMayMatch(line.number) || "error" in line || bad.has(line.number)) continue;
       // Under --raw the check decides what is sent as read, so it runs again.
       const result = parseEntry(line.text, line.number, options.raw === true, parts, options.raw === true);
       if (!result.ok) continue; // changed since it was validated; validation already reported it
-      if (types && (result.entry.type === undefined || !types.has(result.entry.type))) continue;
-      out.push(result.entry);
+      const { entry } = result;
+      if (!selection.matches({ line: entry.line, type: entry.type ?? "", userId: entry.orderKey, messageId: entry.messageId })) continue;
+      results?.admit(entry);
+      out.push(entry);
     }
-    if (out.length > 0) yield out;
+    if (out.length > 0) {
+      await results?.waitForRoom(signal);
+      yield out;
+    }
+    if ((batch.at(-1)?.number ?? 0) >= last) return;
   }
 }
 
@@ -195,20 +234,24 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
   const reporter = new ReplayReporter(options, summary);
   try {
     const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
-      source: sendableEntries(options, fromLine, validation.bad, options.signal),
+      source: sendableEntries(options, fromLine, validation.bad, options.signal, reporter.results),
       engine,
       concurrency,
       rate: options.rate,
       speed: options.speed,
       clock: options.clock,
       signal: options.signal,
-      recordsNotDelivered: reporter.deadLetter !== undefined,
+      recordsFailed: reporter.deadLetter !== undefined,
       startLine: fromLine,
       hooks: {
-        onResult: (entry, result, ms) => reporter.finished(entry, result, ms, dispatcher),
+        onResult: (entry, result, ms) => reporter.finished(entry, result, ms),
         onUnstarted: (entry) => reporter.unstarted(entry),
+        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+        ...(options.keepResponse ? { keepResponse: true } : {}),
+        ...(reporter.results ? { captureResponse: true } : {}),
       },
     });
+    options.onSending?.(() => dispatcher.progress);
     reporter.done(await dispatcher.run());
   } finally {
     reporter.close();
@@ -220,32 +263,31 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
 /** Replay's reporter: dead letters, the caller's hooks, latencies and the summary's counts. */
 class ReplayReporter {
   readonly deadLetter: DeadLetterFile | undefined;
+  readonly results: ResultsSink | undefined;
   private readonly latency = new LatencyHistogram();
   private readonly started = performance.now();
-  private lastProgress = 0;
 
   constructor(
     private readonly options: ReplayOptions,
     private readonly summary: ReplaySummary,
   ) {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
+    const wantsResults = options.results !== undefined || options.onResults !== undefined;
+    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, compare: options.compareFile }, options.onResults) : undefined;
   }
 
-  finished(entry: ReplayEntry, result: DeliveryResult, ms: number, dispatcher: Dispatcher<ReplayEntry>): void {
+  finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
     if (!result.interrupted) this.latency.record(ms);
-    if (!result.delivered) this.notDelivered(entry, result, failureOf(result, result.interrupted ? { reason: "interrupted" } : {}));
+    if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
+    else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
     this.options.onMessage?.(entry, result, ms);
-    const now = performance.now();
-    if (this.options.onProgress && now - this.lastProgress >= (this.options.progressMs ?? 100)) {
-      this.lastProgress = now;
-      const { sent, delivered, failed } = dispatcher.progress;
-      this.options.onProgress({ sent, delivered, failed, elapsedMs: now - this.started });
-    }
+    this.results?.finished(entry, result);
   }
 
   unstarted(entry: ReplayEntry): void {
-    this.notDelivered(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
+    this.options.onFailure?.(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
     this.options.onMessage?.(entry, undefined, 0);
+    this.results?.dropped(entry);
   }
 
   done(result: DispatchSummary): void {
@@ -265,8 +307,10 @@ class ReplayReporter {
 
   close(): void {
     this.deadLetter?.close();
+    this.results?.close();
   }
 
+  /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
       this.deadLetter.write(deadLetterLine(entry.text, failure));

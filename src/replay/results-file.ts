@@ -15,16 +15,16 @@ export class ResultsFile {
   private fd: number | undefined;
 
   /** `input` and `compare` (the --compare file, read before the run) may not be the results file. */
-  constructor(readonly path: string, others: { input?: string; compare?: string } = {}, flag = "--results") {
+  constructor(readonly path: string, others: { input?: string | undefined; compare?: string | undefined } = {}, field = "results") {
     for (const [role, other] of Object.entries(others)) {
       if (other !== undefined && sameFile(path, other)) {
-        throw new UsageError(`the results file cannot be the ${role === "input" ? "input file" : "--compare file"}`, { flag, file: path });
+        throw new UsageError(`the results file cannot be the ${role === "input" ? "input file" : "`compare` file"}`, { field, file: path });
       }
     }
     try {
       this.fd = openSync(path, "a");
     } catch (error) {
-      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { flag, file: path });
+      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { field, file: path });
     }
   }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { InputError } from "../errors.js";
 import { userIdOf } from "../messages/check.js";
 import type { Line } from "./ndjson.js";
@@ -120,17 +121,28 @@ function fromRecording(envelope: Record<string, unknown>, number: number): Answe
   if (response === undefined) return undefined;
   if (!isRecord(response)) return `key "response" must be an object`;
   const status = statusOf(response["status"]);
-  if (status === undefined || status === null) return `key "response.status" must be an HTTP status`;
-  const body = bodyOf(response);
+  if (status === undefined) return `key "response.status" must be an HTTP status or null`;
+  const body = recordedBody(response);
   if (typeof body === "string") return `key "response": ${body}`;
   const headers = isRecord(response["headers"]) ? (response["headers"] as Record<string, string | string[]>) : undefined;
   const message = isRecord(envelope["body"]) ? envelope["body"] : {};
+  // status null: the app could not be reached (listen answered for it), and `error` says why.
+  const error = status === null ? (typeof response["error"] === "string" ? response["error"] : "no answer") : null;
   return {
     line: number,
     facts: messageFacts(message, userIdOf(message)),
-    delivered: status >= 200 && status < 300,
-    urls: [{ url: undefined, status, error: null, contentType: contentTypeOf(headers), body }],
+    delivered: status !== null && status >= 200 && status < 300,
+    urls: [{ url: undefined, status, error, contentType: contentTypeOf(headers), body }],
   };
+}
+
+/** A recording keeps a body that is not UTF-8 as `bodyBase64`; a results line keeps such a body as its digest, so it is compared as one. */
+function recordedBody(response: Record<string, unknown>): AnswerBody | string {
+  const base64 = response["bodyBase64"];
+  if (base64 === undefined || Object.hasOwn(response, "body")) return bodyOf(response);
+  if (typeof base64 !== "string") return `key "bodyBase64" must be base64 text`;
+  const bytes = Buffer.from(base64, "base64");
+  return { kind: "hash", sha256: createHash("sha256").update(bytes).digest("hex"), size: bytes.length };
 }
 
 /** `body` (text, or a parsed value in a recording) or `bodySha256` + `bodySize`, or neither. */

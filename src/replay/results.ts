@@ -1,5 +1,6 @@
-import { isUtf8 } from "node:buffer";
-import { createHash, type Hash } from "node:crypto";
+import type { CapturedResponse } from "../delivery/captured-body.js";
+
+export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
 
 /**
  * `replay --results FILE`: one NDJSON line per input message (issue 16).
@@ -11,12 +12,6 @@ import { createHash, type Hash } from "node:crypto";
  *  "urls":[{"url":"http://127.0.0.1:3000/hook","status":200,"attempts":1,"ms":3.42,"error":null,
  *           "contentType":"application/json","body":"{\"ok\":true}"}]}
  */
-
-/** A body at least this large is kept as its SHA-256 and size (CONTRACT.md 4, like a recording's `response`). */
-export const MAX_KEPT_BODY_BYTES = 64 * 1024;
-
-/** The response body as kept: the whole text, or its digest. */
-export type KeptBody = { body: string } | { bodySha256: string; bodySize: number };
 
 export interface ResultUrl {
   url: string;
@@ -57,12 +52,6 @@ export interface MessageFacts {
   event: string | undefined;
 }
 
-/** The final answer of one URL, as the sender captured it. */
-export interface CapturedResponse {
-  contentType: string | null;
-  body: KeptBody;
-}
-
 /** One URL's delivery outcome (the engine's UrlResult) plus its final answer. */
 export interface UrlOutcome {
   url: string;
@@ -78,50 +67,6 @@ export interface MessageOutcome {
   facts: MessageFacts;
   delivered: boolean;
   urls: readonly UrlOutcome[];
-}
-
-/**
- * Reads a body as it streams in: keeps at most MAX_KEPT_BODY_BYTES and hashes
- * everything, so a huge answer costs constant memory.
- */
-export class BodyCapture {
-  private readonly hash: Hash = createHash("sha256");
-  private kept: Buffer[] = [];
-  private size = 0;
-
-  push(chunk: Uint8Array): void {
-    this.hash.update(chunk);
-    this.size += chunk.byteLength;
-    if (this.size < MAX_KEPT_BODY_BYTES) this.kept.push(Buffer.from(chunk));
-    else this.kept = [];
-  }
-
-  finish(): KeptBody {
-    const digest = this.hash.digest("hex");
-    if (this.size < MAX_KEPT_BODY_BYTES) {
-      const bytes = Buffer.concat(this.kept);
-      if (isUtf8(bytes)) return { body: bytes.toString("utf8") };
-    }
-    return { bodySha256: digest, bodySize: this.size };
-  }
-}
-
-/** The kept form of a body already in memory. */
-export function keepBody(body: Uint8Array | string): KeptBody {
-  const capture = new BodyCapture();
-  capture.push(typeof body === "string" ? Buffer.from(body, "utf8") : body);
-  return capture.finish();
-}
-
-/** The content-type header's value from a header record (any case), or null. */
-export function contentTypeOf(headers: Readonly<Record<string, string | readonly string[] | undefined>> | undefined): string | null {
-  if (!headers) return null;
-  for (const name of Object.keys(headers)) {
-    if (name.toLowerCase() !== "content-type") continue;
-    const value = headers[name];
-    return typeof value === "string" ? value : (value?.[0] ?? null);
-  }
-  return null;
 }
 
 /** The facts a results line and the selectors need, from a parsed message. */

@@ -38,21 +38,21 @@ export interface Selection {
 }
 
 /** `N` or `A-B` (inclusive), from 1. */
-export function parseLineRange(text: string, flag = "--line"): LineRange {
+export function parseLineRange(text: string, field = "lines"): LineRange {
   const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(text);
   const from = Number(match?.[1]);
   const to = match?.[2] !== undefined ? Number(match[2]) : from;
   if (!match || !Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from < 1) {
-    throw new UsageError(`invalid value "${text}": expected a line number N or a range A-B (from 1)`, { flag });
+    throw new UsageError(`invalid value "${text}": expected a line number N or a range A-B (from 1)`, { field });
   }
-  if (to < from) throw new UsageError(`invalid value "${text}": the range ends before it starts`, { flag });
+  if (to < from) throw new UsageError(`invalid value "${text}": the range ends before it starts`, { field });
   return { from, to };
 }
 
 /** Repeatable id flags: an empty value would silently match nothing, so it is refused. */
-export function parseIds(values: readonly string[], flag: string): string[] {
+export function parseIds(values: readonly string[], field: string): string[] {
   for (const value of values) {
-    if (value === "") throw new UsageError("invalid value \"\": expected a non-empty id", { flag });
+    if (value === "") throw new UsageError("invalid value \"\": expected a non-empty id", { field });
   }
   return [...values];
 }

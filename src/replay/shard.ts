@@ -20,13 +20,13 @@ export interface Shard {
 
 export const MAX_SHARDS = 10_000;
 
-export function parseShard(text: string, flag = "--shard"): Shard {
+export function parseShard(text: string, field = "shard"): Shard {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
-  if (!match) throw new UsageError(`invalid value "${text}": expected K/N, e.g. 1/4 (share K of N)`, { flag });
+  if (!match) throw new UsageError(`invalid value "${text}": expected K/N, e.g. 1/4 (share K of N)`, { field });
   const index = Number(match[1]);
   const count = Number(match[2]);
-  if (count < 1 || count > MAX_SHARDS) throw new UsageError(`invalid value "${text}": N must be from 1 to ${MAX_SHARDS}`, { flag });
-  if (index < 1 || index > count) throw new UsageError(`invalid value "${text}": K must be from 1 to N (${count})`, { flag });
+  if (count < 1 || count > MAX_SHARDS) throw new UsageError(`invalid value "${text}": N must be from 1 to ${MAX_SHARDS}`, { field });
+  if (index < 1 || index > count) throw new UsageError(`invalid value "${text}": K must be from 1 to N (${count})`, { field });
   return { index, count };
 }
 

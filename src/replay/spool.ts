@@ -7,12 +7,12 @@ import { pipeline } from "node:stream/promises";
  * Standard input is copied to a temporary file first (CONTRACT.md 4), so it
  * gets the same two passes (validate, then send) as a file.
  */
-export async function spoolToTempFile(input: NodeJS.ReadableStream): Promise<{ path: string; remove: () => void }> {
+export async function spoolToTempFile(input: NodeJS.ReadableStream, signal?: AbortSignal): Promise<{ path: string; remove: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), "webhook-cli-replay-"));
   const path = join(dir, "stdin.ndjson");
   const remove = (): void => rmSync(dir, { recursive: true, force: true });
   try {
-    await pipeline(input, createWriteStream(path));
+    await pipeline(input, createWriteStream(path), signal ? { signal } : {});
   } catch (error) {
     remove();
     throw error;

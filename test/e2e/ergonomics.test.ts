@@ -135,7 +135,7 @@ describe("replay --dry-run", () => {
     const signature = createHmac("sha1", "s3cret").update(body).digest("hex");
     expect(result.stdout).toContain(`POST ${s.url}/hook\nUser-Agent: Segment.io/1.0\nContent-Type: application/json\nX-Signature: ${signature}\n\n${body}\n`);
     expect(result.stdout).not.toContain('"type":"page"');
-    expect(result.stdout).toContain("dry run: 1 message would be sent (2 lines, 1 filtered by --type)");
+    expect(result.stdout).toContain("dry run: 1 message would be sent (2 lines, 1 filtered out)");
     const quiet = await runCli(["replay", input, "--dry-run", "--quiet", "-u", `${s.url}/hook`, "-s", "s3cret"]);
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).toBe("dry run: 2 messages would be sent (2 lines)\n");

@@ -81,7 +81,9 @@ describe("webhook-cli listen (built CLI)", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/--exit-after 1\.5s came before --count 3 requests \(2 received\)/);
     const xml = readFileSync(junit, "utf8");
-    expect(xml).toContain('<testsuite name="webhook-cli listen" tests="2" failures="1"');
+    // The early --exit-after is a failing case too: the report never looks greener than the exit status.
+    expect(xml).toContain('<testsuite name="webhook-cli listen" tests="3" failures="2"');
+    expect(xml).toMatch(/<testcase name="--count 3 requests"[^>]*>\s*<failure message="--exit-after 1\.5s came before --count 3 requests \(2 received\)" type="count">/);
     expect(xml).toContain('<testcase name="#1 track POST /" classname="webhook-cli.listen"');
     expect(xml).toMatch(/<failure message="signature: X-Signature does not match the body" type="signature">/);
   });

@@ -52,10 +52,11 @@ export function isServer(command: string): boolean {
 
 /**
  * A server command made to run here: `exec`'d (so a signal reaches it), on
- * any free port, its comment dropped.
+ * any free port, its comment and trailing `&` dropped.
  */
 export function asServer(command: string): string {
-  const [, name, rest] = /^webhook-cli (listen|serve)(.*)$/.exec(stripComment(command)) as RegExpExecArray;
+  // A trailing `&` (run in the background) is how it runs here anyway.
+  const [, name, rest] = /^webhook-cli (listen|serve)(.*?)(?:\s*&)?$/.exec(stripComment(command)) as RegExpExecArray;
   return `exec node "$WEBHOOK_CLI_BIN" ${name} --port 0${(rest as string).replace(/\s--port\s+\d+/g, "")}`;
 }
 

@@ -134,7 +134,7 @@ describe("listen's receiver over real HTTP", () => {
     expect(events[0]?.verdict.shapeErrors[0]?.message).toMatch(/over 1048576 bytes/);
   });
 
-  it("survives a garbage request line and answers 405 to other methods without counting them", async () => {
+  it("survives a garbage request line; answers 405 to other methods and reports them as invalid requests (not hidden)", async () => {
     const { receiver: r, events } = await receiver();
     const reply = await new Promise<string>((resolve) => {
       const socket = connect(r.port, "127.0.0.1", () => socket.write("NOT HTTP AT ALL\r\n\r\n"));
@@ -148,7 +148,9 @@ describe("listen's receiver over real HTTP", () => {
     expect(get.statusCode).toBe(405);
     expect(get.headers["allow"]).toBe("POST");
     expect((await post(r.url, track, { "x-signature": hmac(track) })).status).toBe(200);
-    expect(events).toHaveLength(1);
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatchObject({ method: "GET", path: "/", status: 405, verdict: { valid: false } });
+    expect(events[1]).toMatchObject({ method: "POST", status: 200 });
   });
 
   it("refuses a port in use with a PortError naming it", async () => {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { flagOfField } from "../../src/cli/options/fields.js";
 import { UsageError } from "../../src/errors.js";
 import { compareAnswers } from "../../src/replay/compare.js";
 import { Comparison, compareResults, comparisonFailed, formatComparison, formatCompareSummary } from "../../src/replay/comparison.js";
@@ -37,7 +38,7 @@ describe("parseJsonPath", () => {
         return undefined;
       })();
       expect(error, bad).toBeInstanceOf(UsageError);
-      expect((error as UsageError).describe()).toContain(`--ignore: invalid path "${bad}"`);
+      expect((error as UsageError).describe(flagOfField)).toContain(`--ignore: invalid path "${bad}"`);
     }
   });
 

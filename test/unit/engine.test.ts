@@ -162,4 +162,16 @@ describe("TLS failures are worded by webhook-cli", () => {
     const host = Object.assign(new Error("Hostname/IP does not match"), { code: "ERR_TLS_CERT_ALTNAME_INVALID" });
     expect(describeFailure(host, "https://x.test/").error).toMatch(/issued for another host name/);
   });
+
+  it("captureResponse keeps each URL's final answer in the result, and only when asked", async () => {
+    const json = { status: 200, headers: { "Content-Type": "application/json" }, body: '{"ok":true}' };
+    const { engine } = setup(byUrl({ [A]: answers(503, json), [B]: answers({ status: 404, body: "gone" }) }), [A, B]);
+    const captured = await engine.deliver(BODY, { captureResponse: true });
+    expect(captured.urls.map((u) => u.response)).toEqual([
+      { contentType: "application/json", body: { body: '{"ok":true}' } },
+      { contentType: null, body: { body: "gone" } },
+    ]);
+    const plain = await setup(answers(json)).engine.deliver(BODY);
+    expect(plain.urls[0]).not.toHaveProperty("response");
+  });
 });

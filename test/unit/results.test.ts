@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { flagOfField } from "../../src/cli/options/fields.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { ResultsFile, readResults } from "../../src/replay/results-file.js";
 import { ResultsOrder } from "../../src/replay/results-order.js";
@@ -205,8 +206,8 @@ describe("ResultsFile and readResults", () => {
       }
       return undefined;
     })();
-    expect(error?.describe()).toMatch(/input\.ndjson: --results: the results file cannot be the input file/);
-    expect(() => new ResultsFile(input, { compare: input })).toThrow("the results file cannot be the --compare file");
+    expect(error?.describe(flagOfField)).toMatch(/input\.ndjson: --results: the results file cannot be the input file/);
+    expect(() => new ResultsFile(input, { compare: input })).toThrow("the results file cannot be the `compare` file");
   });
 
   it("reads shards' files concatenated in any order, the last line for a number winning", async () => {
@@ -234,6 +235,22 @@ describe("ResultsFile and readResults", () => {
     expect([...answers.keys()]).toEqual([1, 4]);
     expect(answers.get(1)).toMatchObject({ delivered: true, facts: { userId: "user-42", event: "Order Completed" }, urls: [{ status: 202, contentType: "application/json", body: { kind: "value", value: { total: 10 } } }] });
     expect(answers.get(4)?.urls[0]?.body).toEqual({ kind: "hash", sha256: "a".repeat(64), size: 70000 });
+  });
+
+  it("reads a recording's unreachable app (status null) and a body kept as bodyBase64 (compared by digest)", async () => {
+    const path = join(dir, "rec-odd.ndjson");
+    const envelope = { receivedAt: "2024-01-01T00:00:00.000Z", method: "POST", path: "/", headers: {}, signatureValid: true, body: track };
+    const bytes = Buffer.from([0xff, 0xfe, 0x00]);
+    writeFileSync(
+      path,
+      [
+        JSON.stringify({ ...envelope, response: { status: null, ms: 3, error: "connection refused" } }),
+        JSON.stringify({ ...envelope, response: { status: 200, ms: 4, headers: {}, bodyBase64: bytes.toString("base64") } }),
+      ].join("\n"),
+    );
+    const { answers } = await readResults(path, "rec-odd.ndjson");
+    expect(answers.get(1)).toMatchObject({ delivered: false, urls: [{ status: null, error: "connection refused", body: { kind: "none" } }] });
+    expect(answers.get(2)?.urls[0]?.body).toEqual({ kind: "hash", sha256: createHash("sha256").update(bytes).digest("hex"), size: 3 });
   });
 
   it("names the file and line of a bad line, and refuses a file with no answers", async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { flagOfField } from "../../src/cli/options/fields.js";
 import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { userIdOf } from "../../src/messages/check.js";
 import { parseExpectStatus, unexpectedStatuses } from "../../src/replay/expect-status.js";
@@ -11,7 +12,8 @@ function usageError(run: () => unknown): string {
     run();
   } catch (error) {
     expect(error).toBeInstanceOf(UsageError);
-    return (error as WebhookCliError).describe();
+    // Library errors name the option field; the CLI shows its flag.
+    return (error as WebhookCliError).describe(flagOfField);
   }
   throw new Error("expected a UsageError");
 }
@@ -49,7 +51,7 @@ describe("selectors", () => {
     expect(parseLineRange("3-9")).toEqual({ from: 3, to: 9 });
     expect(usageError(() => parseLineRange("9-3"))).toBe('--line: invalid value "9-3": the range ends before it starts');
     for (const bad of ["0", "-3", "3-", "a", "1-2-3", "", "1.5"]) expect(usageError(() => parseLineRange(bad))).toMatch(/^--line: invalid value/);
-    expect(usageError(() => parseIds(["m1", ""], "--message-id"))).toMatch(/^--message-id: invalid value ""/);
+    expect(usageError(() => parseIds(["m1", ""], "messageIds"))).toMatch(/^--message-id: invalid value ""/);
   });
 
   it("ORs values within a flag and ANDs across flags", () => {

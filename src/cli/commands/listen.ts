@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ChalkInstance } from "chalk";
 import { UsageError } from "../../errors.js";
@@ -8,7 +8,9 @@ import { FaultPlan } from "../../receiver/faults.js";
 import { createForwarder, type ForwardResult } from "../../receiver/forward.js";
 import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
-import { junitXml, type JunitCase } from "../../report/junit.js";
+import type { JunitCase } from "../../report/junit.js";
+import { writeJunitFile } from "../junit-file.js";
+import { writeReadyFile } from "../ready-file.js";
 import { seededRandom } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { redactUrl } from "../../util/redact.js";
@@ -55,6 +57,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   try {
     receiver = await startReceiver({
       ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording, forward: forwarder?.forward, maxConnections: options.maxConnections }),
+      health: () => ({ ok: true, received, valid: received - invalid, invalid }),
       onError(error) {
         // A full disk fails every request: say it once per distinct problem.
         if (error.message === lastError) return;
@@ -87,6 +90,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
 
   announce(output, receiver, forwarder?.url, page);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
   const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
@@ -115,7 +119,11 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   output.line(
     `Summary: ${received} request${received === 1 ? "" : "s"}, ${paint.ok(`${valid} valid`)}, ${invalid > 0 ? paint.bad(`${invalid} invalid`) : "0 invalid"}`,
   );
-  if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), junitCases);
+  if (options.junit !== undefined) {
+    // Every reason for a non-zero exit is a failing case: an early --exit-after is one too.
+    if (early) junitCases.push(countNotReachedCase(options.count ?? 0, received, options.exitAfterMs ?? 0));
+    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases: junitCases, timestamp: new Date() });
+  }
   return code;
 }
 
@@ -178,12 +186,9 @@ function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buff
   return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
 }
 
-function writeJunit(path: string, cases: JunitCase[]): void {
-  try {
-    writeFileSync(path, junitXml({ name: "webhook-cli listen", cases, timestamp: new Date() }));
-  } catch (error) {
-    throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: path });
-  }
+function countNotReachedCase(count: number, received: number, exitAfterMs: number): JunitCase {
+  const message = `--exit-after ${formatDuration(exitAfterMs)} came before --count ${count} requests (${received} received)`;
+  return { name: `--count ${count} requests`, classname: "webhook-cli.listen", time: exitAfterMs / 1000, failure: { message, type: "count" } };
 }
 
 function junitCase(request: ReceivedRequest): JunitCase {

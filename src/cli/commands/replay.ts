@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
@@ -7,7 +7,8 @@ import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
 import { replay, type ReplayOptions, type ReplaySummary } from "../../replay/replay.js";
 import type { Failure } from "../../delivery/failure.js";
 import { spoolToTempFile } from "../../replay/spool.js";
-import { junitXml, type JunitCase } from "../../report/junit.js";
+import type { JunitCase } from "../../report/junit.js";
+import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { undiciEngine } from "../../delivery/wire.js";
@@ -17,6 +18,10 @@ import { printDryRun } from "./send.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
+import { logAttempt } from "../attempt-log.js";
+import { INTERRUPTED, readStdin } from "../stdin.js";
+import { retryWindowNotice, StatusLine } from "../status-line.js";
+import { parseRegressFlags, RegressReporter } from "./replay-regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
@@ -26,6 +31,8 @@ export type ReplayCommandOptions = ReplayFlags & {
 /** Injected in tests; the CLI uses the system clock. */
 export interface ReplayDependencies {
   clock?: Clock;
+  /** How often a status line is printed without a terminal (default 10 s). */
+  statusIntervalMs?: number;
 }
 
 // Bad lines listed one by one up to this many; the rest are counted.
@@ -42,10 +49,14 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   output.maskSecret(settings.secret);
 
-  const input = await openInput(options.file, io);
-  const reporter = new ReplayCommandReporter(output, options, input.name);
+  const input = await openInput(options.file, io, output);
+  if (input === INTERRUPTED) return interruptedExitCode(io.signal);
+  let reporter: ReplayCommandReporter | undefined;
   const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;
   try {
+    const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
+    const regress = await RegressReporter.open(output, flags, io, input.name);
+    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress);
     const summary = await replay({
       path: input.path,
       name: input.name,
@@ -57,6 +68,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...(options.types ? { types: options.types } : {}),
       ...(options.fromLine !== undefined ? { fromLine: options.fromLine } : {}),
       skipInvalid: options.skipInvalid === true,
+      allowEmpty: options.allowEmpty === true,
       raw: options.raw === true,
       onWarning(line, reason) {
         output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
@@ -67,17 +79,22 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       signal: io.signal,
       ...(deps.clock ? { clock: deps.clock } : {}),
       ...reporter.hooks(),
+      ...regress.replayOptions(io),
     });
     reporter.finish();
-    if (options.junit !== undefined) writeJunit(resolve(io.cwd, options.junit), options.junit, input.name, reporter.cases, summary);
+    if (options.junit !== undefined) {
+      const cases = [...reporter.cases, ...regress.junitCases];
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 });
+    }
     printSummary(output, summary, options.deadLetter);
+    if (!summary.dryRun) regress.report(summary.resumeLine !== undefined);
     if (summary.resumeLine !== undefined) {
       printResume(output, summary, options.deadLetter);
       return interruptedExitCode(io.signal);
     }
-    return summary.failed > 0 ? 1 : 0;
+    return summary.failed > 0 || regress.failed ? 1 : 0;
   } finally {
-    reporter.stopSpinner();
+    reporter?.stopStatus();
     await dryRun?.close();
     input.remove?.();
   }
@@ -99,10 +116,10 @@ function dryRunPrinter(output: Output, name: string, settings: DestinationSettin
 }
 
 /** The file to read: a regular file checked up front, or standard input spooled to a temporary file. */
-async function openInput(file: string, io: CliIo): Promise<{ path: string; name: string; remove?: () => void }> {
+async function openInput(file: string, io: CliIo, output: Output): Promise<{ path: string; name: string; remove?: () => void } | typeof INTERRUPTED> {
   if (file === "-") {
-    const spool = await spoolToTempFile(io.stdin);
-    return { path: spool.path, name: "stdin", remove: spool.remove };
+    const spool = await readStdin(io, output, () => spoolToTempFile(io.stdin, io.signal));
+    return spool === INTERRUPTED ? spool : { path: spool.path, name: "stdin", remove: spool.remove };
   }
   const path = resolve(io.cwd, file);
   // Fail early, with the file named, rather than deep inside the first pass.
@@ -121,37 +138,44 @@ async function openInput(file: string, io: CliIo): Promise<{ path: string; name:
 class ReplayCommandReporter {
   readonly cases: JunitCase[] = [];
   private badListed = 0;
-  private spinner: Spinner | undefined;
+  private status: StatusLine | undefined;
 
   constructor(
     private readonly output: Output,
     private readonly options: ReplayCommandOptions,
     private readonly name: string,
-  ) {
-    this.spinner = options.dryRun ? undefined : output.spinner("replaying…");
-  }
+    private readonly statusIntervalMs: number | undefined,
+    private readonly regress: RegressReporter,
+  ) {}
 
-  hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onProgress"> {
+  hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onSending" | "onAttempt" | "keepResponse"> {
+    const verbose = this.options.verbose === true;
+    const notice = retryWindowNotice(this.output, this.options.retryWindowMs === undefined);
     return {
       onInvalid: (line, reason) => this.invalid(line, reason),
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
-      ...(this.options.junit !== undefined ? { onMessage: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => this.cases.push(junitCase(entry, result, ms)) } : {}),
-      onProgress: (progress) => {
-        const rate = progress.elapsedMs > 0 ? (progress.sent * 1000) / progress.elapsedMs : 0;
-        this.spinner?.update(`replaying: ${progress.sent} sent, ${progress.delivered} delivered, ${progress.failed} failed, ${Math.round(rate)}/s`);
+      ...withMessageHook(this.regress.onMessage(this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined)),
+      onSending: (progress) => {
+        this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
+        this.status.start();
       },
+      onAttempt: (_entry, event) => {
+        if (verbose) logAttempt(this.output, event);
+        notice(event);
+      },
+      keepResponse: verbose,
     };
   }
 
-  /** After the run: the spinner stops and the bad lines not listed are counted. */
+  /** After the run: the last status line, and the bad lines not listed are counted. */
   finish(): void {
-    this.stopSpinner();
+    this.stopStatus();
     if (this.badListed > LISTED_BAD_LINES) this.output.log(`… and ${this.badListed - LISTED_BAD_LINES} more bad lines`);
   }
 
-  stopSpinner(): void {
-    this.spinner?.stop();
-    this.spinner = undefined;
+  stopStatus(): void {
+    this.status?.stop();
+    this.status = undefined;
   }
 
   private invalid(line: number, reason: string): void {
@@ -164,10 +188,19 @@ class ReplayCommandReporter {
 
   private failed(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     const { output } = this;
-    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls ?? [], failure });
+    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls.map(deliveryUrl) ?? [], failure });
     const user = entry.orderKey !== undefined ? ` ${entry.orderKey}` : "";
     output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${failure.reason}`);
   }
+}
+
+/** A `delivery` event's URL (CONTRACT.md 3): the captured answer (--results) stays out. */
+function deliveryUrl({ url, status, attempts, error, ms }: DeliveryResult["urls"][number]): Record<string, unknown> {
+  return { url, status, attempts, error, ms };
+}
+
+function withMessageHook(onMessage: ReplayOptions["onMessage"]): Pick<ReplayOptions, "onMessage"> {
+  return onMessage ? { onMessage } : {};
 }
 
 function printSummary(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
@@ -188,8 +221,9 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     eventsPerSecond: Math.round(s.eventsPerSecond),
     dryRun: s.dryRun,
     resumeLine: s.resumeLine ?? null,
+    deliveredAfterResume: s.deliveredAfterResume,
   });
-  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered by --type` : ""].filter(Boolean).join(", ");
+  const extras = [s.invalid > 0 ? `${s.invalid} skipped (invalid)` : "", s.filtered > 0 ? `${s.filtered} filtered out` : ""].filter(Boolean).join(", ");
   if (s.dryRun) {
     output.line(`dry run: ${s.messages} message${s.messages === 1 ? "" : "s"} would be sent (${s.lines} lines${extras ? `, ${extras}` : ""})`);
     return;
@@ -203,9 +237,11 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
 
 /** The low-water resume hint (CONTRACT.md 4 "Resume"): resuming may repeat, never skip. */
 function printResume(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
-  output.log(`interrupted: resume with --from-line ${s.resumeLine}${deadLetter !== undefined ? ` (and replay ${deadLetter} for the ${s.interrupted} interrupted)` : ""}`);
   const later = s.deliveredAfterResume;
-  if (later > 0) output.log(`${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again`);
+  const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";
+  output.log(`interrupted: resume with --from-line ${s.resumeLine}${again}`);
+  // The dead-letter file holds only final failures; the interrupted messages are at or after the resume line.
+  if (deadLetter !== undefined && s.deadLettered > 0) output.log(`the ${s.deadLettered} that failed for good are in ${deadLetter}: replay it too once the receiver is fixed`);
 }
 
 function round(ms: number): number {
@@ -213,17 +249,5 @@ function round(ms: number): number {
 }
 
 function junitCase(entry: ReplayEntry, result: DeliveryResult | undefined, ms: number): JunitCase {
-  const name = `line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`;
-  const base = { name, classname: "webhook-cli.replay", time: ms / 1000 };
-  if (result?.delivered) return base;
-  const message = result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? "failed"}`).join("; ");
-  return { ...base, failure: { message, type: "delivery" } };
-}
-
-function writeJunit(path: string, flagValue: string, name: string, cases: JunitCase[], summary: ReplaySummary): void {
-  try {
-    writeFileSync(path, junitXml({ name: `webhook-cli replay ${name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 }));
-  } catch (error) {
-    throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--junit", file: flagValue });
-  }
+  return deliveryCase(`line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`, "webhook-cli.replay", result, ms);
 }

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { InputError, UsageError } from "../../errors.js";
 import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
 import { undiciEngine } from "../../delivery/wire.js";
-import { dispatch, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
+import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
 import { userIdOf } from "../../messages/check.js";
 import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
@@ -16,7 +16,11 @@ import { interruptedExitCode, type CliIo } from "../io.js";
 import { EXAMPLE_FLAGS } from "../options/example.js";
 import type { SendFlags } from "../options/send.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
-import { isCredentialHeader, REDACTED } from "../../util/redact.js";
+import { headerLines, logAttempt } from "../attempt-log.js";
+import { retryWindowNotice, StatusLine } from "../status-line.js";
+import { INTERRUPTED, readStdin } from "../stdin.js";
+import { deliveryCase, writeJunitFile } from "../junit-file.js";
+import type { JunitCase } from "../../report/junit.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
@@ -28,6 +32,8 @@ export type SendOptions = SendFlags & {
 export interface SendDependencies {
   clock?: Clock;
   random?: Random;
+  /** How often a status line is printed without a terminal (default 10 s). */
+  statusIntervalMs?: number;
 }
 
 
@@ -45,13 +51,15 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   });
   output.maskSecret(settings.secret);
   const messages = await readInput(options, io, settings.aliasKeys, output);
+  if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
 
   const engine = undiciEngine(settings, {
     ...engineOptions,
     ...(deps.clock ? { clock: deps.clock } : {}),
     ...(deps.random ? { random: deps.random } : {}),
   });
-  const reporter = new SendReporter(output, options.verbose === true);
+  const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
+  const started = performance.now();
   try {
     if (options.dryRun) {
       for (const input of messages) {
@@ -60,7 +68,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
       }
       return 0;
     }
-    const summary = await dispatch<SendEntry>({
+    const dispatcher = new Dispatcher<SendEntry>({
       // In input order, one at a time.
       source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input })),
       engine,
@@ -68,7 +76,16 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
       signal: io.signal,
       hooks: reporter.hooks,
     });
-    return printSummary(output, messages.length, summary, io.signal);
+    // Many messages without a terminal: status lines, so a CI log never looks hung. (On a terminal the retry spinner shows.)
+    const status = messages.length > 1 && !output.spins ? new StatusLine(output, "send", () => dispatcher.progress, deps.statusIntervalMs) : undefined;
+    status?.start();
+    const summary = await dispatcher.run().finally(() => status?.stop());
+    const code = printSummary(output, messages.length, summary, io.signal);
+    if (options.junit !== undefined) {
+      const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli send ${name}`, cases: reporter.cases, timestamp: new Date(), time: (performance.now() - started) / 1000 });
+    }
+    return code;
   } finally {
     reporter.stopSpinner();
     await engine.close();
@@ -83,10 +100,13 @@ interface SendEntry extends DispatchEntry {
 class SendReporter {
   private spinner: Spinner | undefined;
   readonly hooks: MessageHooks<SendEntry>;
+  /** JUnit: one case per message, failing unless delivered (unstarted ones included). */
+  readonly cases: JunitCase[] = [];
 
   constructor(
     private readonly output: Output,
     verbose: boolean,
+    notice: (event: AttemptEvent) => void,
   ) {
     this.hooks = {
       keepResponse: verbose,
@@ -94,12 +114,15 @@ class SendReporter {
         this.stopSpinner();
         if (verbose) logAttempt(output, event);
         logFailedAttempt(output, event);
+        notice(event);
         if (event.retryInMs !== undefined) this.spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
       },
-      onResult: (entry, result) => {
+      onResult: (entry, result, ms) => {
         this.stopSpinner();
         report(output, entry.input, result);
+        this.cases.push(deliveryCase(caseName(entry.input), "webhook-cli.send", result, ms));
       },
+      onUnstarted: (entry) => this.cases.push(deliveryCase(caseName(entry.input), "webhook-cli.send", undefined, 0)),
     };
   }
 
@@ -107,6 +130,10 @@ class SendReporter {
     this.spinner?.stop();
     this.spinner = undefined;
   }
+}
+
+function caseName(input: InputMessage): string {
+  return `${input.where}: ${input.message?.type ?? "raw"}`;
 }
 
 function printSummary(output: Output, total: number, s: DispatchSummary, signal: AbortSignal): number {
@@ -139,15 +166,25 @@ function checkCombination(options: SendOptions): void {
   }
 }
 
-async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[]> {
+async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[] | typeof INTERRUPTED> {
   if (options.type !== undefined) {
     const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
     return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
   const file = options.file as string;
   const name = file === "-" ? "stdin" : file;
-  const bytes = file === "-" ? await readStream(io.stdin, name) : readInputFile(resolve(io.cwd, file), file);
-  const parsed = parseMessages(decodeUtf8(bytes, name), name, { raw: options.raw === true });
+  let bytes: Buffer;
+  if (file === "-") {
+    const read = await readStdin(io, output, () => readStream(io.stdin, name));
+    if (read === INTERRUPTED) return read;
+    bytes = read;
+  } else bytes = readInputFile(resolve(io.cwd, file), file);
+  const text = decodeUtf8(bytes, name);
+  if (/^\s*(\[\s*\])?\s*$/.test(text)) {
+    if (options.allowEmpty) return [];
+    throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
+  }
+  const parsed = parseMessages(text, name, { raw: options.raw === true });
   for (const warning of parsed.warnings) output.warn(warning);
   return parsed.messages;
 }
@@ -207,10 +244,6 @@ function report(output: Output, input: InputMessage, result: DeliveryResult): vo
   }
 }
 
-function headerLines(headers: Record<string, string>): string[] {
-  return Object.entries(headers).map(([name, value]) => `${name}: ${isCredentialHeader(name) ? REDACTED : value}`);
-}
-
 /** What `--dry-run` prints of one request, for `send` and `replay` alike: headers (credentials redacted) and body. */
 export function printDryRun(output: Output, input: Pick<InputMessage, "line" | "where">, request: PreparedRequest): void {
   if (output.json) {
@@ -231,16 +264,3 @@ export function printDryRun(output: Output, input: Pick<InputMessage, "line" | "
   output.line("");
 }
 
-function logAttempt(output: Output, event: AttemptEvent): void {
-  const { request } = event;
-  output.log(`> ${request.method} ${request.url} (attempt ${event.attempt})`);
-  for (const line of headerLines(request.headers)) output.log(`> ${line}`);
-  output.log(`> ${request.body.toString("utf8")}`);
-  if (event.response && event.status !== null) {
-    output.log(`< ${event.status} (${formatDuration(event.ms)})`);
-    for (const [name, value] of Object.entries(event.response.headers)) output.log(`< ${name}: ${Array.isArray(value) ? value.join(", ") : value}`);
-    if (event.response.body !== "") output.log(`< ${event.response.body}`);
-  } else {
-    output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
-  }
-}

@@ -6,10 +6,11 @@ import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
 import { listenCollector } from "../../service/server.js";
 import { userIdOf } from "../../messages/check.js";
-import { resolveDeliveryOptions } from "../delivery-options.js";
+import { resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
 import type { CliIo } from "../io.js";
 import type { ServeFlags } from "../options/serve.js";
 import { createOutput, type Output } from "../output.js";
+import { writeReadyFile } from "../ready-file.js";
 
 export type ServeOptions = ServeFlags;
 
@@ -19,7 +20,7 @@ export type ServeOptions = ServeFlags;
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
+  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys, deferUnsignedWarning: true });
   output.maskSecret(resolved.secret);
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
@@ -65,7 +66,9 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     output.event("listening", { url: server.url, port: server.port });
     output.log(`Listening on ${server.url}`);
   } else output.line(`Listening on ${server.url}`);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, server.url);
 
+  if (settings.secret === undefined) warnUnsignedDelivery(io);
   if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
   if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
   if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");

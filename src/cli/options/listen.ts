@@ -21,6 +21,7 @@ export const LISTEN_OPTIONS = [
   { key: "exitAfterMs", flag: "--exit-after", arg: "<duration>", kind: "duration", help: "exit after this long, e.g. 30s" },
   { key: "strict", flag: "--strict", kind: "switch", default: false, help: "unknown message keys are errors, not warnings" },
   { key: "junit", flag: "--junit", arg: "<file>", kind: "string", nonEmpty: true, help: "write a JUnit XML report, one test case per request" },
+  { key: "readyFile", flag: "--ready-file", arg: "<file>", kind: "string", nonEmpty: true, help: "write the URL to this file once listening (GET /health also answers 200)" },
   { key: "json", flag: "--json", kind: "switch", default: false, help: "one JSON object per line on stdout" },
   { key: "verbose", flag: "--verbose", kind: "switch", default: false, help: "print each request's full body" },
   { key: "maxConnections", flag: "--max-connections", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, shownDefault: String(DEFAULT_MAX_CONNECTIONS), help: "open connections at once; more are refused" },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { UsageError } from "../../errors.js";
 import type { MessageType } from "../../messages/schemas.js";
 import { parseScript } from "../../receiver/faults.js";
-import { aliasKeys, duration, httpStatus, integer, isoDate, jsonObject, messageType, number } from "../options.js";
+import { aliasKeys, duration, durationOrZero, httpStatus, integer, isoDate, jsonObject, messageType, number } from "../options.js";
 import { attributeOf, type OptionsOf, type OptionSpec, type OptionTable } from "./spec.js";
 
 /** zod schema of one option's raw commander value; its transforms throw UsageError naming the flag. */
@@ -17,6 +17,8 @@ function schemaOf(spec: OptionSpec): z.ZodType {
       return z.array(z.string());
     case "duration":
       return duration(flag);
+    case "durationOrZero":
+      return durationOrZero(flag);
     case "integer":
       return integer(flag, spec.min ?? Number.MIN_SAFE_INTEGER, spec.max);
     case "number":

@@ -9,6 +9,8 @@ export const SEND_OPTIONS = [
   ...DELIVERY_OPTIONS,
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of --type alias: spec or camel" },
   ...exampleOptions("with --type: "),
+  { key: "allowEmpty", flag: "--allow-empty", kind: "switch", help: "exit 0 when the input holds no message (exit 2 otherwise)" },
+  { key: "junit", flag: "--junit", arg: "<file>", kind: "string", nonEmpty: true, help: "write a JUnit XML report, one test case per message" },
   { key: "dryRun", flag: "--dry-run", kind: "switch", help: "print the exact requests (headers, signature, body); send nothing" },
   { key: "verbose", flag: "--verbose", kind: "switch", help: "show each attempt's request and response (stderr)" },
   { key: "json", flag: "--json", kind: "switch", help: "one JSON object per message on stdout, then a summary" },

@@ -29,6 +29,7 @@ export const SERVE_OPTIONS = [
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of forwarded alias messages: spec or camel" },
   { key: "concurrency", flag: "--concurrency", short: "-c", arg: "<n>", kind: "integer", min: 1, max: 1024, shownDefault: SERVE_CONCURRENCY_DEFAULT, help: SERVE_CONCURRENCY_HELP },
   { key: "strict", flag: "--strict", kind: "switch", help: "refuse a whole request (400) when one call in it is invalid, instead of dropping that call" },
+  { key: "readyFile", flag: "--ready-file", arg: "<file>", kind: "string", nonEmpty: true, help: "write the URL to this file once listening" },
   { key: "maxConnections", flag: "--max-connections", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, shownDefault: String(DEFAULT_MAX_CONNECTIONS), help: "open connections at once; more are refused" },
   { key: "json", flag: "--json", kind: "switch", help: "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary" },
 ] as const satisfies readonly OptionSpec[];

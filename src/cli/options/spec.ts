@@ -42,6 +42,8 @@ export interface ValueOfKind {
   list: string[];
   /** Milliseconds, from `250ms`, `5s`, `4h`. */
   duration: number;
+  /** A duration where a bare `0` means none (`--retry-window 0`: no retries). */
+  durationOrZero: number;
   integer: number;
   number: number;
   status: number;

@@ -1,0 +1,198 @@
+import { accessSync, constants } from "node:fs";
+import { resolve } from "node:path";
+import { InputError } from "../../errors.js";
+import type { DeliveryResult } from "../../delivery/types.js";
+import type { ReplayEntry } from "../../replay/envelope.js";
+import type { ReplayOptions } from "../../replay/replay.js";
+import type { JunitCase } from "../../report/junit.js";
+import type { CompareSummary, MessageComparison } from "../../replay/compare.js";
+import { Comparison, comparisonFailed, formatCompareSummary, formatComparison } from "../../replay/comparison.js";
+import { parseExpectStatus, unexpectedStatuses, type ExpectedStatuses } from "../../replay/expect-status.js";
+import { parseJsonPath, type JsonPath } from "../../replay/jsonpath.js";
+import { comparisonCase, withExpectStatus } from "../../replay/regress-junit.js";
+import { answerOfResult, type Answer } from "../../replay/results-read.js";
+import { readResults } from "../../replay/results-file.js";
+import { createSelection, parseIds, parseLineRange, type LineRange, type Selection } from "../../replay/select.js";
+import { parseShard, type Shard } from "../../replay/shard.js";
+import type { ResultLine } from "../../replay/results.js";
+import type { CliIo } from "../io.js";
+import type { ReplayFlags } from "../options/replay.js";
+import type { Output } from "../output.js";
+
+/**
+ * replay as a regression test (issue 16): the selectors, `--results`,
+ * `--compare` with `--ignore`, and `--expect-status`, as the replay command
+ * reports them. The pure parts live in src/replay/.
+ */
+export interface RegressFlags {
+  lines?: LineRange[];
+  messageIds?: string[];
+  userIds?: string[];
+  shard?: Shard;
+  results?: string;
+  compare?: string;
+  ignore?: JsonPath[];
+  expectStatus?: ExpectedStatuses;
+}
+
+/** The option table's values (commands/options/replay.ts) as typed flags; a bad value is a UsageError naming its flag. */
+export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">): RegressFlags {
+  return {
+    ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),
+    ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "messageIds") } : {}),
+    ...(raw.userIds ? { userIds: parseIds(raw.userIds, "userIds") } : {}),
+    ...(raw.shard !== undefined ? { shard: parseShard(raw.shard) } : {}),
+    ...(raw.results !== undefined ? { results: raw.results } : {}),
+    ...(raw.compare !== undefined ? { compare: raw.compare } : {}),
+    ...(raw.ignore ? { ignore: raw.ignore.map((value) => parseJsonPath(value)) } : {}),
+    ...(raw.expectStatus !== undefined ? { expectStatus: parseExpectStatus(raw.expectStatus) } : {}),
+  };
+}
+
+// Changed messages listed one by one up to this many; the rest are counted (JUnit and --json get all).
+const LISTED_CHANGES = 100;
+
+/**
+ * Reads the --compare file before anything is sent (a bad one is exit 2),
+ * then compares answers as the run releases them, checks --expect-status per
+ * message, and reports both after the replay summary.
+ */
+export class RegressReporter {
+  private readonly comparison: Comparison | undefined;
+  private readonly changed: MessageComparison[] = [];
+  private readonly junitChanged: JunitCase[] = [];
+  private readonly unexpected = new Map<number, string[]>();
+  private unexpectedCount = 0;
+  private summary: CompareSummary | undefined;
+  private missing: number[] = [];
+
+  private constructor(
+    private readonly output: Output,
+    private readonly flags: RegressFlags & { types?: readonly string[] | undefined; fromLine?: number | undefined; junit?: string | undefined },
+    private readonly name: string,
+    private readonly old: ReadonlyMap<number, Answer> | undefined,
+  ) {
+    this.comparison = old ? new Comparison(old, flags.ignore ? { ignore: flags.ignore } : {}) : undefined;
+  }
+
+  static async open(output: Output, flags: RegressReporter["flags"], io: CliIo, name: string): Promise<RegressReporter> {
+    let old: Map<number, Answer> | undefined;
+    if (flags.compare !== undefined) {
+      const path = resolve(io.cwd, flags.compare);
+      try {
+        accessSync(path, constants.R_OK);
+      } catch (error) {
+        throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--compare", file: flags.compare });
+      }
+      old = (await readResults(path, flags.compare, io.signal ? { signal: io.signal } : {})).answers;
+    }
+    return new RegressReporter(output, flags, name, old);
+  }
+
+  /** What replay() takes: the selectors, the results file, the comparison's feed. */
+  replayOptions(io: CliIo): Pick<ReplayOptions, "select" | "results" | "compareFile" | "onResults"> {
+    const { lines, messageIds, userIds, shard, results, compare } = this.flags;
+    return {
+      select: { ...(lines ? { lines } : {}), ...(messageIds ? { messageIds } : {}), ...(userIds ? { userIds } : {}), ...(shard ? { shard } : {}) },
+      ...(results !== undefined ? { results: resolve(io.cwd, results) } : {}),
+      ...(compare !== undefined ? { compareFile: resolve(io.cwd, compare), onResults: (released) => this.compare(released) } : {}),
+    };
+  }
+
+  /** Wraps replay's per-message hook: --expect-status is checked first, so `junitCase` sees it. */
+  onMessage(inner: ReplayOptions["onMessage"]): ReplayOptions["onMessage"] {
+    if (this.flags.expectStatus === undefined) return inner;
+    return (entry, result, ms) => {
+      this.checkStatus(entry, result);
+      inner?.(entry, result, ms);
+    };
+  }
+
+  /** Replay's JUnit case for a message, with its --expect-status failure added. */
+  junitCase(entry: ReplayEntry, test: JunitCase): JunitCase {
+    const problems = this.unexpected.get(entry.line);
+    if (problems === undefined) return test;
+    this.unexpected.delete(entry.line);
+    return withExpectStatus(test, problems);
+  }
+
+  /** The comparison's failing cases, after replay's. */
+  get junitCases(): readonly JunitCase[] {
+    return this.junitChanged;
+  }
+
+  /** After the replay summary: the diffs, the comparison's summary, the --expect-status count. */
+  report(interrupted: boolean): void {
+    if (this.comparison) this.reportComparison(this.comparison, interrupted);
+    if (this.flags.expectStatus !== undefined && this.unexpectedCount > 0) {
+      const n = this.unexpectedCount;
+      this.output.line(`${n} message${n === 1 ? "" : "s"} answered outside --expect-status ${this.flags.expectStatus.text}`);
+    }
+  }
+
+  /** Something changed, or an answer was outside --expect-status: exit 1. */
+  get failed(): boolean {
+    return (this.summary !== undefined && comparisonFailed(this.summary)) || this.unexpectedCount > 0;
+  }
+
+  private compare(released: readonly ResultLine[]): void {
+    for (const line of released) {
+      const result = (this.comparison as Comparison).add(answerOfResult(line));
+      if (result.status === "same") continue;
+      this.output.event("compare", { line: result.line, label: result.label, status: result.status, changes: result.changes });
+      if (result.status !== "changed") continue;
+      if (this.changed.length < LISTED_CHANGES) this.changed.push(result);
+      if (this.flags.junit !== undefined) this.junitChanged.push(comparisonCase(result));
+    }
+  }
+
+  private reportComparison(comparison: Comparison, interrupted: boolean): void {
+    const selection = this.selection();
+    // An interrupted run did not reach the rest: those lines are not missing answers.
+    const { summary, missing } = comparison.finish((line) => !interrupted && selection(line));
+    this.summary = summary;
+    this.missing = missing;
+    const { output } = this;
+    for (const result of this.changed) for (const text of formatComparison(result)) output.line(`${output.color.red("≠")} ${text}`);
+    if (summary.changed > this.changed.length) output.line(`… and ${summary.changed - this.changed.length} more changed messages`);
+    if (missing.length > 0) output.line(`missing from this run: line${missing.length === 1 ? "" : "s"} ${listed(missing)}`);
+    output.line(formatCompareSummary(this.flags.compare as string, summary));
+    output.event("compareSummary", { compare: this.flags.compare, ...summary, missingLines: this.missing });
+  }
+
+  /** Whether an old answer's line is one this run selected (it could have been in this run). */
+  private selection(): (line: number) => boolean {
+    const { lines, messageIds, userIds, shard, types, fromLine } = this.flags;
+    const selection: Selection = createSelection({
+      ...(lines ? { lines } : {}),
+      ...(messageIds ? { messageIds } : {}),
+      ...(userIds ? { userIds } : {}),
+      ...(shard ? { shard } : {}),
+      ...(types ? { types } : {}),
+      ...(fromLine !== undefined ? { fromLine } : {}),
+    });
+    return (line) => {
+      const old = this.old?.get(line);
+      return old !== undefined && selection.matches({ line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
+    };
+  }
+
+  private checkStatus(entry: ReplayEntry, result: DeliveryResult | undefined): void {
+    if (result === undefined || result.interrupted) return;
+    const problems = unexpectedStatuses(result.urls, this.flags.expectStatus as ExpectedStatuses);
+    if (problems.length === 0) return;
+    // Kept only until replay's JUnit case for the message is built, right after this.
+    if (this.flags.junit !== undefined) this.unexpected.set(entry.line, problems);
+    this.unexpectedCount += 1;
+    const { output } = this;
+    output.event("unexpectedStatus", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, problems });
+    const user = entry.orderKey !== undefined ? ` ${entry.orderKey}` : "";
+    output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${problems.join("; ")}`);
+  }
+}
+
+/** `3, 8, 13` with the rest counted. */
+function listed(lines: readonly number[]): string {
+  const shown = lines.slice(0, 20).join(", ");
+  return lines.length > 20 ? `${shown} … (${lines.length} in all)` : shown;
+}

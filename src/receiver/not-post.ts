@@ -1,0 +1,28 @@
+import type { IncomingMessage } from "node:http";
+import type { RequestVerdict } from "./verdict.js";
+
+/** `GET /health` or `HEAD /health` (query ignored): the readiness probe CI scripts wait on. */
+export function isHealthCheck(req: IncomingMessage): boolean {
+  return (req.method === "GET" || req.method === "HEAD") && (req.url ?? "/").split("?")[0] === "/health";
+}
+
+/**
+ * The verdict of a request that is not a POST (other than the health check): invalid, with the
+ * reason, so it is shown and counted instead of hidden behind a bare 405.
+ */
+export function notPostVerdict(method: string | undefined): RequestVerdict {
+  return {
+    size: 0,
+    signatureValid: null,
+    signatureError: null,
+    diagnosis: null,
+    text: null,
+    body: undefined,
+    type: undefined,
+    userId: undefined,
+    name: undefined,
+    shapeErrors: [{ key: "(method)", message: `${method ?? "this method"} is not accepted: webhooks are POSTed (GET /health answers readiness probes)` }],
+    shapeWarnings: [],
+    valid: false,
+  };
+}
