@@ -11,7 +11,7 @@ import type { JunitCase } from "../../report/junit.js";
 import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { resolveDeliveryOptions } from "../delivery-options.js";
+import { resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
@@ -42,7 +42,9 @@ const LISTED_BAD_LINES = 100;
  */
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true, deferUnsignedWarning: true });
+  // Said once the validation pass found something to send, so a mistake in the input is still a one-line answer.
+  const warnUnsigned = settings.secret === undefined ? () => warnUnsignedDelivery(io) : undefined;
   output.maskSecret(settings.secret);
 
   const input = await openInput(options.file, io, output);
@@ -51,7 +53,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   try {
     const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
     const regress = await RegressReporter.open(output, flags, io, input.name);
-    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress);
+    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, warnUnsigned);
     const summary = await replay({
       path: input.path,
       name: input.name,
@@ -124,6 +126,7 @@ class ReplayCommandReporter {
     private readonly name: string,
     private readonly statusIntervalMs: number | undefined,
     private readonly regress: RegressReporter,
+    private readonly beforeSending: (() => void) | undefined,
   ) {}
 
   hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onSending" | "onAttempt" | "keepResponse"> {
@@ -134,6 +137,7 @@ class ReplayCommandReporter {
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
       ...withMessageHook(this.regress.onMessage(this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined)),
       onSending: (progress) => {
+        this.beforeSending?.();
         this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
         this.status.start();
       },
