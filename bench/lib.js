@@ -166,7 +166,7 @@ export function row(what, project, reference, { unit, target, lowerIsBetter, ext
   return { what, unit, project, reference, ratio, target: `${lowerIsBetter ? "≤" : "≥"} ${target}×`, met, ...(extra ? { extra } : {}) };
 }
 
-/** Hands this benchmark's rows to bench/run.js (a file it names), or prints them when run alone. */
+/** Hands this benchmark's rows to bench/run.js, through the file it names (run alone, a benchmark only prints). */
 export function report(rows) {
   const file = process.env.BENCH_ROWS_FILE;
   if (file) writeFileSync(file, JSON.stringify(rows));
