@@ -25,17 +25,24 @@ export interface ReplayEntry {
 /** `warning`: under `raw`, why the line would have been bad (it is sent anyway). */
 export type EntryResult = { ok: true; entry: ReplayEntry; warning?: string } | { ok: false; reason: string };
 
-/** The validation pass's answer: only what it needs (no body bytes are built). */
-export type LineCheck = { ok: true; type: MessageType | undefined; warning?: string } | { ok: false; reason: string };
+/**
+ * The validation pass's answer. `canonical`: a bare message whose line is exactly
+ * JSON.stringify of it, so the sending pass may send the line as read and take
+ * its type and user from scanMessage (scan.ts) instead of parsing it again.
+ */
+export type LineCheck = { ok: true; type: MessageType | undefined; canonical: boolean; warning?: string } | { ok: false; reason: string };
 
 /**
  * Validates a line as the first pass does: JSON, an envelope or a message,
- * and a known message by checkMessage. Cheaper than parseEntry with `check`.
- * Under `raw` (replay --raw) a bad line is a warning, not a failure.
+ * and a known message by checkMessage. Under `raw` (replay --raw) a bad line
+ * is a warning, not a failure, and no line counts as canonical.
  */
 export function checkLine(text: string, line: number, raw = false): LineCheck {
-  const result = parseEntry(text, line, true, { body: false, time: false }, raw);
-  return result.ok ? { ok: true, type: result.entry.type, ...(result.warning !== undefined ? { warning: result.warning } : {}) } : result;
+  const result = parseEntry(text, line, true, { body: !raw, time: false }, raw);
+  if (!result.ok) return result;
+  // bareBody hands back the line itself when JSON.stringify gives the same text; envelopes never do.
+  const canonical = !raw && result.entry.body === text;
+  return { ok: true, type: result.entry.type, canonical, ...(result.warning !== undefined ? { warning: result.warning } : {}) };
 }
 
 export type { Failure } from "../delivery/failure.js";

@@ -9,7 +9,9 @@ import type { MessageType } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { checkLine, deadLetterLine, parseEntry, type ReplayEntry } from "./envelope.js";
+import { LineBits } from "./line-bits.js";
 import { readLineBatches } from "./ndjson.js";
+import { scanMessage } from "./scan.js";
 import { LatencyHistogram } from "./stats.js";
 
 export interface ReplayOptions {
@@ -89,6 +91,8 @@ interface Validation {
   messages: number;
   filtered: number;
   bad: Set<number>;
+  /** Bare messages whose line is JSON.stringify's own output (see checkLine). */
+  canonical: LineBits;
 }
 
 /**
@@ -113,7 +117,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
 /** Pass 1: every line from --from-line on, checked; bad ones reported as found. */
 async function validateFile(options: ReplayOptions, fromLine: number): Promise<Validation> {
   const types = typeFilter(options.types);
-  const found: Validation = { lines: 0, messages: 0, filtered: 0, bad: new Set() };
+  const found: Validation = { lines: 0, messages: 0, filtered: 0, bad: new Set(), canonical: new LineBits() };
   for await (const batch of readLineBatches(options.path, options.signal ? { signal: options.signal } : {})) {
     for (const line of batch) {
       found.lines = line.number;
@@ -125,6 +129,7 @@ async function validateFile(options: ReplayOptions, fromLine: number): Promise<V
         continue;
       }
       if (checked.warning !== undefined) options.onWarning?.(line.number, checked.warning);
+      if (checked.canonical) found.canonical.add(line.number);
       if (types && (checked.type === undefined || !types.has(checked.type))) found.filtered += 1;
       else found.messages += 1;
     }
@@ -159,22 +164,34 @@ function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
 }
 
 /** Pass 2: the valid, selected lines as the dispatcher's source. */
-async function* sendableEntries(options: ReplayOptions, fromLine: number, bad: ReadonlySet<number>, signal: AbortSignal | undefined): AsyncGenerator<ReplayEntry[]> {
+async function* sendableEntries(options: ReplayOptions, fromLine: number, validation: Validation, signal: AbortSignal | undefined): AsyncGenerator<ReplayEntry[]> {
   const types = typeFilter(options.types);
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
+  // A canonical line is sent as read, its type and user scanned rather than parsed (one JSON.parse per line in all).
+  const scan = !parts.time && options.raw !== true;
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
     const out: ReplayEntry[] = [];
     for (const line of batch) {
-      if (line.number < fromLine || "error" in line || bad.has(line.number)) continue;
-      // Under --raw the check decides what is sent as read, so it runs again.
-      const result = parseEntry(line.text, line.number, options.raw === true, parts, options.raw === true);
-      if (!result.ok) continue; // changed since it was validated; validation already reported it
-      if (types && (result.entry.type === undefined || !types.has(result.entry.type))) continue;
-      out.push(result.entry);
+      if (line.number < fromLine || "error" in line || validation.bad.has(line.number)) continue;
+      const entry = (scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ?? parsedEntry(options, line.text, line.number, parts);
+      if (entry === undefined) continue; // changed since it was validated; validation already reported it
+      if (types && (entry.type === undefined || !types.has(entry.type))) continue;
+      out.push(entry);
     }
     if (out.length > 0) yield out;
   }
+}
+
+function scannedEntry(text: string, line: number): ReplayEntry | undefined {
+  const scanned = scanMessage(text);
+  return scanned && { line, body: text, type: scanned.type, orderKey: scanned.orderKey, time: undefined, text };
+}
+
+function parsedEntry(options: ReplayOptions, text: string, line: number, parts: { time: boolean }): ReplayEntry | undefined {
+  // Under --raw the check decides what is sent as read, so it runs again.
+  const result = parseEntry(text, line, options.raw === true, parts, options.raw === true);
+  return result.ok ? result.entry : undefined;
 }
 
 /** Pass 2: sends through the dispatcher; dead letters, latencies and progress are its reporter. */
@@ -190,7 +207,7 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
   const reporter = new ReplayReporter(options, summary);
   try {
     const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
-      source: sendableEntries(options, fromLine, validation.bad, options.signal),
+      source: sendableEntries(options, fromLine, validation, options.signal),
       engine,
       concurrency,
       rate: options.rate,
