@@ -35,13 +35,15 @@ export type LineCheck = { ok: true; type: MessageType | undefined; canonical: bo
 /**
  * Validates a line as the first pass does: JSON, an envelope or a message,
  * and a known message by checkMessage. Under `raw` (replay --raw) a bad line
- * is a warning, not a failure, and no line counts as canonical.
+ * is a warning, not a failure, and no line counts as canonical; nor without
+ * `markCanonical` (a dry run sends nothing, so it skips the JSON.stringify).
  */
-export function checkLine(text: string, line: number, raw = false): LineCheck {
-  const result = parseEntry(text, line, true, { body: !raw, time: false }, raw);
+export function checkLine(text: string, line: number, raw = false, markCanonical = true): LineCheck {
+  const mark = markCanonical && !raw;
+  const result = parseEntry(text, line, true, { body: mark, time: false }, raw);
   if (!result.ok) return result;
   // bareBody hands back the line itself when JSON.stringify gives the same text; envelopes never do.
-  const canonical = !raw && result.entry.body === text;
+  const canonical = mark && result.entry.body === text;
   return { ok: true, type: result.entry.type, canonical, ...(result.warning !== undefined ? { warning: result.warning } : {}) };
 }
 

@@ -122,7 +122,7 @@ async function validateFile(options: ReplayOptions, fromLine: number): Promise<V
     for (const line of batch) {
       found.lines = line.number;
       if (line.number < fromLine) continue;
-      const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true);
+      const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true, options.dryRun !== true);
       if (!checked.ok) {
         found.bad.add(line.number);
         options.onInvalid?.(line.number, checked.reason);
