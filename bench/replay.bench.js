@@ -97,6 +97,8 @@ const rows = [
     extra: { absoluteTarget: "< 120 MB at 1,000,000 lines", absoluteMet: bigRun.rssMb < 120, bigLinesSent: bigRun.sent, bigInterrupted: bigRun.interrupted },
   }),
 ];
+// Both parts of the target: flat in the file's size, and under 120 MB.
+rows[2].target = "≤ 1.1× and < 120 MB";
 rows[2].met = rows[2].met && bigRun.rssMb < 120;
 report(rows);
 console.log(`\nreplay CPU/event ${cpuProject.toFixed(1)} µs vs reference ${cpuReference.toFixed(1)} µs: ${(cpuProject / cpuReference).toFixed(2)}x (target ≤ 1.15x)`);
