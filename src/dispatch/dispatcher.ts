@@ -205,17 +205,19 @@ export class Dispatcher<E extends DispatchEntry> {
     // Not done until its reporter has it: an error here (a dead letter that cannot be written)
     // leaves the message at or after the resume line.
     let outcome: "delivered" | "failed" | "interrupted" = "interrupted";
+    let delivered = false;
     try {
       this.hooks.onStart?.(entry);
       const began = performance.now();
       const result = await this.options.engine.deliver(entry.body, this.callFor(slot));
       this.inFlight.delete(slot);
       this.count(result);
+      delivered = result.delivered;
       this.hooks.onResult?.(entry, result, performance.now() - began);
       outcome = result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed";
     } finally {
       this.inFlight.delete(slot);
-      this.resume.finished(entry.line, slot.index, outcome);
+      this.resume.finished(entry.line, slot.index, outcome, delivered);
     }
   }
 

@@ -41,7 +41,7 @@ describe("ResultsSink", () => {
       [1, "m-1", "one"],
       [5, "m-5", "five"],
     ]);
-    expect(lines[0]?.urls[0]?.url).toBe("http://redacted@127.0.0.1:1/hook");
+    expect(lines[0]?.urls[0]?.url).toBe("http://user:***@127.0.0.1:1/hook");
     expect(lines[0]?.urls[0]?.ms).toBe(1.23);
   });
 
