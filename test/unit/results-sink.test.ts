@@ -45,6 +45,23 @@ describe("ResultsSink", () => {
     expect(lines[0]?.urls[0]?.ms).toBe(1.23);
   });
 
+  it("masks through the one redaction: userinfo, credential query values, and the secret in URLs, errors and answers", () => {
+    const path = join(dir, "masked.ndjson");
+    const secret = "hush-hush-1";
+    const sink = new ResultsSink({ path, input: join(dir, "input.ndjson"), secret }, undefined);
+    const one = entry(1);
+    sink.admit(one);
+    const result = answered(500, `echo ${secret}`);
+    const [url] = result.urls as [DeliveryResult["urls"][number]];
+    sink.finished(one, { ...result, urls: [{ ...url, url: `http://user:pw@127.0.0.1:1/h/${secret}?api_key=k-987&x=1`, error: `HTTP 500 from /h/${secret}` }] });
+    sink.close();
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain('"url":"http://user:***@127.0.0.1:1/h/***?api_key=***&x=1"');
+    expect(text).toContain('"error":"HTTP 500 from /h/***"');
+    expect(text).toContain('"body":"echo ***"');
+    expect(text).not.toMatch(/hush-hush-1|k-987|:pw@/);
+  });
+
   it("holds the reader back while too many results wait for an earlier line, and lets go on a stop", async () => {
     const sink = new ResultsSink({ input: join(dir, "input.ndjson") }, () => {}, 1);
     const [a, b, c] = [entry(1), entry(2), entry(3)] as [ReplayEntry, ReplayEntry, ReplayEntry];
