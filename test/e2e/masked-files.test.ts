@@ -56,7 +56,8 @@ describe("replay masks the secret and URL credentials in every file it writes", 
     const [, url] = await waitForLine(serve, /Listening on (\S+)/, 15_000);
     const accepted = await fetch(`${url as string}/v1/track`, { method: "POST", body: JSON.stringify({ userId: "u1", event: "E" }) });
     expect(accepted.status).toBe(200);
-    for (let waited = 0; target.requests() === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    const failed = async (): Promise<number> => ((await (await fetch(`${url as string}/health`)).json()) as { failed: number }).failed;
+    for (let waited = 0; (await failed()) === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     serve.kill("SIGINT");
     const stopped = await done;
     expect(stopped.code).toBe(1);
