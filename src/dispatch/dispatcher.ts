@@ -97,6 +97,8 @@ export interface DispatchSummary {
   resumeLine: number | undefined;
   /** Lines after `resumeLine` already delivered (they will be sent again). */
   deliveredAfterResume: number;
+  /** Set by `runToEnd` when the source or a hook threw: the run stopped as if interrupted. */
+  error?: { value: unknown };
 }
 
 /** A message as the scheduler holds it: with its 0-based position in the source. */
@@ -146,7 +148,19 @@ export class Dispatcher<E extends DispatchEntry> {
     return { sent, delivered, failed, retrying, oldestNextAttemptAt: oldest?.nextAttemptAt };
   }
 
+  /** Runs to the summary; an error from the source or a hook rejects (after the messages in flight finished). */
   async run(): Promise<DispatchSummary> {
+    const summary = await this.runToEnd();
+    if (summary.error) throw summary.error.value;
+    return summary;
+  }
+
+  /**
+   * Like `run`, but an error from the source or a hook (a dead-letter file that cannot be
+   * written) ends the run like an interruption: the summary has the error and a resume line,
+   * and the message whose hook threw counts as not done.
+   */
+  async runToEnd(): Promise<DispatchSummary> {
     const signal = this.options.signal;
     const forward = (): void => this.stop.abort(signal?.reason);
     if (signal?.aborted) forward();
@@ -159,9 +173,17 @@ export class Dispatcher<E extends DispatchEntry> {
         { concurrency: this.options.concurrency, rate: this.options.rate, speed: this.options.speed, clock: this.clock, signal: this.stop.signal },
         { run: (slot) => this.deliver(slot), dropped: (slot) => this.unstarted.push(slot) },
       );
-      const result = await scheduler.run();
-      this.reportUnstarted();
-      return this.summary(result.stopped);
+      let stopped: boolean;
+      let error: { value: unknown } | undefined;
+      try {
+        stopped = (await scheduler.run()).stopped;
+      } catch (thrown) {
+        stopped = true;
+        error = { value: thrown };
+      }
+      const late = this.reportUnstarted();
+      error ??= late;
+      return { ...this.summary(stopped), ...(error ? { error } : {}) };
     } finally {
       release();
       signal?.removeEventListener("abort", forward);
@@ -180,16 +202,23 @@ export class Dispatcher<E extends DispatchEntry> {
     if (this.lastStarted === undefined || slot.index > this.lastStarted.index) this.lastStarted = slot;
     this.inFlight.add(slot);
     this.counts.sent += 1;
-    this.hooks.onStart?.(entry);
-    const began = performance.now();
-    let result: DeliveryResult;
+    // Not done until its reporter has it: an error here (a dead letter that cannot be written)
+    // leaves the message at or after the resume line.
+    let outcome: "delivered" | "failed" | "interrupted" = "interrupted";
+    let delivered = false;
     try {
-      result = await this.options.engine.deliver(entry.body, this.callFor(slot));
+      this.hooks.onStart?.(entry);
+      const began = performance.now();
+      const result = await this.options.engine.deliver(entry.body, this.callFor(slot));
+      this.inFlight.delete(slot);
+      this.count(result);
+      delivered = result.delivered;
+      this.hooks.onResult?.(entry, result, performance.now() - began);
+      outcome = result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed";
     } finally {
       this.inFlight.delete(slot);
+      this.resume.finished(entry.line, slot.index, outcome, delivered);
     }
-    this.record(slot, result);
-    this.hooks.onResult?.(entry, result, performance.now() - began);
   }
 
   private callFor(slot: Slot<E>): DeliverCall {
@@ -209,21 +238,26 @@ export class Dispatcher<E extends DispatchEntry> {
     return call;
   }
 
-  private record(slot: Slot<E>, result: DeliveryResult): void {
+  private count(result: DeliveryResult): void {
     if (result.rounds > 1) this.counts.retried += 1;
     if (result.delivered) this.counts.delivered += 1;
     else if (result.interrupted) this.counts.interrupted += 1;
     else this.counts.failed += 1;
-    this.resume.finished(slot.entry.line, slot.index, result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed");
   }
 
-  /** Messages admitted and never started, in line order once the ones in flight are done. */
-  private reportUnstarted(): void {
+  /** Messages admitted and never started, in line order once the ones in flight are done; the first hook error, if any. */
+  private reportUnstarted(): { value: unknown } | undefined {
     this.unstarted.sort((a, b) => a.index - b.index);
+    let error: { value: unknown } | undefined;
     for (const slot of this.unstarted) {
       this.resume.finished(slot.entry.line, slot.index, "interrupted");
-      this.hooks.onUnstarted?.(slot.entry);
+      try {
+        this.hooks.onUnstarted?.(slot.entry);
+      } catch (thrown) {
+        error ??= { value: thrown };
+      }
     }
+    return error;
   }
 
   private summary(stopped: boolean): DispatchSummary {

@@ -7,7 +7,7 @@
  * before it was done, which gives the count of later lines already delivered.
  */
 export class ResumeMark {
-  private lowest: { line: number; index: number } | undefined;
+  private lowest: { line: number; index: number; delivered: boolean } | undefined;
   /** Positions of recorded failures (only with a record): to tell delivered from recorded below the mark. */
   private readonly recorded: number[] = [];
 
@@ -16,15 +16,16 @@ export class ResumeMark {
 
   /**
    * A message finished, was interrupted, or was dropped unstarted; `index` is its 0-based
-   * position in the source. `failed`: given up for good (not interrupted).
+   * position in the source. `failed`: given up for good (not interrupted). `delivered` with
+   * `interrupted`: delivered, but its reporter failed (its result unwritten), so not done.
    */
-  finished(line: number, index: number, outcome: "delivered" | "failed" | "interrupted"): void {
+  finished(line: number, index: number, outcome: "delivered" | "failed" | "interrupted", delivered = false): void {
     if (outcome === "delivered") return;
     if (outcome === "failed" && this.recordsFailed) {
       this.recorded.push(index);
       return;
     }
-    if (this.lowest === undefined || line < this.lowest.line) this.lowest = { line, index };
+    if (this.lowest === undefined || line < this.lowest.line) this.lowest = { line, index, delivered };
   }
 
   /**
@@ -35,6 +36,8 @@ export class ResumeMark {
     const low = this.lowest !== undefined && this.lowest.line < next.line ? this.lowest : next;
     // Every message before `low` is done: delivered, or recorded as failed.
     const recordedBefore = this.recorded.filter((index) => index < low.index).length;
-    return { line: low.line, deliveredAfter: delivered - (low.index - recordedBefore) };
+    // The resume line itself, when delivered, is not a later line.
+    const itself = low === this.lowest && this.lowest.delivered ? 1 : 0;
+    return { line: low.line, deliveredAfter: delivered - (low.index - recordedBefore) - itself };
   }
 }

@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
-import { UsageError } from "../errors.js";
+import { writeSync } from "node:fs";
+import { AppendFile, type WriteFunction } from "../util/append-file.js";
 import { redactHeaders, redactUrl } from "../util/redact.js";
 import type { RequestHeaders } from "./verdict.js";
 
@@ -64,54 +64,11 @@ export function formatUnjudgedLine(input: Omit<RecordInput, "signatureValid" | "
 }
 
 /** An append-only recording file: each line goes out with one write(2) (no fsync), before the answer. */
-export class RecordingFile {
-  private fd: number | undefined;
-
-  private constructor(
-    fd: number,
-    readonly path: string,
-    private readonly write: WriteFunction,
-  ) {
-    this.fd = fd;
-  }
-
+export class RecordingFile extends AppendFile {
   /** `write` is injectable so tests can fail part way (a disk filling up). */
   static open(path: string, write: WriteFunction = writeSync): RecordingFile {
-    try {
-      return new RecordingFile(openSync(path, "a"), path, write);
-    } catch (error) {
-      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { field: "record", file: path });
-    }
-  }
-
-  /** Writes all of `lines` or, on an error (ENOSPC), takes back what got written and throws: never a partial line. */
-  append(lines: string): void {
-    if (this.fd === undefined) return;
-    const bytes = Buffer.from(lines, "utf8");
-    let done = 0;
-    try {
-      // A short write (disk nearly full) leaves the rest to the loop.
-      while (done < bytes.length) done += this.write(this.fd, bytes, done, bytes.length - done);
-    } catch (error) {
-      if (done > 0) this.takeBack(done);
-      throw error;
-    }
-  }
-
-  close(): void {
-    if (this.fd === undefined) return;
-    closeSync(this.fd);
-    this.fd = undefined;
-  }
-
-  private takeBack(bytes: number): void {
-    try {
-      const fd = this.fd as number;
-      ftruncateSync(fd, fstatSync(fd).size - bytes);
-    } catch {
-      // Not a regular file (/dev/full): there is no line to take back.
-    }
+    return new RecordingFile(path, "record", write);
   }
 }
 
-export type WriteFunction = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
+export type { WriteFunction } from "../util/append-file.js";

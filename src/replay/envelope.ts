@@ -2,7 +2,7 @@ import { userIdOf } from "../messages/check.js";
 import { checkShape } from "../receiver/shape.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
-import { parseJson } from "../util/json-depth.js";
+import { jsonTooDeep, parseJson } from "../util/json-depth.js";
 import { redactText } from "../util/redact.js";
 
 /**
@@ -83,6 +83,8 @@ export function parseEntry(text: string, line: number, check: boolean, parts: En
 
 /** What replay --raw sends for a line that is not a known message: an envelope's recorded bytes or body, else the line as read. */
 function rawBodyOf(text: string): string | Buffer {
+  // Too deep to look inside safely (serializing its body would overflow the stack): the line as read.
+  if (jsonTooDeep(text)) return text;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -189,11 +191,23 @@ function fromMessage(
  * one) plus `failure`. A previous `failure` is replaced, so a dead-letter file
  * can be replayed and dead-lettered again.
  */
-export function deadLetterLine(text: string, failure: Failure): string {
-  const value = parseJson(text) as Record<string, unknown>;
+export function deadLetterLine(text: string, failure: Failure, secret?: string, sent: string | Buffer = text): string {
+  const failed = { reason: redactText(failure.reason, secret), attempts: failure.attempts, status: failure.status };
+  const value = jsonObjectOrUndefined(text);
+  // replay --raw sent a line that is no JSON object (or nests too deep): its bytes, which --raw sends again.
+  if (value === undefined) return JSON.stringify({ body: null, rawBody: Buffer.from(sent).toString("base64"), failure: failed });
   const isEnvelope = !Object.hasOwn(value, "type") && Object.hasOwn(value, "body");
   const envelope: Record<string, unknown> = isEnvelope ? { ...value } : { body: value };
   delete envelope["failure"];
-  envelope["failure"] = { reason: redactText(failure.reason), attempts: failure.attempts, status: failure.status };
+  envelope["failure"] = failed;
   return JSON.stringify(envelope);
+}
+
+function jsonObjectOrUndefined(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = parseJson(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }

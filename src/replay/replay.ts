@@ -94,6 +94,11 @@ export interface ReplaySummary {
   resumeLine: number | undefined;
   /** Lines after `resumeLine` already delivered (resuming sends them again). */
   deliveredAfterResume: number;
+  /**
+   * What stopped the sending pass part way (a dead-letter or results file that cannot be
+   * written, the input unreadable): the run ended like an interruption, with `resumeLine` set.
+   */
+  error?: { value: unknown };
 }
 
 /** Live counts while sending (the dispatcher's). */
@@ -269,7 +274,7 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
       },
     });
     options.onSending?.(() => dispatcher.progress);
-    reporter.done(await dispatcher.run());
+    reporter.done(await dispatcher.runToEnd());
   } finally {
     reporter.close();
     await engine.close();
@@ -290,7 +295,7 @@ class ReplayReporter {
   ) {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
     const wantsResults = options.results !== undefined || options.onResults !== undefined;
-    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, compare: options.compareFile }, options.onResults) : undefined;
+    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, compare: options.compareFile, secret: options.settings.secret }, options.onResults) : undefined;
   }
 
   finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
@@ -316,6 +321,7 @@ class ReplayReporter {
     s.retried = result.retried;
     s.resumeLine = result.resumeLine;
     s.deliveredAfterResume = result.deliveredAfterResume;
+    if (result.error) s.error = result.error;
     s.elapsedMs = performance.now() - this.started;
     s.p50Ms = this.latency.quantile(0.5);
     s.p99Ms = this.latency.quantile(0.99);
@@ -330,7 +336,7 @@ class ReplayReporter {
   /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
-      this.deadLetter.write(deadLetterLine(entry.text, failure));
+      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secret, entry.body));
       this.summary.deadLettered += 1;
     }
     this.options.onFailure?.(entry, result, failure);

@@ -1,5 +1,5 @@
-import { closeSync, openSync, writeSync } from "node:fs";
 import { UsageError } from "../errors.js";
+import { AppendFile } from "../util/append-file.js";
 import { sameFile } from "../util/same-file.js";
 import { readLineBatches } from "./ndjson.js";
 import { ResultsReader, type ReadResults } from "./results-read.js";
@@ -12,7 +12,7 @@ import { formatResultLine, type ResultLine } from "./results.js";
  * one synchronous write, so after Ctrl-C the file holds every line released.
  */
 export class ResultsFile {
-  private fd: number | undefined;
+  private readonly file: AppendFile;
 
   /** `input` and `compare` (the --compare file, read before the run) may not be the results file. */
   constructor(readonly path: string, others: { input?: string | undefined; compare?: string | undefined } = {}, field = "results") {
@@ -21,22 +21,17 @@ export class ResultsFile {
         throw new UsageError(`the results file cannot be the ${role === "input" ? "input file" : "`compare` file"}`, { field, file: path });
       }
     }
-    try {
-      this.fd = openSync(path, "a");
-    } catch (error) {
-      throw new UsageError(`cannot open for appending: ${(error as Error).message}`, { field, file: path });
-    }
+    this.file = new AppendFile(path, field);
   }
 
+  /** Whole lines or none; throws an error naming the file when they cannot be written. */
   write(lines: readonly ResultLine[]): void {
     if (lines.length === 0) return;
-    if (this.fd === undefined) throw new Error("results file is closed");
-    writeSync(this.fd, lines.map(formatResultLine).join(""));
+    this.file.appendOrExplain(lines.map(formatResultLine).join(""));
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
-    this.fd = undefined;
+    this.file.close();
   }
 }
 

@@ -1,4 +1,5 @@
-import type { DeliveryResult } from "../delivery/types.js";
+import type { DeliveryResult, UrlResult } from "../delivery/types.js";
+import { maskSecret, redactText, redactUrl } from "../util/redact.js";
 import type { ReplayEntry } from "./envelope.js";
 import { ResultsFile } from "./results-file.js";
 import { ResultsOrder } from "./results-order.js";
@@ -14,14 +15,17 @@ export class ResultsSink {
   private readonly order: ResultsOrder<ResultLine>;
   private readonly file: ResultsFile | undefined;
   private room: (() => void) | undefined;
+  private readonly secret: string | undefined;
 
   constructor(
-    options: { path?: string | undefined; input: string; compare?: string | undefined },
+    /** `secret`: masked in URLs, errors and answers (4+ characters, see util/redact.ts). */
+    options: { path?: string | undefined; input: string; compare?: string | undefined; secret?: string | undefined },
     private readonly onResults: ((lines: readonly ResultLine[]) => void) | undefined,
     /** Finished results held for an earlier line before the reader waits (ResultsOrder's limit). */
     held?: number,
   ) {
     this.order = new ResultsOrder<ResultLine>(held);
+    this.secret = options.secret;
     this.file = options.path !== undefined ? new ResultsFile(options.path, { input: options.input, compare: options.compare }) : undefined;
   }
 
@@ -52,8 +56,9 @@ export class ResultsSink {
     if (result.interrupted) return this.dropped(entry);
     const facts = { type: entry.type ?? "raw", userId: entry.orderKey, messageId: entry.messageId, event: entry.event };
     const responses = result.urls.map((url) => url.response);
-    const urls = result.urls.map((url) => ({ ...url, url: withoutUserinfo(url.url) }));
-    this.release(this.order.finish(entry.line, resultLine(messageOutcome(entry.line, facts, { delivered: result.delivered, urls }, responses))));
+    const urls = result.urls.map((url) => maskedUrl(url, this.secret));
+    const line = resultLine(messageOutcome(entry.line, facts, { delivered: result.delivered, urls }, responses));
+    this.release(this.order.finish(entry.line, maskedLine(line, this.secret)));
   }
 
   dropped(entry: ReplayEntry): void {
@@ -74,15 +79,13 @@ export class ResultsSink {
   }
 }
 
-/** A target as a results line shows it: credentials in the URL are never written. */
-function withoutUserinfo(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.username === "" && parsed.password === "") return url;
-    parsed.username = "redacted";
-    parsed.password = "";
-    return parsed.href;
-  } catch {
-    return url;
-  }
+/** A URL as a results line shows it: through the one redaction (userinfo, credential-like query values, the secret). */
+function maskedUrl(url: UrlResult, secret: string | undefined): UrlResult {
+  return { ...url, url: redactUrl(url.url, secret), error: url.error === null ? null : redactText(url.error, secret) };
+}
+
+/** The receiver's answer with any text equal to the secret masked (an echoing receiver must not put it in the file). */
+function maskedLine(line: ResultLine, secret: string | undefined): ResultLine {
+  if (secret === undefined) return line;
+  return { ...line, urls: line.urls.map((url) => (url.body === undefined ? url : { ...url, body: maskSecret(url.body, secret) })) };
 }

@@ -25,9 +25,12 @@ export interface JunitSuite {
   timestamp?: Date;
   /** Seconds; defaults to the sum of the cases' times. */
   time?: number;
+  /** Masked wherever it appears (4+ characters, as everywhere else). */
+  secret?: string | undefined;
 }
 
 export function junitXml(suite: JunitSuite): string {
+  const { text, attr } = escapers(suite.secret);
   const failures = suite.cases.filter((c) => c.failure !== undefined).length;
   const time = seconds(suite.time ?? suite.cases.reduce((sum, c) => sum + c.time, 0));
   const counts = `tests="${suite.cases.length}" failures="${failures}" errors="0" skipped="0" time="${time}"`;
@@ -62,11 +65,10 @@ function seconds(value: number): string {
 // XML 1.0 cannot carry most control characters, even escaped.
 const INVALID_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 
-/** Escaped for XML, with credentials masked (a report is a file that gets shared). */
-function text(value: string): string {
-  return redactText(value).replace(INVALID_XML, "\ufffd").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
-
-function attr(value: string): string {
-  return text(value).replace(/"/g, "&quot;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
+/** Escaped for XML, with credentials and the secret masked (a report is a file that gets shared). */
+function escapers(secret: string | undefined): { text: (value: string) => string; attr: (value: string) => string } {
+  const text = (value: string): string =>
+    redactText(value, secret).replace(INVALID_XML, "\ufffd").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  const attr = (value: string): string => text(value).replace(/"/g, "&quot;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
+  return { text, attr };
 }

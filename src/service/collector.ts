@@ -98,6 +98,7 @@ export class Collector {
         engine: this.engine,
         concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
         clock: this.clock,
+        secret: this.settings.secret,
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
       });
     }

@@ -1,5 +1,6 @@
 import type { DeliveryEngine } from "../delivery/deliver.js";
-import { failureOf } from "../delivery/failure.js";
+import { failureOf, type Failure } from "../delivery/failure.js";
+import { redactText } from "../util/redact.js";
 import type { DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { Dispatcher, type DispatchEntry } from "../dispatch/dispatcher.js";
 import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
@@ -13,6 +14,8 @@ export interface WorkerOptions {
   clock?: Clock;
   /** Called when a message is delivered or given up (not when interrupted by stop). */
   onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
+  /** Masked in the stored failure reasons (serve --failed may run without it). */
+  secret?: string | undefined;
 }
 
 interface QueueEntry extends DispatchEntry {
@@ -101,6 +104,7 @@ class StartRecorder {
  */
 export class DeliveryWorker {
   private readonly queue: MessageQueue;
+  private readonly secret: string | undefined;
   private readonly clock: Clock;
   private readonly controller = new AbortController();
   private readonly source: QueueSource;
@@ -112,6 +116,7 @@ export class DeliveryWorker {
 
   constructor(options: WorkerOptions) {
     this.queue = options.queue;
+    this.secret = options.secret;
     this.clock = options.clock ?? systemClock;
     this.source = new QueueSource(this.queue, this.controller.signal);
     this.starts = new StartRecorder(this.queue, this.clock);
@@ -165,7 +170,7 @@ export class DeliveryWorker {
     this.starts.finished(message);
     if (result.interrupted) return;
     if (result.delivered) this.queue.delivered(message.id);
-    else this.queue.failed(message.id, failureOf(result, { alwaysNameUrl: true }));
+    else this.queue.failed(message.id, storedFailure(result, this.secret));
     onSettled?.(message, result);
   }
 
@@ -176,4 +181,10 @@ export class DeliveryWorker {
       this.scheduleStartRecording();
     }, RECORD_START_EVERY_MS);
   }
+}
+
+/** A failure as serve's failed table keeps it: credentials in the URLs and the secret masked (the one redaction). */
+function storedFailure(result: DeliveryResult, secret: string | undefined): Failure {
+  const failure = failureOf(result, { alwaysNameUrl: true });
+  return { ...failure, reason: redactText(failure.reason, secret) };
 }

@@ -72,7 +72,8 @@ export function redactText(text: string, secret?: string): string {
 // A secret this short would mask ordinary words in every line; it is not worth hiding anyway.
 const MIN_MASKED_SECRET = 4;
 
-function maskSecret(text: string, secret: string | undefined): string {
+/** `text` with the secret (as is, or URL-encoded) masked; secrets under 4 characters are left alone. */
+export function maskSecret(text: string, secret: string | undefined): string {
   if (secret === undefined || secret.length < MIN_MASKED_SECRET) return text;
   let out = text.split(secret).join(MASK);
   const encoded = encodeURIComponent(secret);

@@ -41,8 +41,25 @@ describe("ResultsSink", () => {
       [1, "m-1", "one"],
       [5, "m-5", "five"],
     ]);
-    expect(lines[0]?.urls[0]?.url).toBe("http://redacted@127.0.0.1:1/hook");
+    expect(lines[0]?.urls[0]?.url).toBe("http://user:***@127.0.0.1:1/hook");
     expect(lines[0]?.urls[0]?.ms).toBe(1.23);
+  });
+
+  it("masks through the one redaction: userinfo, credential query values, and the secret in URLs, errors and answers", () => {
+    const path = join(dir, "masked.ndjson");
+    const secret = "hush-hush-1";
+    const sink = new ResultsSink({ path, input: join(dir, "input.ndjson"), secret }, undefined);
+    const one = entry(1);
+    sink.admit(one);
+    const result = answered(500, `echo ${secret}`);
+    const [url] = result.urls as [DeliveryResult["urls"][number]];
+    sink.finished(one, { ...result, urls: [{ ...url, url: `http://user:pw@127.0.0.1:1/h/${secret}?api_key=k-987&x=1`, error: `HTTP 500 from /h/${secret}` }] });
+    sink.close();
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain('"url":"http://user:***@127.0.0.1:1/h/***?api_key=***&x=1"');
+    expect(text).toContain('"error":"HTTP 500 from /h/***"');
+    expect(text).toContain('"body":"echo ***"');
+    expect(text).not.toMatch(/hush-hush-1|k-987|:pw@/);
   });
 
   it("holds the reader back while too many results wait for an earlier line, and lets go on a stop", async () => {

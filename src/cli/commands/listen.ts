@@ -122,7 +122,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   if (options.junit !== undefined) {
     // Every reason for a non-zero exit is a failing case: an early --exit-after is one too.
     if (early) junitCases.push(countNotReachedCase(options.count ?? 0, received, options.exitAfterMs ?? 0));
-    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases: junitCases, timestamp: new Date() });
+    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases: junitCases, timestamp: new Date(), secret });
   }
   return code;
 }

@@ -84,16 +84,17 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...regress.replayOptions(io),
     });
     reporter.finish();
-    if (options.junit !== undefined) {
-      const cases = [...reporter.cases, ...regress.junitCases];
-      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000 });
-    }
+    // The summary and the resume hint come first: a file that cannot be written after them loses no line.
     printSummary(output, summary, options.deadLetter);
     if (!summary.dryRun) regress.report(summary.resumeLine !== undefined);
-    if (summary.resumeLine !== undefined) {
-      printResume(output, summary, options.deadLetter);
-      return interruptedExitCode(io.signal);
+    if (summary.resumeLine !== undefined) printResume(output, summary, options.deadLetter);
+    if (options.junit !== undefined) {
+      const cases = [...reporter.cases, ...regress.junitCases];
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000, secret: settings.secret });
     }
+    // What stopped the run part way: reported last, with its own exit status (never 0).
+    if (summary.error) throw summary.error.value;
+    if (summary.resumeLine !== undefined) return interruptedExitCode(io.signal);
     return summary.failed > 0 || regress.failed ? 1 : 0;
   } finally {
     reporter?.stopStatus();
@@ -243,7 +244,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
 function printResume(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
   const later = s.deliveredAfterResume;
   const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";
-  output.log(`interrupted: resume with --from-line ${s.resumeLine}${again}`);
+  output.log(`${s.error ? "stopped by the error below" : "interrupted"}: resume with --from-line ${s.resumeLine}${again}`);
   // The dead-letter file holds only final failures; the interrupted messages are at or after the resume line.
   if (deadLetter !== undefined && s.deadLettered > 0) output.log(`the ${s.deadLettered} that failed for good are in ${deadLetter}: replay it too once the receiver is fixed`);
 }

@@ -86,7 +86,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     const code = printSummary(output, messages.length, summary, io.signal);
     if (options.junit !== undefined) {
       const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
-      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli send ${name}`, cases: reporter.cases, timestamp: new Date(), time: (performance.now() - started) / 1000 });
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli send ${name}`, cases: reporter.cases, timestamp: new Date(), time: (performance.now() - started) / 1000, secret: settings.secret });
     }
     return code;
   } finally {
