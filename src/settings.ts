@@ -6,9 +6,9 @@ import type { AliasKeys } from "./messages/schemas.js";
 import { parseJson } from "./util/json-depth.js";
 import { redactUrl } from "./util/redact.js";
 
-/** SPEC.md 2.1: at most five webhook URLs. */
+/** At most five webhook URLs (docs/delivery.md#targets). */
 export const MAX_TARGETS = 5;
-/** CONTRACT.md 1: at most fifty static headers per URL. */
+/** At most fifty static headers per URL (docs/delivery.md#static-headers). */
 export const MAX_HEADERS_PER_TARGET = 50;
 export const DEFAULT_USER_AGENT = "Segment.io/1.0";
 export const DEFAULT_CONFIG_FILE = "webhook-cli.json";
@@ -30,7 +30,7 @@ export interface DestinationSettings {
   secret: string | undefined;
   userAgent: string;
   aliasKeys: AliasKeys;
-  /** SPEC.md 3: a switched-off destination forwards nothing. */
+  /** A switched-off destination forwards nothing (docs/serve-api.md#enabled-switch). */
   enabled: boolean;
   sources: Source[];
 }
@@ -143,7 +143,7 @@ export interface SettingsInput extends SecretInput {
 /** The environment variable that holds the shared secret. */
 export const SECRET_ENV = "WEBHOOK_SECRET";
 
-/** Where a shared secret may come from, highest precedence first (CONTRACT.md 3). */
+/** Where a shared secret may come from, highest precedence first (docs/cli.md#secrets-and-credentials). */
 export interface SecretInput {
   secret?: string | undefined;
   /** A file holding the secret; one trailing newline is stripped. */

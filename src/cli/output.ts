@@ -3,7 +3,7 @@ import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
 import { redactText } from "../util/redact.js";
 
-/** Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never with NO_COLOR. */
+/** Terminal rules (docs/cli.md#terminals): colour and spinners only on a TTY, never with NO_COLOR. */
 export interface Output {
   readonly color: ChalkInstance;
   readonly json: boolean;

@@ -45,7 +45,7 @@ interface OutgoingBatch {
 }
 
 /**
- * The batching analytics client (CONTRACT.md 6). Calls validate synchronously
+ * The batching analytics client (docs/serve-api.md#client-library). Calls validate synchronously
  * and queue in memory; batches go out from the background by count, by
  * interval since the last flush, or before the 500 KB request limit. Delivery
  * problems never throw or reject: they reach callbacks and `error` events.

@@ -3,7 +3,7 @@ import type { AnalyticsOptions } from "./types.js";
 
 /**
  * The client as the package exports it: the one place where the environment
- * and stderr come in. `DEBUG` is read once, at load (SPEC.md 4.5); the client
+ * and stderr come in. `DEBUG` is read once, at load (docs/serve-api.md#client-logging); the client
  * itself reads no environment and writes no stream, only its `log` option.
  */
 const DEBUG_FROM_ENV = debugFromEnv(process.env.DEBUG);
@@ -18,7 +18,7 @@ export function stderrLog(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
-/** The batching analytics client (CONTRACT.md 6), logging to stderr: debug lines under `DEBUG=analytics`, errors nobody listens for always. */
+/** The batching analytics client (docs/serve-api.md#client-library), logging to stderr: debug lines under `DEBUG=analytics`, errors nobody listens for always. */
 export class Analytics extends Client {
   constructor(writeKey: string, options: AnalyticsOptions = {}) {
     super(writeKey, { debug: DEBUG_FROM_ENV, log: stderrLog, ...options });

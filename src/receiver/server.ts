@@ -50,7 +50,7 @@ export interface ReceiverOptions extends ConnectionLimits {
   strict?: boolean;
   faults?: FaultPlan;
   tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Gets the lines of one or more POSTs (CONTRACT.md 4) in one call, before their answers are sent; a throw (disk full) answers 507. */
+  /** Gets the lines of one or more POSTs (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
   recording?: RecordingSink;
   maxBodyBytes?: number;
   /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */

@@ -10,7 +10,7 @@ import { applyChanges, membershipChanges, parseMembers, type MembershipChange } 
 import { parseJson } from "../util/json-depth.js";
 
 /**
- * `audience sync` (SPEC.md 3) without the terminal: the members and state
+ * `audience sync` (docs/messages.md#audience-sync) without the terminal: the members and state
  * files, the diff against what was delivered, and the delivery loop.
  */
 

@@ -55,7 +55,7 @@ export interface MessageQueue {
   pendingCount(): number;
   failedCount(): number;
   listFailed(limit?: number): FailedMessage[];
-  /** Sources that have sent a message about `userId` (CONTRACT.md 5, deletions). */
+  /** Sources that have sent a message about `userId` (docs/serve-api.md#deletions). */
   sourcesThatSaw(userId: string): string[];
   /** Writes batched acknowledgements now. */
   flush(): void;

@@ -63,7 +63,7 @@ describe("Analytics against a real server on loopback", () => {
     expect(bodyOf(s.requests[2]!).sentAt).toBe("2024-05-01T12:00:05.000Z");
   });
 
-  it("sends the exact request: POST /v1/batch, Basic auth, JSON body of CONTRACT.md 6", async () => {
+  it("sends the exact request: POST /v1/batch, Basic auth, JSON body of docs/serve-api.md#client-request", async () => {
     const s = await server();
     const clock = new VirtualClock(Date.parse("2024-05-01T12:00:00.000Z"));
     const analytics = client(`${s.url}/collect/`, { clock });
@@ -329,7 +329,7 @@ describe("Analytics against a real server on loopback", () => {
   });
 });
 
-describe("the client for people coming from analytics-node (CONTRACT.md 6)", () => {
+describe("the client for people coming from analytics-node (docs/serve-api.md#client-library)", () => {
   it.each([
     ["host", "endpoint"],
     ["flushInterval", "flushAfter"],

@@ -235,7 +235,7 @@ describe("serve: ingest → queue → THE delivery engine", () => {
   });
 });
 
-describe("serve answers like the real Tracking API (CONTRACT.md 5)", () => {
+describe("serve answers like the real Tracking API (docs/serve-api.md#answers)", () => {
   const HOUR = 3_600_000;
   /** One batch of valid and invalid calls, as a client an hour fast sends it. */
   function mixedBatch(): Record<string, unknown> {

@@ -26,7 +26,7 @@ export type ListenOptions = ListenFlags;
 type StopReason = "count" | "exit-after" | "signal";
 
 /**
- * The verifying receiver (CONTRACT.md 3): runs until --count requests,
+ * The verifying receiver (docs/receiver.md, docs/exit-codes.md#per-command): runs until --count requests,
  * --exit-after or a signal, then prints a summary. 0 when every request was
  * valid, 1 otherwise or when --exit-after came before --count.
  */
@@ -133,7 +133,7 @@ function createInspection(options: ListenOptions, io: CliIo, secret: string | un
   return new Inspection({ secret, forwardUrl, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) });
 }
 
-/** `Listening on` first (CONTRACT.md 3), then where requests are relayed and where the page is. */
+/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
 function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
   if (output.json) {
     output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwardUrl ? { forwardTo: forwardUrl } : {}) });
@@ -281,7 +281,7 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
   return text;
 }
 
-/** The `request` JSON event's fields (CONTRACT.md 3), plus `diagnosis` when a signature failed. */
+/** The `request` JSON event's fields (docs/cli.md#json-events), plus `diagnosis` when a signature failed. */
 /** `201 from the app in 12ms`, or listen's own 502/504 with the reason. */
 function forwardedAnswer(result: ForwardResult, paint: Painter): string {
   if (result.fromApp) return `${result.status} from the app in ${formatDuration(result.ms)}`;
