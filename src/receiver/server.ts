@@ -16,7 +16,7 @@ import { recordedResponse, type ForwardRequest, type ForwardResult } from "./for
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRecordLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
-import { isHealthCheck, notPostVerdict } from "./not-post.js";
+import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
@@ -257,20 +257,7 @@ class ReceiverCore {
   }
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
-    const verdict: RequestVerdict = {
-      size: size ?? this.maxBody + 1,
-      signatureValid: null,
-      signatureError: null,
-      diagnosis: null,
-      text: null,
-      body: undefined,
-      type: undefined,
-      userId: undefined,
-      name: undefined,
-      shapeErrors: [{ key: "(body)", message: `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}` }],
-      shapeWarnings: [],
-      valid: false,
-    };
+    const verdict = unreadVerdict(size ?? this.maxBody + 1, "(body)", `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}`);
     const request = { index: ++this.index, receivedAt: new Date(this.clock.now()), method: "POST", path: req.url ?? "/", headers: req.headers, verdict };
     this.notify({ ...request, status: 413, fault: null, injected: false, raw: EMPTY, forwarded: null });
     this.responder.early(req, res, 413, `{"error":"body over ${this.maxBody} bytes"}`);
