@@ -17,6 +17,7 @@ import { redactUrl } from "../../util/redact.js";
 import type { CliIo } from "../io.js";
 import { stripUndefined } from "../options.js";
 import { watchKeys } from "../keys.js";
+import { onceEach } from "../once-each.js";
 import { createOutput, type Output } from "../output.js";
 import { resolveListenSecret, warnUnsigned } from "../secret.js";
 import type { ListenFlags } from "../options/listen.js";
@@ -80,16 +81,6 @@ function faultPlan(options: ListenOptions): FaultPlan {
   const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
   return new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
-}
-
-/** A full disk fails every request: each distinct problem is said once in a row, not once per request. */
-function onceEach(say: (message: string) => void): (error: Error) => void {
-  let lastError = "";
-  return (error) => {
-    if (error.message === lastError) return;
-    lastError = error.message;
-    say(error.message);
-  };
 }
 
 /** What listen counts and prints per request: the output lines, the JUnit cases and the spinner. */
