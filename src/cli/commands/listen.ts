@@ -98,7 +98,7 @@ class Tally {
     private readonly options: ListenOptions,
     io: CliIo,
     private readonly output: Output,
-    private readonly secret: string | undefined,
+    readonly secret: string | undefined,
   ) {
     this.paint = painter(output.color);
     this.lines = lineBuffer((text) => (options.json ? io.stdout.write(text) : output.line(text.slice(0, -1))));
