@@ -13,6 +13,8 @@ import { addOptions, type OptionsOf, type OptionTable } from "./options/spec.js"
  * Registration declares each command's options from its table and nothing
  * else: the command's implementation (and zod, undici, the receiver…) is
  * imported only when that command runs, so `--help` and `--version` start fast.
+ * The register functions look alike because each is one declaration (name,
+ * description, arguments, examples, table, call): they share `wire`, not values.
  */
 
 type ParseModule = typeof import("./options/parse.js");

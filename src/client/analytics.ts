@@ -114,6 +114,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.lastFlushAt = this.clock.now();
   }
 
+  // One method per call type, as analytics-node has them: each is public API with its own
+  // message type and doc, so they stay written out rather than generated.
+
   /** Records who a user is and their traits. */
   identify(message: IdentifyMessage, callback?: Callback): void {
     this.enqueue("identify", message, callback);
