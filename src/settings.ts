@@ -7,11 +7,11 @@ import { parseJson } from "./util/json-depth.js";
 import { redactUrl } from "./util/redact.js";
 
 /** At most five webhook URLs (docs/delivery.md#targets). */
-export const MAX_TARGETS = 5;
+const MAX_TARGETS = 5;
 /** At most fifty static headers per URL (docs/delivery.md#static-headers). */
-export const MAX_HEADERS_PER_TARGET = 50;
+const MAX_HEADERS_PER_TARGET = 50;
 export const DEFAULT_USER_AGENT = "Segment.io/1.0";
-export const DEFAULT_CONFIG_FILE = "webhook-cli.json";
+const DEFAULT_CONFIG_FILE = "webhook-cli.json";
 
 /** One webhook URL with its static headers. */
 export interface Target {
@@ -52,7 +52,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // What HTTP allows in a field value: tab, visible ASCII and space, obs-text (Latin-1); no control characters.
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-export const configSchema = z.strictObject({
+const configSchema = z.strictObject({
   sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
   webhooks: z
     .array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() }))
@@ -65,7 +65,7 @@ export const configSchema = z.strictObject({
 export type ConfigFile = z.infer<typeof configSchema>;
 
 /** Reads and validates a config file; errors name the file and the key. */
-export function loadConfig(path: string): ConfigFile {
+function loadConfig(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, "utf8");

@@ -25,15 +25,15 @@ import type {
 import { checkMessageSize, checkOptions, validateCall, wireIds } from "./validate.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
 
-export const DEFAULT_ENDPOINT = "https://api.segment.io";
-export const DEFAULT_FLUSH_AT = 20;
-export const DEFAULT_FLUSH_AFTER_MS = 5_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-export const DEFAULT_MAX_RETRIES = 3;
-export const DEFAULT_MAX_QUEUE_SIZE = 10_000;
-export const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_ENDPOINT = "https://api.segment.io";
+const DEFAULT_FLUSH_AT = 20;
+const DEFAULT_FLUSH_AFTER_MS = 5_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_RETRIES = 3;
+const DEFAULT_MAX_QUEUE_SIZE = 10_000;
+const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
 /** Batch requests in flight at once: each carries up to 500 KB of calls, so a few keep a collection API busy. */
-export const DEFAULT_BATCHES_IN_FLIGHT = 4;
+const DEFAULT_BATCHES_IN_FLIGHT = 4;
 
 /** A sealed batch on its way: waiting for a free request slot, in flight, or waiting to retry. */
 interface OutgoingBatch {

@@ -9,12 +9,12 @@ import type { AnalyticsOptions } from "./types.js";
 const DEBUG_FROM_ENV = debugFromEnv(process.env.DEBUG);
 
 /** `DEBUG=analytics` (also in a comma/space separated list, or `analytics*`, or `*`) turns logging on. */
-export function debugFromEnv(value: string | undefined): boolean {
+function debugFromEnv(value: string | undefined): boolean {
   if (!value) return false;
   return value.split(/[\s,]+/).some((name) => name === "analytics" || name === "*" || name.startsWith("analytics:") || name === "analytics*");
 }
 
-export function stderrLog(line: string): void {
+function stderrLog(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 

@@ -1,5 +1,5 @@
 import { isPlainObject } from "../util/json.js";
-import { FIELDS, isMessageType, type FieldSpec, type Message, type MessageType } from "./schemas.js";
+import { FIELDS, isMessageType, type FieldSpec, type MessageType } from "./schemas.js";
 
 export interface ShapeIssue {
   /** The top-level key concerned, or `(body)` for the message as a whole. */
@@ -104,11 +104,6 @@ function identityIssue(message: Record<string, unknown>, fields: Record<string, 
   return own === "" || others.some((k) => message[k] === "")
     ? { key, message: `key "${key}": expected a non-empty string${alternative}` }
     : { key, message: `missing required key "${key}"${alternative}` };
-}
-
-/** The message, typed, when it has no errors (unknown keys allowed unless `strict`). */
-export function isValidMessage(value: unknown, options: CheckOptions = {}): value is Message {
-  return checkMessage(value, options).errors.length === 0;
 }
 
 /**

@@ -17,13 +17,13 @@ export const timestampSchema = z
   .refine(isIsoDateTime, { message: "expected an ISO 8601 date-time, e.g. 2012-12-02T00:30:08.276Z or 2009-11-10T23:00:00+0000" });
 
 /** What built messages carry: UTC with milliseconds. */
-export const builtTimestampSchema = z
+const builtTimestampSchema = z
   .string()
   .refine(isTimestamp, { message: "expected an ISO 8601 UTC timestamp with milliseconds, e.g. 2012-12-02T00:30:08.276Z" });
 
 const record = z.record(z.string(), z.unknown());
 
-export const pagePropertiesSchema = z.looseObject({
+const pagePropertiesSchema = z.looseObject({
   path: z.string().optional(),
   referrer: z.string().optional(),
   title: z.string().optional(),
@@ -31,7 +31,7 @@ export const pagePropertiesSchema = z.looseObject({
 });
 
 /** The screen context built screens carry (docs/messages.md#built-messages); accepted screens need none of it (docs/messages.md#accepted-messages). */
-export const screenContextSchema = z.looseObject({
+const screenContextSchema = z.looseObject({
   device: z.looseObject({ model: z.string(), type: z.string() }),
   os: z.looseObject({ name: z.string(), version: z.string() }),
   app: z.looseObject({ build: z.string(), name: z.string(), version: z.string() }),

@@ -6,9 +6,9 @@ import { formatDuration } from "../util/duration.js";
 import { redactHeaders } from "./record.js";
 
 /** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
-export const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
+const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
 /** A recorded response keeps its body below this size; above it, a hash and the size. */
-export const RECORDED_BODY_LIMIT = 64 * 1024;
+const RECORDED_BODY_LIMIT = 64 * 1024;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
 const MAX_RELAYED_BODY = 8 * 1024 * 1024;
 

@@ -92,9 +92,6 @@ export interface ReplaySummary {
   deliveredAfterResume: number;
 }
 
-/** Live counts while sending (the dispatcher's). */
-export type ReplayProgress = DispatchProgress;
-
 /** What the validation pass found. */
 interface Validation {
   lines: number;

@@ -45,7 +45,7 @@ export function readMembersFile(path: string, name: string): string[] {
 }
 
 /** Reads `--state`; a missing file is an empty state (the first sync). */
-export function readAudienceState(path: string, name: string): AudienceStateFile {
+function readAudienceState(path: string, name: string): AudienceStateFile {
   if (!existsSync(path)) return { version: 1, audiences: {} };
   let value: unknown;
   try {
@@ -61,7 +61,7 @@ export function readAudienceState(path: string, name: string): AudienceStateFile
   return result.data;
 }
 
-export function writeAudienceState(path: string, name: string, state: AudienceStateFile): void {
+function writeAudienceState(path: string, name: string, state: AudienceStateFile): void {
   // Write then rename: a crash leaves the old state or the new one, never half of one.
   const temporary = `${path}.${process.pid}.tmp`;
   try {

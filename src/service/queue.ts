@@ -62,7 +62,7 @@ export interface MessageQueue {
   close(): void;
 }
 
-export const DATABASE_FILE = "serve.db";
+const DATABASE_FILE = "serve.db";
 
 /**
  * Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded

@@ -1,7 +1,7 @@
 import { isPlainObject } from "../util/json.js";
 
 /** The destination's name in a call's `integrations` object (docs/serve-api.md#routing). */
-export const DESTINATION_NAME = "Webhooks";
+const DESTINATION_NAME = "Webhooks";
 
 /**
  * Whether a call's `integrations` selects the destination (docs/serve-api.md#routing): all

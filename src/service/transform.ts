@@ -52,7 +52,7 @@ export function toMessage(call: IngestCall, options: TransformOptions): Message 
  * originalTimestamp), which keeps historical imports in the past; without it,
  * the call's timestamp, else the server's time.
  */
-export function timesOf(call: IngestCall, receivedAt: Date): { timestamp: string; originalTimestamp?: string } {
+function timesOf(call: IngestCall, receivedAt: Date): { timestamp: string; originalTimestamp?: string } {
   if (call.timestamp === undefined) return { timestamp: receivedAt.toISOString() };
   if (call.sentAt === undefined) return { timestamp: call.timestamp };
   const skew = Date.parse(call.sentAt) - Date.parse(call.timestamp);

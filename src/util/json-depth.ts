@@ -4,7 +4,7 @@
  * any walk over the value recurse, so a deeply nested value would overflow
  * the stack later; refusing it here keeps every later step safe.
  */
-export const MAX_JSON_DEPTH = 512;
+const MAX_JSON_DEPTH = 512;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -288,7 +288,7 @@ function waitingText(received: number, invalid: number): string {
  * write per request would cost more than the request itself, and 25 ms is not
  * noticeable on a terminal.
  */
-export function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line: string): void; flush(): void } {
+function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line: string): void; flush(): void } {
   let pending = "";
   let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
@@ -379,14 +379,14 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
   return fields;
 }
 
-export function formatSize(bytes: number): string {
+function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Why a request counts as invalid, one reason per problem (for JUnit and summaries). */
-export function invalidReasons(request: ReceivedRequest): string[] {
+function invalidReasons(request: ReceivedRequest): string[] {
   const v = request.verdict;
   const reasons: string[] = [];
   if (v.signatureValid === false) reasons.push(`signature: ${v.signatureError ?? "invalid"}${v.diagnosis ? ` (likely cause: ${v.diagnosis.message})` : ""}`);
