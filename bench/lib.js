@@ -1,6 +1,6 @@
 // Shared by the *.bench.js files (not a benchmark itself: bench/run.js runs only *.bench.js).
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export const BIN = fileURLToPath(new URL("../bin/webhook-cli.js", import.meta.url));
@@ -88,3 +88,86 @@ export async function stopChild(child, signal = "SIGINT") {
 }
 
 export const formatCount = (n) => Math.round(n).toLocaleString("en-US");
+
+export const TIME = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
+
+export const median = (values) => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * Runs `node ARGS` to its end (SIGINT to its process group after `limitS`), under GNU time when
+ * present: the process's own user+sys CPU and peak RSS come from the kernel (wait4), so the
+ * project and its reference are measured the same way, start-up included.
+ */
+export function runMeasured(args, { limitS = 60, env = {} } = {}) {
+  const argv = TIME ? [TIME, "-v", process.execPath, ...args] : [process.execPath, ...args];
+  const started = performance.now();
+  // Its own process group, so SIGINT reaches node itself (GNU time does not pass signals on).
+  const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, NO_COLOR: "1", CI: "1", ...env } });
+  let stdout = "";
+  let stderr = "";
+  let lastCpuMs;
+  child.stdout.on("data", (c) => (stdout += c));
+  child.stderr.on("data", (c) => (stderr += c));
+  // Without GNU time: the last /proc reading (a little under the true figure).
+  const poll = TIME ? undefined : setInterval(() => (lastCpuMs = cpuMs(child.pid) ?? lastCpuMs), 50);
+  let interrupted = false;
+  const timer = setTimeout(() => {
+    interrupted = true;
+    try {
+      process.kill(-child.pid, "SIGINT");
+    } catch {
+      child.kill("SIGINT");
+    }
+  }, limitS * 1000);
+  return new Promise((resolve) => {
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (poll) clearInterval(poll);
+      const wallMs = performance.now() - started;
+      const field = (name) => Number(new RegExp(`${name}: ([\\d.]+)`).exec(stderr)?.[1] ?? NaN);
+      const cpu = TIME ? (field("User time \\(seconds\\)") + field("System time \\(seconds\\)")) * 1000 : lastCpuMs ?? NaN;
+      resolve({ code, wallMs, cpuMs: cpu, rssMb: field("Maximum resident set size \\(kbytes\\)") / 1024, stdout, stderr, interrupted });
+    });
+  });
+}
+
+/** Generates `count` track lines of the built shape (docs/messages.md#built-messages) (1,000 users) into `path`. */
+export async function writeTrackLines(path, count) {
+  const out = createWriteStream(path);
+  let chunk = "";
+  for (let i = 0; i < count; i++) {
+    chunk += `${trackLine(i)}\n`;
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await new Promise((r) => out.once("drain", r));
+      chunk = "";
+    }
+  }
+  out.end(chunk);
+  await new Promise((r) => out.on("finish", r));
+}
+
+/** Event i, about 480 bytes, 1,000 distinct users. */
+export function trackLine(i) {
+  return JSON.stringify(orderCompleted(`user_${String(i % 1000).padStart(6, "0")}`, `order_${i.toString(16).padStart(8, "0")}`));
+}
+
+/**
+ * A summary row for bench/run.js: the project's figure beside its reference from the same run.
+ * `lowerIsBetter`: the ratio project/reference must stay at or under `target`; otherwise at or above.
+ */
+export function row(what, project, reference, { unit, target, lowerIsBetter, extra }) {
+  const ratio = project.value / reference.value;
+  const met = Number.isFinite(ratio) ? (lowerIsBetter ? ratio <= target : ratio >= target) : null;
+  return { what, unit, project, reference, ratio, target: `${lowerIsBetter ? "≤" : "≥"} ${target}×`, met, ...(extra ? { extra } : {}) };
+}
+
+/** Hands this benchmark's rows to bench/run.js, through the file it names (run alone, a benchmark only prints). */
+export function report(rows) {
+  const file = process.env.BENCH_ROWS_FILE;
+  if (file) writeFileSync(file, JSON.stringify(rows));
+}

@@ -1,17 +1,16 @@
-// serve end-to-end throughput: the bundled client (Analytics, this process) → `serve` (child
-// process, durable SQLite queue) → a receiver (child process) on loopback, in events per second
-// from the first call until the receiver has counted every event. Measured in the same run:
-// the same pipeline with `serve --memory` (the cost of durability, as a ratio), and a reference:
-// the same events POSTed by undici straight to the receiver, one request each, at serve's concurrency.
-// Targets (issue 7): durable >= 5,000 events/s on a 2-core machine, aim 10,000.
+// serve (issue 14 row): the bundled client (Analytics, this process) → `serve` (child process)
+// → a counting receiver (child process) on loopback, durable (SQLite) beside `serve --memory` in
+// interleaved rounds, medians of 3. The figure is serve's own CPU per event (user+sys from /proc
+// over the events the receiver counted): the cost of durability, as a ratio. Throughput, from the
+// first call until the receiver has counted every event, is printed too (issue 7: durable >= 5,000/s).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Agent, request } from "undici";
+import { request } from "undici";
 import { Analytics } from "../dist/index.js";
-import { BIN, SECRET, cpuMs, formatCount as format, startListening, stopChild as stop } from "./lib.js";
+import { BIN, SECRET, cpuMs, formatCount as format, median, report, row, startListening, stopChild as stop } from "./lib.js";
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const CONCURRENCY = 64;
 const PHASE_LIMIT_MS = 40_000;
 
@@ -96,43 +95,32 @@ async function pipeline(memory) {
   }
 }
 
-async function reference() {
-  const receiver = await startChild(["--input-type=module", "-e", RECEIVER]);
-  const agent = new Agent({ connections: CONCURRENCY });
-  try {
-    const bodies = Array.from({ length: EVENTS }, (_, seq) =>
-      JSON.stringify({ version: 1, type: "track", userId: `user_${seq % 1000}`, event: "Order Completed", properties: properties(seq), timestamp: new Date().toISOString() }),
-    );
-    let next = 0;
-    const startedAt = Date.now();
-    const worker = async () => {
-      while (next < bodies.length && Date.now() - startedAt < PHASE_LIMIT_MS) {
-        const body = bodies[next++];
-        const response = await request(`${receiver.url}/hook`, { method: "POST", body, headers: { "content-type": "application/json" }, dispatcher: agent });
-        await response.body.dump();
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const ms = Date.now() - startedAt;
-    return { perSecond: (next / ms) * 1000, seen: next, ms };
-  } finally {
-    await agent.close();
-    await stop(receiver.child);
-  }
-}
-
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 try {
-  console.log(`${EVENTS} track events per run, serve --concurrency ${CONCURRENCY}, client flushAt 100`);
-  const ref = await reference();
-  console.log(`reference: undici POST straight to the receiver   ${format(ref.perSecond)} events/s (${ref.seen} in ${ref.ms} ms)`);
-  const memory = await pipeline(true);
-  console.log(`client → serve --memory → receiver              ${format(memory.perSecond)} events/s (${memory.seen} in ${memory.ms} ms, serve CPU ${memory.cpuUsPerEvent.toFixed(0)} µs/event)${memory.complete ? "" : " INCOMPLETE"}`);
-  const durable = await pipeline(false);
-  console.log(`client → serve (durable, SQLite) → receiver      ${format(durable.perSecond)} events/s (${durable.seen} in ${durable.ms} ms, serve CPU ${durable.cpuUsPerEvent.toFixed(0)} µs/event)${durable.complete ? "" : " INCOMPLETE"}`);
-  console.log(`durable / memory (cost of durability):           ${(durable.perSecond / memory.perSecond).toFixed(2)}x throughput, ${(durable.cpuUsPerEvent / memory.cpuUsPerEvent).toFixed(2)}x serve CPU per event`);
-  console.log(`durable / reference:                             ${(durable.perSecond / ref.perSecond).toFixed(2)}x`);
-  const met = durable.complete && durable.perSecond >= 5_000;
-  console.log(`target >= 5,000 events/s durable (aim 10,000):   ${met ? "met" : "MISSED"}`);
+  console.log(`${EVENTS} track events per run, serve --concurrency ${CONCURRENCY}, client flushAt 100, ${ROUNDS} interleaved rounds (medians)`);
+  const runs = { memory: [], durable: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const memory of round % 2 === 0 ? [true, false] : [false, true]) {
+      const run = await pipeline(memory);
+      runs[memory ? "memory" : "durable"].push(run);
+      console.log(`  round ${round + 1} serve ${memory ? "--memory" : "(durable)"}: ${format(run.perSecond)} events/s (${run.seen} in ${run.ms} ms), serve CPU ${run.cpuUsPerEvent.toFixed(1)} µs/event${run.complete ? "" : " INCOMPLETE"}`);
+    }
+  }
+  const cpu = (list) => median(list.map((r) => r.cpuUsPerEvent));
+  const rate = (list) => median(list.map((r) => r.perSecond));
+  const durable = { cpu: cpu(runs.durable), rate: rate(runs.durable) };
+  const memory = { cpu: cpu(runs.memory), rate: rate(runs.memory) };
+  console.log(`\nserve CPU per event: durable ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`);
+  console.log(`throughput: durable ${format(durable.rate)} vs --memory ${format(memory.rate)} events/s (issue 7: durable >= 5,000/s)`);
+  const r = row("serve (durable) → receiver: serve CPU per event", { label: "serve (SQLite)", value: durable.cpu }, { label: "serve --memory", value: memory.cpu }, {
+    unit: "µs",
+    target: Infinity,
+    lowerIsBetter: true,
+    extra: { eventsPerSecond: { durable: durable.rate, memory: memory.rate }, complete: [...runs.durable, ...runs.memory].every((x) => x.complete) },
+  });
+  r.target = "(shown, no target)";
+  r.met = null;
+  report([r]);
 } finally {
   for (const child of children) child.kill("SIGKILL");
 }

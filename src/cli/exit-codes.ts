@@ -25,7 +25,8 @@ export interface ExitReport {
 
 export function exitReportFor(error: unknown): ExitReport {
   if (error instanceof CommanderError) {
-    if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.code === "commander.help") {
+    // Asked-for help (--help, `help`) is a success; help shown for a bare `audience` (exitCode 1) is a usage error.
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || (error.code === "commander.help" && error.exitCode === 0)) {
       return { code: 0, message: undefined, stack: undefined };
     }
     // Commander has already printed its own message and hint.

@@ -4,6 +4,7 @@ import { MESSAGE_TYPES, type MessageType } from "../messages/schemas.js";
 import { parseDuration } from "../util/duration.js";
 import { parseJson } from "../util/json-depth.js";
 import { parseDecimalNumber, parseWholeNumber } from "../util/numbers.js";
+import { didYouMean } from "../util/suggest.js";
 
 /**
  * zod pieces for commander's raw option values. Each names its flag so a bad
@@ -48,10 +49,12 @@ export const jsonObject = (flag: string) =>
     return value as Record<string, unknown>;
   });
 
-export const messageType = (flag: string) =>
+/** A message type from `flag`, or from a command's arguments when `flag` is undefined (the error then names no flag). */
+export const messageType = (flag: string | undefined) =>
   z.string().transform((text): MessageType => {
     if (!(MESSAGE_TYPES as readonly string[]).includes(text)) {
-      throw new UsageError(`unknown message type "${text}": expected one of ${MESSAGE_TYPES.join(", ")}`, { flag });
+      const message = `unknown message type "${text}"${didYouMean(text, MESSAGE_TYPES)}: expected one of ${MESSAGE_TYPES.join(", ")}`;
+      throw new UsageError(message, flag !== undefined ? { flag } : undefined);
     }
     return text as MessageType;
   });

@@ -3,7 +3,11 @@ import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
 import { redactText } from "../util/redact.js";
 
-/** Terminal rules (docs/cli.md#terminals): colour and spinners only on a TTY, never with NO_COLOR. */
+/**
+ * Terminal rules (docs/cli.md#terminals): colour and spinners only on a TTY, never
+ * with NO_COLOR (or --no-color, which sets it); FORCE_COLOR forces colour
+ * (not spinners) off a TTY, as Node and chalk read it.
+ */
 export interface Output {
   readonly color: ChalkInstance;
   readonly json: boolean;
@@ -29,11 +33,31 @@ export interface Spinner {
 
 const NO_SPINNER: Spinner = { update() {}, stop() {} };
 
+// An opening style code directly followed by its reset: what chalk leaves after a
+// trailing newline (`red("x\n")` ends `\n` + open + reset), an empty span to drop.
+const EMPTY_SPAN = /\x1b\[(?:[1-9]|[34][0-7]|9[0-7]|10[0-7])m\x1b\[(?:2[2-9]|39|49|0)m/g;
+
+/** Drops empty coloured spans, so no reset code lands after a newline (a pager or log shows it as junk). */
+export function resetsBeforeNewlines(text: string): string {
+  let tidy = text;
+  for (let previous = ""; previous !== tidy; ) [previous, tidy] = [tidy, tidy.replace(EMPTY_SPAN, "")];
+  return tidy;
+}
+
+/** 0 or 1: FORCE_COLOR (not "0"/"false") wins, then NO_COLOR, then whether the stream is a terminal. */
+export function colorLevel(env: NodeJS.ProcessEnv, isTTY: boolean): 0 | 1 {
+  const force = env["FORCE_COLOR"];
+  if (force !== undefined && force !== "0" && force !== "false") return 1;
+  if (force === "0" || force === "false") return 0;
+  if (env["NO_COLOR"] !== undefined && env["NO_COLOR"] !== "") return 0;
+  return isTTY ? 1 : 0;
+}
+
 /** Every line printed goes through the one redaction: credential-like query values and URL passwords are masked. */
 export function createOutput(io: CliIo, options: { json?: boolean } = {}): Output {
   const noColor = io.env["NO_COLOR"] !== undefined && io.env["NO_COLOR"] !== "";
-  const stdoutColor = new Chalk({ level: io.stdoutIsTTY && !noColor ? 1 : 0 });
-  const stderrColor = new Chalk({ level: io.stderrIsTTY && !noColor ? 1 : 0 });
+  const stdoutColor = new Chalk({ level: colorLevel(io.env, io.stdoutIsTTY) });
+  const stderrColor = new Chalk({ level: colorLevel(io.env, io.stderrIsTTY) });
   const json = options.json ?? false;
   let active: Ora | undefined;
   let secret: string | undefined;
@@ -58,16 +82,16 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     json,
     spins,
     line(text) {
-      if (!json) withSpinnerCleared(() => io.stdout.write(`${redactText(text, secret)}\n`));
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
     },
     event(event, fields) {
       if (json) io.stdout.write(`${redactText(JSON.stringify({ event, ...fields }), secret)}\n`);
     },
     log(text) {
-      withSpinnerCleared(() => io.stderr.write(`${redactText(text, secret)}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
     },
     warn(text) {
-      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${redactText(text, secret)}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${resetsBeforeNewlines(redactText(text, secret))}\n`));
     },
     maskSecret(value) {
       secret = value;

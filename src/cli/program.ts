@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { createRequire } from "node:module";
 import { exitReportFor } from "./exit-codes.js";
 import type { CliIo, CommandContext } from "./io.js";
-import { registerAudience, registerDemo, registerGenerate, registerListen, registerReplay, registerSend, registerServe } from "./register.js";
+import { registerAudience, registerCompletion, registerDemo, registerGenerate, registerListen, registerReplay, registerSend, registerServe } from "./register.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -12,8 +12,11 @@ export function buildProgram(context: CommandContext): Command {
   const program = new Command("webhook-cli")
     .description("Test, sign, receive and replay analytics webhooks (the Webhooks destination, locally).")
     .version(version, "-V, --version")
+    .option("--no-color", "no colours, even on a terminal or with FORCE_COLOR (NO_COLOR does the same)")
     .showHelpAfterError("(run with --help for usage)")
     .showSuggestionAfterError(true)
+    // Option descriptions already carry `(default: …)` and `(env: $…)`, rendered once (options/spec.ts).
+    .configureHelp({ optionDescription: (option) => option.description })
     .addHelpText(
       "after",
       [
@@ -28,6 +31,10 @@ export function buildProgram(context: CommandContext): Command {
       ].join("\n"),
     )
     .exitOverride()
+    .hook("preAction", () => {
+      // --no-color is global: commands see it as NO_COLOR, which also outranks FORCE_COLOR.
+      if (program.opts()["color"] === false) context.io = { ...context.io, env: { ...context.io.env, NO_COLOR: "1", FORCE_COLOR: undefined } };
+    })
     .configureOutput({
       writeOut: (text) => context.io.stdout.write(text),
       writeErr: (text) => context.io.stderr.write(text),
@@ -39,6 +46,7 @@ export function buildProgram(context: CommandContext): Command {
   registerServe(program, context);
   registerAudience(program, context);
   registerDemo(program, context);
+  registerCompletion(program, context);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
@@ -49,7 +57,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const program = buildProgram(context);
   try {
     if (argv.length === 0) {
-      program.outputHelp();
+      // Not asked for: a usage error, like a bare `webhook-cli audience`.
+      program.outputHelp({ error: true });
       return 2;
     }
     await program.parseAsync([...argv], { from: "user" });

@@ -7,7 +7,8 @@ import { LISTEN_OPTIONS } from "./options/listen.js";
 import { REPLAY_OPTIONS } from "./options/replay.js";
 import { SEND_OPTIONS } from "./options/send.js";
 import { SERVE_OPTIONS } from "./options/serve.js";
-import { addOptions, type OptionsOf, type OptionTable } from "./options/spec.js";
+import { SHELLS } from "./options/completion.js";
+import { addOptions, fixedValuesOfKind, withFixedValues, type OptionsOf, type OptionTable } from "./options/spec.js";
 
 /*
  * Registration declares each command's options from its table and nothing
@@ -46,10 +47,11 @@ export function registerGenerate(program: Command, context: CommandContext): voi
     .command("generate")
     .description("print example messages of every type (page screen identify track alias group delete) as NDJSON")
     .argument("[types...]", `message types to print (default: all): ${MESSAGE_TYPES.join(", ")}`);
+  withFixedValues(command.registeredArguments[0] as object, fixedValuesOfKind("messageTypes") ?? []);
   const lines = ["webhook-cli generate", "webhook-cli generate track identify --user-id u_42 --now 2024-01-01T00:00:00.000Z --seed 7 --pretty"];
   wire<typeof GENERATE_OPTIONS, [string[]]>(command, context, GENERATE_OPTIONS, lines, async (options, [types], parse) => {
     const { generate } = await import("./commands/generate.js");
-    return generate({ ...options, types: parse.parseMessageTypes(types, "[types...]") }, context.io);
+    return generate({ ...options, types: parse.parseMessageTypes(types) }, context.io);
   });
 }
 
@@ -124,4 +126,14 @@ export function registerDemo(program: Command, context: CommandContext): void {
   wire(command, context, DEMO_OPTIONS, ["webhook-cli demo", "webhook-cli demo --verbose"], async (options) =>
     (await import("./commands/demo.js")).demo(options, context.io),
   );
+}
+
+export function registerCompletion(program: Command, context: CommandContext): void {
+  const command = program
+    .command("completion")
+    .description("print a shell completion script for bash, zsh or fish (install lines in the README)")
+    .argument("<shell>", `the shell: ${SHELLS.join(", ")}`);
+  withFixedValues(command.registeredArguments[0] as object, SHELLS);
+  const lines = ["source <(webhook-cli completion bash)      # in ~/.bashrc", "webhook-cli completion fish > ~/.config/fish/completions/webhook-cli.fish"];
+  wire<readonly [], [string]>(command, context, [], lines, async (_, [shell]) => (await import("./commands/completion.js")).completion(shell, program, context.io));
 }

@@ -20,6 +20,6 @@ export function resolveListenSecret(input: SecretInput): string | undefined {
  * which nothing is signed or verified); `config` when a config file could hold one.
  */
 export function warnUnsigned(output: Pick<Output, "warn">, what: string, { config }: { config: boolean }): void {
-  const sources = config ? `--secret, --secret-file, ${SECRET_ENV} or the config's sharedSecret` : `--secret, --secret-file or ${SECRET_ENV}`;
+  const sources = config ? `--secret, --secret-file, $${SECRET_ENV} or the config's sharedSecret` : `--secret, --secret-file or $${SECRET_ENV}`;
   output.warn(`no secret given (${sources}): ${what}`);
 }

@@ -98,7 +98,7 @@ export class DeliveryEngine {
     if (call.signal?.aborted) return result(false, 0, true);
 
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
-    let pending = states;
+    let pending: readonly UrlState[] = states;
     for (let round = 1; ; round++) {
       const reports = await this.attemptAll(pending, call.keepResponse === true, call.captureResponse === true);
       const plan = planNextRound({
@@ -109,7 +109,8 @@ export class DeliveryEngine {
         windowMs: this.retryWindowMs,
         random: this.random,
       });
-      const retryable = pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome) === "retry");
+      // Delivered (the usual case) needs no list of the URLs to retry.
+      const retryable = plan.retry || plan.reason === "window" ? pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome) === "retry") : NONE;
       const stopping = plan.retry && call.signal?.aborted === true;
       if (call.onAttempt) emit(call.onAttempt, pending, reports, plan.retry && !stopping ? plan.waitMs : undefined, retryable);
 
@@ -161,6 +162,8 @@ export class DeliveryEngine {
   }
 }
 
+const NONE: readonly UrlState[] = [];
+
 function toBuffer(body: string | Uint8Array): Buffer {
   return typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
@@ -188,9 +191,10 @@ function emit(
       error: report.error,
       ms: report.ms,
       request: state.request,
-      ...(retryInMs !== undefined && retried.includes(state) ? { retryInMs } : {}),
-      ...(report.response ? { response: report.response } : {}),
     };
+    // Set rather than spread: one event per attempt of every message.
+    if (retryInMs !== undefined && retried.includes(state)) event.retryInMs = retryInMs;
+    if (report.response) event.response = report.response;
     try {
       onAttempt(event);
     } catch {

@@ -63,6 +63,12 @@ export function mayStartAt(startAt: number, firstAttemptAt: number, windowMs: nu
   return startAt <= firstAttemptAt + windowMs;
 }
 
+const DELIVERED: NextRound = Object.freeze({ retry: false, reason: "delivered" });
+
+function isDelivered(outcome: AttemptOutcome): boolean {
+  return outcome.kind === "status" && outcome.status >= 200 && outcome.status < 300;
+}
+
 export type NextRound = { retry: true; waitMs: number } | { retry: false; reason: "delivered" | "permanent" | "window" };
 
 /**
@@ -78,8 +84,9 @@ export function planNextRound(input: {
   windowMs: number;
   random: Random;
 }): NextRound {
+  // The usual round (one URL, 2xx) allocates nothing.
+  if (input.outcomes.some(isDelivered)) return DELIVERED;
   const verdicts = input.outcomes.map(classifyOutcome);
-  if (verdicts.includes("delivered")) return { retry: false, reason: "delivered" };
   const retryable = input.outcomes.filter((_, i) => verdicts[i] === "retry");
   if (retryable.length === 0) return { retry: false, reason: "permanent" };
   const retryAfters = retryable.map((o) => (o.kind === "status" ? o.retryAfterMs : undefined));

@@ -195,16 +195,18 @@ export class Dispatcher<E extends DispatchEntry> {
   private callFor(slot: Slot<E>): DeliverCall {
     const onAttempt = this.hooks.onAttempt;
     const { entry } = slot;
-    return {
+    // Built without spreads: this runs once per message.
+    const call: DeliverCall = {
       signal: this.stop.signal,
-      ...(entry.firstAttemptAt !== undefined ? { firstAttemptAt: entry.firstAttemptAt } : {}),
-      ...(this.hooks.keepResponse ? { keepResponse: true } : {}),
-      ...(this.hooks.captureResponse ? { captureResponse: true } : {}),
       onAttempt: (event) => {
         slot.nextAttemptAt = event.retryInMs !== undefined ? this.clock.now() + event.retryInMs : undefined;
         onAttempt?.(entry, event);
       },
     };
+    if (entry.firstAttemptAt !== undefined) call.firstAttemptAt = entry.firstAttemptAt;
+    if (this.hooks.keepResponse) call.keepResponse = true;
+    if (this.hooks.captureResponse) call.captureResponse = true;
+    return call;
   }
 
   private record(slot: Slot<E>, result: DeliveryResult): void {

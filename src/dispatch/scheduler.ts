@@ -6,7 +6,8 @@ import { Queue, ReadyHeap } from "./heap.js";
  * `concurrency` items in flight, starts limited to `rate` per second (token
  * bucket), admission following the recorded spacing sped up `speed` times, and
  * one item at a time per order key, in source order. Buffering is bounded by
- * `maxBuffered`, so memory stays constant however long the source is.
+ * `maxBuffered` (items that could start, by `concurrency`), so memory stays
+ * constant however long the source is.
  */
 
 export interface Schedulable {
@@ -287,9 +288,16 @@ export class Scheduler<T extends Schedulable> {
     this.finishWhenIdle();
   }
 
-  /** Admits from the source while there is room and the recorded spacing allows. */
+  /**
+   * Admits from the source while there is room and the recorded spacing allows. Reading ahead
+   * goes on only while fewer items are ready than could start at once: items waiting behind a
+   * busy key fill the lookahead (up to maxBuffered), items that could start do not pile up.
+   * An item waiting tens of milliseconds outlives V8's young generation, so a full lookahead
+   * of ready items would be copied to the old one and held there until a full collection
+   * (replay's peak RSS grew with the file for that reason).
+   */
   private admitFromSource(now: number): void {
-    while (!this.stopped && this.ready.length + this.gate.blocked < this.maxBuffered) {
+    while (!this.stopped && this.ready.length < this.concurrency && this.ready.length + this.gate.blocked < this.maxBuffered) {
       const item = this.cursor.peek();
       if (item === undefined) return;
       if (this.spacing && item.time !== undefined) {

@@ -5,7 +5,8 @@ import { isIsoDateTime } from "../messages/timestamps.js";
 import { isPlainObject } from "../util/json.js";
 
 /**
- * The shape check on the receiver's hot path. Same answers as checkMessage
+ * The shape check on the hot paths (listen per request, replay's validation
+ * pass per line). Same answers as checkMessage
  * (it is the fallback for anything not plainly valid), but a well-formed
  * message with only known keys is recognised without running zod: simple
  * field schemas (literals, plain strings, records, the timestamp) become

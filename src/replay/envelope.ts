@@ -1,4 +1,5 @@
-import { checkMessage, userIdOf } from "../messages/check.js";
+import { userIdOf } from "../messages/check.js";
+import { checkShape } from "../receiver/shape.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { parseJson } from "../util/json-depth.js";
@@ -30,21 +31,29 @@ export interface ReplayEntry {
 /** `warning`: under `raw`, why the line would have been bad (it is sent anyway). */
 export type EntryResult = { ok: true; entry: ReplayEntry; warning?: string } | { ok: false; reason: string };
 
-/** The validation pass's answer: only what it needs (no body bytes are built). */
+/**
+ * The validation pass's answer: only what it needs (no body bytes are built). `canonical`: a bare
+ * message whose line is exactly JSON.stringify of it, so the sending pass may send the line as read
+ * and take its type and user from scanMessage (scan.ts) instead of parsing it again.
+ */
 export type LineCheck =
-  | { ok: true; type: MessageType | undefined; orderKey: string | undefined; messageId: string | undefined; warning?: string }
+  | { ok: true; type: MessageType | undefined; orderKey: string | undefined; messageId: string | undefined; canonical: boolean; warning?: string }
   | { ok: false; reason: string };
 
 /**
  * Validates a line as the first pass does: JSON, an envelope or a message,
- * and a known message by checkMessage. Cheaper than parseEntry with `check`.
- * Under `raw` (replay --raw) a bad line is a warning, not a failure.
+ * and a known message by checkMessage. Under `raw` (replay --raw) a bad line
+ * is a warning, not a failure, and no line counts as canonical; nor without
+ * `markCanonical` (a dry run sends nothing, so it skips the JSON.stringify).
  */
-export function checkLine(text: string, line: number, raw = false): LineCheck {
-  const result = parseEntry(text, line, true, { body: false, time: false }, raw);
+export function checkLine(text: string, line: number, raw = false, markCanonical = true): LineCheck {
+  const mark = markCanonical && !raw;
+  const result = parseEntry(text, line, true, { body: mark, time: false }, raw);
   if (!result.ok) return result;
   const { type, orderKey, messageId } = result.entry;
-  return { ok: true, type, orderKey, messageId, ...(result.warning !== undefined ? { warning: result.warning } : {}) };
+  // bareBody hands back the line itself when JSON.stringify gives the same text; envelopes never do.
+  const canonical = mark && result.entry.body === text;
+  return { ok: true, type, orderKey, messageId, canonical, ...(result.warning !== undefined ? { warning: result.warning } : {}) };
 }
 
 export type { Failure } from "../delivery/failure.js";
@@ -102,7 +111,17 @@ function parseChecked(text: string, line: number, check: boolean, parts: EntryPa
   }
   const record = value as Record<string, unknown>;
   if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody, withTime);
-  return fromMessage(record, withBody ? JSON.stringify(record) : "", undefined, text, line, check, withTime);
+  return fromMessage(record, withBody ? bareBody(record, text) : "", undefined, text, line, check, withTime);
+}
+
+/**
+ * A bare message's bytes: JSON.stringify of it. Usually that is the line itself (written by
+ * JSON.stringify); then the line's string is used, so an entry waiting to be sent holds one
+ * copy of the text, not two.
+ */
+function bareBody(message: Record<string, unknown>, text: string): string {
+  const body = JSON.stringify(message);
+  return body === text ? text : body;
 }
 
 function fromEnvelope(envelope: Record<string, unknown>, text: string, line: number, check: boolean, withBody: boolean, withTime: boolean): EntryResult {
@@ -148,7 +167,8 @@ function fromMessage(
   withTime: boolean,
 ): EntryResult {
   if (check) {
-    const result = checkMessage(message);
+    // checkMessage's answers, without zod for a plainly valid message (the validation pass runs it per line).
+    const result = checkShape(message, false);
     if (result.errors.length > 0) {
       return { ok: false, reason: `not a known message: ${result.errors.map((e) => e.message).join("; ")}` };
     }

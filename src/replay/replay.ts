@@ -9,9 +9,11 @@ import type { MessageType } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { checkLine, deadLetterLine, parseEntry, type ReplayEntry } from "./envelope.js";
+import { LineBits } from "./line-bits.js";
 import { readLineBatches } from "./ndjson.js";
 import type { ResultLine } from "./results.js";
 import { ResultsSink } from "./results-sink.js";
+import { scanMessage } from "./scan.js";
 import { createSelection, type Selection, type SelectionOptions } from "./select.js";
 import { LatencyHistogram } from "./stats.js";
 
@@ -48,6 +50,8 @@ export interface ReplayOptions {
   clock?: Clock;
   /** Send lines that are not known messages as read (replay --raw): they become warnings, not bad lines. */
   raw?: boolean;
+  /** Under `dryRun`: each message that would be sent, in file order (nothing is sent). */
+  onDryRun?: (entry: ReplayEntry) => void;
   /** A bad line, reported as found. */
   onInvalid?: (line: number, reason: string) => void;
   /** Under `raw`: a line that is not a known message, sent anyway. */
@@ -98,6 +102,8 @@ interface Validation {
   messages: number;
   filtered: number;
   bad: Set<number>;
+  /** Bare messages whose line is JSON.stringify's own output (see checkLine). */
+  canonical: LineBits;
 }
 
 /**
@@ -116,26 +122,30 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   // Interrupted while validating: nothing was sent, resume where this run started.
   if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
   if (validation.messages === 0 && options.allowEmpty !== true) throw nothingToSend(options, fromLine, validation);
-  if (options.dryRun) return summary;
+  if (options.dryRun) {
+    if (options.onDryRun) for await (const batch of sendableEntries(options, fromLine, validation, options.signal, undefined)) batch.forEach(options.onDryRun);
+    return summary;
+  }
   return sendFile(options, fromLine, validation, summary);
 }
 
 /** Pass 1: every line from --from-line on, checked; bad ones reported as found. */
 async function validateFile(options: ReplayOptions, fromLine: number): Promise<Validation> {
   const selection = selectionOf(options, fromLine);
-  const found: Validation = { lines: 0, messages: 0, filtered: 0, bad: new Set() };
+  const found: Validation = { lines: 0, messages: 0, filtered: 0, bad: new Set(), canonical: new LineBits() };
   for await (const batch of readLineBatches(options.path, options.signal ? { signal: options.signal } : {})) {
     for (const line of batch) {
       found.lines = line.number;
       // Like lines before --from-line, lines outside --line are neither checked nor counted.
       if (!selection.lineMayMatch(line.number)) continue;
-      const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true);
+      const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true, options.dryRun !== true);
       if (!checked.ok) {
         found.bad.add(line.number);
         options.onInvalid?.(line.number, checked.reason);
         continue;
       }
       if (checked.warning !== undefined) options.onWarning?.(line.number, checked.warning);
+      if (checked.canonical) found.canonical.add(line.number);
       if (selection.matches({ line: line.number, type: checked.type ?? "", userId: checked.orderKey, messageId: checked.messageId })) found.messages += 1;
       else found.filtered += 1;
     }
@@ -185,7 +195,7 @@ function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
 async function* sendableEntries(
   options: ReplayOptions,
   fromLine: number,
-  bad: ReadonlySet<number>,
+  validation: Validation,
   signal: AbortSignal | undefined,
   results: ResultsSink | undefined,
 ): AsyncGenerator<ReplayEntry[]> {
@@ -193,14 +203,15 @@ async function* sendableEntries(
   const last = selection.lastLine ?? Infinity;
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
+  // A canonical line is sent as read, its type and user scanned rather than parsed (one JSON.parse per line in all).
+  // The scan gives no messageId or event, so --results and --message-id take the parsed path.
+  const scan = !parts.time && options.raw !== true && results === undefined && !(options.select?.messageIds?.length);
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
     const out: ReplayEntry[] = [];
     for (const line of batch) {
-      if (!selection.lineMayMatch(line.number) || "error" in line || bad.has(line.number)) continue;
-      // Under --raw the check decides what is sent as read, so it runs again.
-      const result = parseEntry(line.text, line.number, options.raw === true, parts, options.raw === true);
-      if (!result.ok) continue; // changed since it was validated; validation already reported it
-      const { entry } = result;
+      if (!selection.lineMayMatch(line.number) || "error" in line || validation.bad.has(line.number)) continue;
+      const entry = (scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ?? parsedEntry(options, line.text, line.number, parts);
+      if (entry === undefined) continue; // changed since it was validated; validation already reported it
       if (!selection.matches({ line: entry.line, type: entry.type ?? "", userId: entry.orderKey, messageId: entry.messageId })) continue;
       results?.admit(entry);
       out.push(entry);
@@ -211,6 +222,17 @@ async function* sendableEntries(
     }
     if ((batch.at(-1)?.number ?? 0) >= last) return;
   }
+}
+
+function scannedEntry(text: string, line: number): ReplayEntry | undefined {
+  const scanned = scanMessage(text);
+  return scanned && { line, body: text, type: scanned.type, orderKey: scanned.orderKey, messageId: undefined, event: undefined, time: undefined, text };
+}
+
+function parsedEntry(options: ReplayOptions, text: string, line: number, parts: { time: boolean }): ReplayEntry | undefined {
+  // Under --raw the check decides what is sent as read, so it runs again.
+  const result = parseEntry(text, line, options.raw === true, parts, options.raw === true);
+  return result.ok ? result.entry : undefined;
 }
 
 /** Pass 2: sends through the dispatcher; dead letters, latencies and progress are its reporter. */
@@ -226,7 +248,7 @@ async function sendFile(options: ReplayOptions, fromLine: number, validation: Va
   const reporter = new ReplayReporter(options, summary);
   try {
     const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
-      source: sendableEntries(options, fromLine, validation.bad, options.signal, reporter.results),
+      source: sendableEntries(options, fromLine, validation, options.signal, reporter.results),
       engine,
       concurrency,
       rate: options.rate,

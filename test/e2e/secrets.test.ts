@@ -81,7 +81,7 @@ describe("unsigned only with no secret at all, said once", () => {
     expect(result.code).toBe(0);
     expect(s.requests).toHaveLength(2);
     for (const request of s.requests) expect(request.headers["x-signature"]).toBeUndefined();
-    expect(result.stderr.match(/warning: no secret given \(--secret, --secret-file, WEBHOOK_SECRET or the config's sharedSecret\)/g)).toHaveLength(1);
+    expect(result.stderr.match(/warning: no secret given \(--secret, --secret-file, \$WEBHOOK_SECRET or the config's sharedSecret\)/g)).toHaveLength(1);
   });
 });
 

@@ -11,7 +11,8 @@ import { parseTable } from "../../src/cli/options/parse.js";
 import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/options/replay.js";
 import { SEND_OPTIONS } from "../../src/cli/options/send.js";
 import { SERVE_CONCURRENCY_HELP, SERVE_OPTIONS } from "../../src/cli/options/serve.js";
-import { addOptions, type OptionSpec } from "../../src/cli/options/spec.js";
+import { addOptions, helpOf, type OptionSpec } from "../../src/cli/options/spec.js";
+import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/service/audience-sync.js";
 import { DEFAULT_DELIVERY_CONCURRENCY as REPLAY_DEFAULT, DEFAULT_DELIVERY_CONCURRENCY as SERVE_DEFAULT } from "../../src/dispatch/dispatcher.js";
 
 const TABLES = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS };
@@ -37,9 +38,11 @@ describe("option tables", () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
-  it("help states the dispatchers' default concurrency", () => {
-    expect(REPLAY_CONCURRENCY_HELP).toContain(`(default ${REPLAY_DEFAULT})`);
-    expect(SERVE_CONCURRENCY_HELP).toContain(`(default ${SERVE_DEFAULT})`);
+  it("help states the dispatchers' default concurrency, and why audience sync's differs", () => {
+    const helpOfFlag = (table: readonly OptionSpec[], flag: string) => helpOf(table.find((spec) => spec.flag === flag) as OptionSpec);
+    expect(helpOfFlag(REPLAY_OPTIONS, "--concurrency")).toContain(`${REPLAY_CONCURRENCY_HELP} (default: ${REPLAY_DEFAULT})`);
+    expect(helpOfFlag(SERVE_OPTIONS, "--concurrency")).toContain(`${SERVE_CONCURRENCY_HELP} (default: ${SERVE_DEFAULT})`);
+    expect(helpOfFlag(AUDIENCE_SYNC_OPTIONS, "--concurrency")).toMatch(new RegExp(`lower than replay's ${REPLAY_DEFAULT} because .+ \\(default: ${DEFAULT_AUDIENCE_CONCURRENCY}\\)$`));
   });
 
   it("parses to typed values under the options' own keys", () => {

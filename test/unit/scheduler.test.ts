@@ -131,6 +131,35 @@ describe("Scheduler", () => {
     expect(pulled).toBe(1000);
   });
 
+  it("reads ahead past ready items only while keys are blocked: at most `concurrency` wait ready", async () => {
+    const clock = new VirtualClock(0);
+    let pulled = 0;
+    let started = 0;
+    async function* counting(): AsyncGenerator<Item[]> {
+      for (let n = 0; n < 1000; n++) {
+        pulled += 1;
+        // Every fourth item is the busy user's; the others all differ.
+        yield [{ n, orderKey: n % 4 === 0 ? "busy" : `u${n}`, time: undefined }];
+      }
+    }
+    const run = pace(counting(), { concurrency: 8, maxBuffered: 200, clock }, {
+      run: async () => {
+        started += 1;
+        await sleep(clock, 100);
+      },
+      dropped() {},
+    });
+    await clock.advance(0);
+    // 8 started; the busy user's later items wait behind it and the ready ones stop at 8.
+    expect(started).toBe(8);
+    const blocked = Math.floor((pulled - 1) / 4);
+    expect(pulled - started - blocked).toBeLessThanOrEqual(8 + 1);
+    expect(pulled).toBeLessThan(40);
+    await clock.runAll(1_000_000);
+    await run;
+    expect(pulled).toBe(1000);
+  });
+
   it("on abort stops reading, lets in-flight items finish and hands back the waiting ones", async () => {
     const clock = new VirtualClock(0);
     const controller = new AbortController();

@@ -11,10 +11,13 @@ import type { JunitCase } from "../../report/junit.js";
 import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
+import { undiciEngine } from "../../delivery/wire.js";
+import type { DestinationSettings } from "../../settings.js";
+import { resolveDeliveryOptions, warnUnsignedDelivery, type EngineOptions } from "../delivery-options.js";
+import { printDryRun } from "./send.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
-import { createOutput, type Output, type Spinner } from "../output.js";
+import { createOutput, type Output } from "../output.js";
 import { logAttempt } from "../attempt-log.js";
 import { INTERRUPTED, readStdin } from "../stdin.js";
 import { retryWindowNotice, StatusLine } from "../status-line.js";
@@ -42,6 +45,7 @@ const LISTED_BAD_LINES = 100;
  */
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
+  if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true, deferUnsignedWarning: true });
   // Said once the validation pass found something to send, so a mistake in the input is still a one-line answer.
   const warnUnsigned = settings.secret === undefined ? () => warnUnsignedDelivery(io) : undefined;
@@ -50,6 +54,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const input = await openInput(options.file, io, output);
   if (input === INTERRUPTED) return interruptedExitCode(io.signal);
   let reporter: ReplayCommandReporter | undefined;
+  const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;
   try {
     const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
     const regress = await RegressReporter.open(output, flags, io, input.name);
@@ -72,6 +77,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       },
       ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
       dryRun: options.dryRun === true,
+      ...(dryRun ? { onDryRun: dryRun.print } : {}),
       signal: io.signal,
       ...(deps.clock ? { clock: deps.clock } : {}),
       ...reporter.hooks(),
@@ -91,8 +97,24 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     return summary.failed > 0 || regress.failed ? 1 : 0;
   } finally {
     reporter?.stopStatus();
+    await dryRun?.close();
     input.remove?.();
   }
+}
+
+/**
+ * `--dry-run` prints each message's exact request to every URL, as `send
+ * --dry-run` does; without a URL (or with --quiet) only the counts.
+ */
+function dryRunPrinter(output: Output, name: string, settings: DestinationSettings, engineOptions: EngineOptions) {
+  if (settings.targets.length === 0) return undefined;
+  const engine = undiciEngine(settings, engineOptions);
+  return {
+    print(entry: ReplayEntry): void {
+      for (const target of settings.targets) printDryRun(output, { line: entry.line, where: `${name}:${entry.line}` }, engine.prepare(entry.body, target));
+    },
+    close: () => engine.close(),
+  };
 }
 
 /** The file to read: a regular file checked up front, or standard input spooled to a temporary file. */

@@ -160,7 +160,7 @@ function checkCombination(options: SendOptions): void {
   }
   if (options.raw && options.type !== undefined) throw new UsageError("--raw sends a FILE's bodies as read; --type builds a valid message", { flag: "--raw" });
   if (options.file === undefined && options.type === undefined) {
-    throw new UsageError("nothing to send: give a FILE, - for standard input, or --type TYPE", { flag: "[FILE]" });
+    throw new UsageError("nothing to send: give a file, - for standard input, or --type TYPE");
   }
   if (options.type === undefined) {
     for (const { key, flag } of EXAMPLE_FLAGS) {
@@ -247,7 +247,8 @@ function report(output: Output, input: InputMessage, result: DeliveryResult): vo
   }
 }
 
-function printDryRun(output: Output, input: InputMessage, request: PreparedRequest): void {
+/** What `--dry-run` prints of one request, for `send` and `replay` alike: headers (credentials redacted) and body. */
+export function printDryRun(output: Output, input: Pick<InputMessage, "line" | "where">, request: PreparedRequest): void {
   if (output.json) {
     output.event("request", {
       line: input.line,

@@ -1,25 +1,30 @@
 import type { OptionsOf, OptionSpec } from "./spec.js";
 
+/** Read by the secret resolver (src/settings.ts SECRET_ENV); spelled here so help loads nothing more. */
+export const SECRET_ENV = "WEBHOOK_SECRET";
+export const CONFIG_DEFAULT = "./webhook-cli.json, when present";
+
 /**
  * The delivery flags shared by send, replay, audience sync and serve: where
  * to deliver, how to sign, and the engine's timeout, retry window and CAs.
  */
 export const DELIVERY_OPTIONS = [
-  { key: "urls", flag: "--url", arg: "<url>", kind: "list", help: "webhook URL (repeatable, at most 5; replaces the config's webhooks)" },
+  { key: "urls", flag: "--url", short: "-u", arg: "<url>", kind: "list", help: "webhook URL (repeatable, at most 5; replaces the config's webhooks)" },
   { key: "headers", flag: "--header", arg: "<header>", kind: "list", help: "static header 'Name: value' for the --url targets (repeatable)" },
-  { key: "secret", flag: "--secret", arg: "<secret>", kind: "string", help: "shared secret: sign with X-Signature (or $WEBHOOK_SECRET)" },
+  { key: "secret", flag: "--secret", short: "-s", arg: "<secret>", kind: "string", readsEnv: SECRET_ENV, help: "shared secret: sign with X-Signature" },
   { key: "secretFile", flag: "--secret-file", arg: "<file>", kind: "string", help: "read the shared secret from a file (one trailing newline stripped)" },
-  { key: "config", flag: "--config", arg: "<file>", kind: "string", help: "destination settings file (default ./webhook-cli.json when present)" },
+  { key: "config", flag: "--config", arg: "<file>", kind: "string", shownDefault: CONFIG_DEFAULT, help: "destination settings file" },
   {
     key: "timeoutMs",
     flag: "--timeout",
     arg: "<duration>",
     kind: "duration",
-    help: "deadline per attempt for the response status, connect and TLS included (default 5s)",
+    shownDefault: "5s",
+    help: "deadline per attempt for the response status, connect and TLS included",
   },
-  { key: "retryWindowMs", flag: "--retry-window", arg: "<duration>", kind: "durationOrZero", help: "no retry starts later than this after the first attempt (default 4h; 0 = no retries)" },
+  { key: "retryWindowMs", flag: "--retry-window", arg: "<duration>", kind: "durationOrZero", shownDefault: "4h", help: "no retry starts later than this after the first attempt (0 = no retries)" },
   { key: "ca", flag: "--ca", arg: "<file>", kind: "list", help: "also trust this CA certificate (PEM; repeatable)" },
-  { key: "userAgent", flag: "--user-agent", arg: "<ua>", kind: "string", nonEmpty: true, help: "User-Agent header (default Segment.io/1.0)" },
+  { key: "userAgent", flag: "--user-agent", arg: "<ua>", kind: "string", nonEmpty: true, shownDefault: "Segment.io/1.0", help: "User-Agent header" },
 ] as const satisfies readonly OptionSpec[];
 
 export type DeliveryFlags = OptionsOf<typeof DELIVERY_OPTIONS>;

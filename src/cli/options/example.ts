@@ -11,7 +11,7 @@ export function exampleOptions(scope = "") {
     { key: "event", flag: "--event", arg: "<name>", kind: "string", nonEmpty: true, help: `${scope}event name of the track example` },
     { key: "properties", flag: "--properties", arg: "<json>", kind: "jsonObject", help: `${scope}properties of the page and track examples (a JSON object)` },
     { key: "traits", flag: "--traits", arg: "<json>", kind: "jsonObject", help: `${scope}traits of the identify and group examples (a JSON object)` },
-    { key: "now", flag: "--now", arg: "<iso>", kind: "date", help: `${scope}timestamp of the example${s} (default: now)` },
+    { key: "now", flag: "--now", arg: "<iso>", kind: "date", shownDefault: "now", help: `${scope}timestamp of the example${s}` },
     { key: "seed", flag: "--seed", arg: "<n>", kind: "integer", min: 0, max: 2 ** 32 - 1, help: `${scope}seed for the random choices (same seed and --now, same output)` },
   ] as const satisfies readonly OptionSpec[];
 }

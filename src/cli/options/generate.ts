@@ -5,7 +5,7 @@ export const ALIAS_KEYS_HELP = "alias keys: spec ('Previous ID', 'User ID') or c
 
 export const GENERATE_OPTIONS = [
   ...exampleOptions(),
-  { key: "out", flag: "--out", arg: "<file>", kind: "string", help: "write to a file instead of stdout" },
+  { key: "out", flag: "--out", short: "-o", arg: "<file>", kind: "string", help: "write to a file instead of stdout" },
   { key: "pretty", flag: "--pretty", kind: "switch", default: false, help: "indented JSON instead of NDJSON" },
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", default: "spec", help: ALIAS_KEYS_HELP },
 ] as const satisfies readonly OptionSpec[];

@@ -1,9 +1,11 @@
+import { DEFAULT_MAX_CONNECTIONS } from "../../util/http-limits.js";
+import { SECRET_ENV } from "./delivery.js";
 import type { OptionsOf, OptionSpec } from "./spec.js";
 
 export const LISTEN_OPTIONS = [
-  { key: "port", flag: "--port", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
+  { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
   { key: "host", flag: "--host", arg: "<addr>", kind: "string", nonEmpty: true, default: "127.0.0.1", help: "address to listen on" },
-  { key: "secret", flag: "--secret", arg: "<s>", kind: "string", help: "shared secret to verify X-Signature (or WEBHOOK_SECRET)" },
+  { key: "secret", flag: "--secret", short: "-s", arg: "<secret>", kind: "string", readsEnv: SECRET_ENV, help: "shared secret to verify X-Signature" },
   { key: "secretFile", flag: "--secret-file", arg: "<file>", kind: "string", help: "read the shared secret from a file (one trailing newline stripped)" },
   { key: "record", flag: "--record", arg: "<file>", kind: "string", nonEmpty: true, help: "append every request to an NDJSON recording (replayable)" },
   { key: "respond", flag: "--respond", arg: "<status>", kind: "status", default: "200", help: "status for valid requests" },
@@ -22,7 +24,7 @@ export const LISTEN_OPTIONS = [
   { key: "readyFile", flag: "--ready-file", arg: "<file>", kind: "string", nonEmpty: true, help: "write the URL to this file once listening (GET /health also answers 200)" },
   { key: "json", flag: "--json", kind: "switch", default: false, help: "one JSON object per line on stdout" },
   { key: "verbose", flag: "--verbose", kind: "switch", default: false, help: "print each request's full body" },
-  { key: "maxConnections", flag: "--max-connections", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, help: "open connections at once; more are refused (default 256)" },
+  { key: "maxConnections", flag: "--max-connections", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, shownDefault: String(DEFAULT_MAX_CONNECTIONS), help: "open connections at once; more are refused" },
   { key: "forwardTo", flag: "--forward-to", arg: "<url>", kind: "string", nonEmpty: true, help: "relay each request (exact bytes and headers) to your app and answer with its response" },
   { key: "forwardTimeoutMs", flag: "--forward-timeout", arg: "<duration>", kind: "duration", default: "5s", help: "how long the app may take before the sender gets 504" },
   { key: "ui", flag: "--ui", kind: "switch", default: false, help: "serve the inspector page on 127.0.0.1 (--ui-port)" },

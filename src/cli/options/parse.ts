@@ -60,7 +60,7 @@ export function parseTable<T extends OptionTable>(table: T, raw: Readonly<Record
   return options as OptionsOf<T>;
 }
 
-/** Message types given as arguments (`generate track identify`); `name` is the argument's, for errors. */
-export function parseMessageTypes(values: readonly string[], name: string): MessageType[] {
-  return values.map((value) => messageType(name).parse(value));
+/** Message types given as arguments (`generate track identify`): an error names the value, not commander's `[types...]`. */
+export function parseMessageTypes(values: readonly string[]): MessageType[] {
+  return values.map((value) => messageType(undefined).parse(value));
 }

@@ -5,7 +5,7 @@ import type { OptionsOf, OptionSpec } from "./spec.js";
 
 export const SEND_OPTIONS = [
   // Parsed first: with a bad --type, that is the error reported.
-  { key: "type", flag: "--type", arg: "<type>", kind: "messageType", help: `send one generated example: ${MESSAGE_TYPES.join(", ")}` },
+  { key: "type", flag: "--type", arg: "<type>", kind: "messageType", help: `generate one example message of this type and send it (instead of a file): ${MESSAGE_TYPES.join(", ")}` },
   ...DELIVERY_OPTIONS,
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of --type alias: spec or camel" },
   ...exampleOptions("with --type: "),

@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { MESSAGE_TYPES } from "../../messages/names.js";
 import type { AliasKeys, MessageType } from "../../messages/schemas.js";
 import type { ScriptStep } from "../../receiver/faults.js";
 
@@ -17,10 +18,14 @@ export interface OptionSpec {
   readonly short?: `-${string}`;
   /** An environment variable commander reads when the flag is absent. */
   readonly env?: string;
+  /** An environment variable the command reads itself (e.g. the secret resolver); shown in help only. */
+  readonly readsEnv?: string;
   readonly kind: ValueKind;
   readonly help: string;
   /** The raw default, shown in help; `false` makes an absent switch false without showing it. */
   readonly default?: string | false;
+  /** A default applied later (by the engine or the command), shown in help as `(default: …)`. */
+  readonly shownDefault?: string;
   readonly required?: boolean;
   /** Bounds of an `integer` or `number`. */
   readonly min?: number;
@@ -69,17 +74,51 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+const ALIAS_KEY_STYLES: readonly AliasKeys[] = ["spec", "camel"];
+
 const REPEATABLE: ReadonlySet<ValueKind> = new Set(["list", "messageTypes"]);
+
+/** The values an option or argument takes when they are a fixed set (for completion). */
+const FIXED_VALUES = new WeakMap<object, readonly string[]>();
+
+/** Fixed values by kind: the message types and the alias-key styles. */
+export function fixedValuesOfKind(kind: ValueKind): readonly string[] | undefined {
+  if (kind === "messageType" || kind === "messageTypes") return MESSAGE_TYPES;
+  if (kind === "aliasKeys") return ALIAS_KEY_STYLES;
+  return undefined;
+}
+
+/** Marks an option or argument as taking one of `values` (completion offers them). */
+export function withFixedValues<T extends object>(target: T, values: readonly string[]): T {
+  FIXED_VALUES.set(target, values);
+  return target;
+}
+
+export function fixedValuesOf(target: object): readonly string[] | undefined {
+  return FIXED_VALUES.get(target);
+}
+
+/**
+ * The one rendering of an option's help: its text, then `(default: 8080)`
+ * and `(env: $NAME)`, whoever applies the default or reads the variable.
+ */
+export function helpOf(spec: OptionSpec): string {
+  const shown = typeof spec.default === "string" ? spec.default : spec.shownDefault;
+  const env = spec.env ?? spec.readsEnv;
+  return [spec.help, shown !== undefined ? `(default: ${shown})` : "", env !== undefined ? `(env: $${env})` : ""].filter(Boolean).join(" ");
+}
 
 /** The commander option of one spec. */
 export function commanderOption(spec: OptionSpec): Option {
   const flags = `${spec.short ? `${spec.short}, ` : ""}${spec.flag}${spec.arg ? ` ${spec.arg}` : ""}`;
-  const option = new Option(flags, spec.help);
+  const option = new Option(flags, helpOf(spec));
   if (REPEATABLE.has(spec.kind)) option.argParser(collect);
+  // Shown by helpOf; the program's help shows descriptions only (no `(default: "8080")` of commander's).
   if (typeof spec.default === "string") option.default(spec.default);
   if (spec.required) option.makeOptionMandatory();
   if (spec.env !== undefined) option.env(spec.env);
-  return option;
+  const values = fixedValuesOfKind(spec.kind);
+  return values ? withFixedValues(option, values) : option;
 }
 
 /** Declares a table's options on a command, in table order. */

@@ -1,0 +1,74 @@
+/**
+ * The README's runnable examples: fenced blocks whose info string is
+ * `sh runnable`, each line (with `\` continuations joined) one command.
+ */
+export interface RunnableBlock {
+  /** The `## ` heading above the block, to name it in test output. */
+  heading: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+  commands: string[];
+}
+
+const FENCE = /^```(.*)$/;
+
+export function runnableBlocks(markdown: string): RunnableBlock[] {
+  const blocks: RunnableBlock[] = [];
+  const lines = markdown.split("\n");
+  let heading = "";
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i] as string;
+    if (text.startsWith("## ")) heading = text.slice(3).trim();
+    const fence = FENCE.exec(text);
+    if (!fence) continue;
+    const end = lines.findIndex((candidate, j) => j > i && candidate.startsWith("```"));
+    if (end < 0) break;
+    if (/^sh\s+runnable\b/.test(fence[1] as string)) blocks.push({ heading, line: i + 1, commands: commandsOf(lines.slice(i + 1, end)) });
+    i = end;
+  }
+  return blocks;
+}
+
+/** One command per line; a line ending in `\` goes on on the next; blank and comment-only lines are skipped. */
+function commandsOf(lines: readonly string[]): string[] {
+  const commands: string[] = [];
+  let pending = "";
+  for (const line of lines) {
+    if (line.endsWith("\\")) {
+      pending += `${line.slice(0, -1)} `;
+      continue;
+    }
+    const command = (pending + line).trim();
+    pending = "";
+    if (command !== "" && !command.startsWith("#")) commands.push(command);
+  }
+  return commands;
+}
+
+/** A long-running command of the README (a receiver or the service), run until stopped. */
+export function isServer(command: string): boolean {
+  return /^webhook-cli (listen|serve)\b/.test(command) && !/\s--failed\b/.test(command);
+}
+
+/**
+ * A server command made to run here: `exec`'d (so a signal reaches it), on
+ * any free port, its comment and trailing `&` dropped.
+ */
+export function asServer(command: string): string {
+  // A trailing `&` (run in the background) is how it runs here anyway.
+  const [, name, rest] = /^webhook-cli (listen|serve)(.*?)(?:\s*&)?$/.exec(stripComment(command)) as RegExpExecArray;
+  return `exec node "$WEBHOOK_CLI_BIN" ${name} --port 0${(rest as string).replace(/\s--port\s+\d+/g, "")}`;
+}
+
+/** Drops a trailing `# comment` (after whitespace, outside quotes). */
+function stripComment(command: string): string {
+  let quote: string | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i] as string;
+    if (quote) {
+      if (c === quote) quote = undefined;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === "#" && /\s/.test(command[i - 1] ?? "")) return command.slice(0, i).trimEnd();
+  }
+  return command;
+}

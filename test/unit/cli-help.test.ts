@@ -1,0 +1,145 @@
+import type { Command } from "commander";
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { buildProgram } from "../../src/cli/program.js";
+import type { CliIo } from "../../src/cli/io.js";
+import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/options/audience.js";
+import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
+import { DEMO_OPTIONS, GENERATE_OPTIONS } from "../../src/cli/options/generate.js";
+import { LISTEN_OPTIONS } from "../../src/cli/options/listen.js";
+import { REPLAY_OPTIONS } from "../../src/cli/options/replay.js";
+import { SEND_OPTIONS } from "../../src/cli/options/send.js";
+import { SERVE_OPTIONS } from "../../src/cli/options/serve.js";
+import type { OptionSpec } from "../../src/cli/options/spec.js";
+import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/output.js";
+import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
+import { DEFAULT_USER_AGENT, SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/settings.js";
+import { parseDuration } from "../../src/util/duration.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
+import { closestName } from "../../src/util/suggest.js";
+
+const TABLES: Record<string, readonly OptionSpec[]> = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS };
+
+function fakeIo(env: NodeJS.ProcessEnv = {}, isTTY = false): CliIo & { out: () => string } {
+  let out = "";
+  const stdout = new PassThrough();
+  stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  return {
+    stdout,
+    stderr: new PassThrough(),
+    stdin: new PassThrough(),
+    env,
+    cwd: process.cwd(),
+    stdoutIsTTY: isTTY,
+    stderrIsTTY: isTTY,
+    signal: new AbortController().signal,
+    out: () => out,
+  };
+}
+
+/** Every command of the real program with its path, the program first. */
+function commandsOf(program: Command): { path: string; command: Command; ancestors: Command[] }[] {
+  const found: { path: string; command: Command; ancestors: Command[] }[] = [];
+  const visit = (command: Command, path: string, ancestors: Command[]) => {
+    found.push({ path, command, ancestors });
+    for (const sub of command.commands) visit(sub, `${path} ${sub.name()}`.trim(), [...ancestors, command]);
+  };
+  visit(program, "", []);
+  return found;
+}
+
+const program = buildProgram({ io: fakeIo(), exitCode: 0 });
+
+describe("flags across every command", () => {
+  it.each(commandsOf(program).map(({ path, command, ancestors }) => [path || "webhook-cli", command, ancestors] as const))(
+    "%s: no flag or short flag is declared twice (its own, the global ones, -h)",
+    (_, command, ancestors) => {
+      const flags = [command, ...ancestors].flatMap((c) => c.options.flatMap((o) => [o.short, o.long].filter((f): f is string => f !== undefined)));
+      flags.push("-h", "--help");
+      expect(flags.length).toBeGreaterThan(2);
+      expect(flags.filter((flag, i) => flags.indexOf(flag) !== i)).toEqual([]);
+    },
+  );
+
+  it("the common options have their short flags", () => {
+    const shortOf = (path: string, long: string) =>
+      commandsOf(program)
+        .find((c) => c.path === path)
+        ?.command.options.find((o) => o.long === long)?.short;
+    for (const path of ["send", "replay", "audience sync", "serve"]) {
+      expect(shortOf(path, "--url")).toBe("-u");
+      expect(shortOf(path, "--secret")).toBe("-s");
+    }
+    expect(shortOf("listen", "--secret")).toBe("-s");
+    expect(shortOf("listen", "--port")).toBe("-p");
+    expect(shortOf("serve", "--port")).toBe("-p");
+    for (const path of ["replay", "serve", "audience sync"]) expect(shortOf(path, "--concurrency")).toBe("-c");
+    expect(shortOf("generate", "--out")).toBe("-o");
+  });
+});
+
+describe("one rendering of defaults and environment variables", () => {
+  it.each(Object.entries(TABLES))("%s: help texts leave defaults and variables to the table's fields", (_, table) => {
+    for (const spec of table) {
+      expect(spec.help, spec.flag).not.toMatch(/\(default|default:|WEBHOOK_SECRET/);
+    }
+  });
+
+  it("every command's help shows `(default: value)` and `(env: $NAME)`, never commander's quoted default", () => {
+    let defaults = 0;
+    for (const { path, command } of commandsOf(program)) {
+      const help = command.helpInformation().replace(/\s+/g, " ");
+      expect(help, path).not.toMatch(/\(default: "|\(default [^(]|default "|env: [A-Z]/);
+      defaults += help.match(/\(default: [^")]+\)/g)?.length ?? 0;
+      if (/WEBHOOK_SECRET/.test(help)) expect(help.match(/.?WEBHOOK_SECRET/g)?.every((m) => m.startsWith("$"))).toBe(true);
+    }
+    // port, host, respond, fail-status, state, timeout, retry window, user agent, config, concurrency…
+    expect(defaults).toBeGreaterThan(20);
+  });
+
+  it("the shown defaults are the ones applied", () => {
+    const shown = (flag: string) => DELIVERY_OPTIONS.find((spec) => spec.flag === flag) as OptionSpec;
+    expect(parseDuration(shown("--timeout").shownDefault as string)).toBe(DEFAULT_TIMEOUT_MS);
+    expect(parseDuration(shown("--retry-window").shownDefault as string)).toBe(DEFAULT_RETRY_WINDOW_MS);
+    expect(shown("--user-agent").shownDefault).toBe(DEFAULT_USER_AGENT);
+    expect(SECRET_ENV).toBe(RESOLVER_SECRET_ENV);
+    for (const table of [LISTEN_OPTIONS, SERVE_OPTIONS] as readonly (readonly OptionSpec[])[]) {
+      expect(table.find((spec) => spec.flag === "--max-connections")?.shownDefault).toBe(String(DEFAULT_MAX_CONNECTIONS));
+    }
+  });
+});
+
+describe("did you mean", () => {
+  it("names the closest candidate for a typo, nothing for an unrelated word or an exact match", () => {
+    expect(closestName("trak", ["page", "screen", "identify", "track", "alias", "group", "delete"])).toBe("track");
+    expect(closestName("indentify", ["page", "identify", "track"])).toBe("identify");
+    expect(closestName("replya", ["send", "replay", "serve"])).toBe("replay");
+    expect(closestName("bsh", ["bash", "zsh", "fish"])).toBe("bash");
+    expect(closestName("xyz", ["page", "track"])).toBeUndefined();
+    expect(closestName("page", ["page", "track"])).toBeUndefined();
+  });
+});
+
+describe("colour", () => {
+  it("FORCE_COLOR forces it off a terminal, NO_COLOR turns it off, FORCE_COLOR=0 too", () => {
+    expect(colorLevel({}, true)).toBe(1);
+    expect(colorLevel({}, false)).toBe(0);
+    expect(colorLevel({ FORCE_COLOR: "1" }, false)).toBe(1);
+    expect(colorLevel({ FORCE_COLOR: "" }, false)).toBe(1);
+    expect(colorLevel({ NO_COLOR: "1" }, true)).toBe(0);
+    expect(colorLevel({ FORCE_COLOR: "0" }, true)).toBe(0);
+    expect(colorLevel({ FORCE_COLOR: "false" }, true)).toBe(0);
+    expect(colorLevel({ NO_COLOR: "" }, true)).toBe(1);
+  });
+
+  it("a coloured text ending in a newline leaves no reset code after the newline", async () => {
+    const io = fakeIo({ FORCE_COLOR: "1" });
+    const output = createOutput(io);
+    output.line(output.color.red("bad\n"));
+    output.line(output.color.red(output.color.bold("two\nlines\n")));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(io.out()).toContain("\x1b[31mbad\x1b[39m\n");
+    expect(io.out()).not.toMatch(/\n\x1b\[(?:22|39|0)m/);
+    expect(resetsBeforeNewlines("\x1b[31mx\x1b[39m\n\x1b[31m\x1b[39m")).toBe("\x1b[31mx\x1b[39m\n");
+  });
+});
