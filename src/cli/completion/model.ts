@@ -73,3 +73,42 @@ export function transitions(commands: readonly CompletionCommand[]): { from: str
 export function quote(text: string): string {
   return `"${text}"`;
 }
+
+/** How a bash-like shell offers words and file names in a `case` branch (the rest of its script is its own). */
+export interface CaseAnswers {
+  words(words: readonly string[]): string;
+  files: string;
+}
+
+/** The `case "${cmdpath}/${prev}"` branches: after a flag that takes a value, its fixed values, else file names. */
+export function valueCases(command: CompletionCommand, answers: CaseAnswers): string[] {
+  const lines: string[] = [];
+  const files: string[] = [];
+  for (const option of command.options.filter((o) => o.takesValue)) {
+    const patterns = spellings(option).map((flag) => quote(`${command.path}/${flag}`));
+    if (option.values) lines.push(`    ${patterns.join("|")}) ${answers.words(option.values)}; return ;;`);
+    else files.push(...patterns);
+  }
+  if (files.length > 0) lines.push(`    ${files.join("|")}) ${answers.files}; return ;;`);
+  return lines;
+}
+
+/** The `case "$cmdpath"` branch for a word that is not a flag: subcommands or fixed values, a file, else the flags. */
+export function positionalCase(command: CompletionCommand, answers: CaseAnswers): string {
+  const words = command.subcommands.length > 0 ? command.subcommands : command.argValues;
+  if (words) return `    ${quote(command.path)}) ${answers.words(words)} ;;`;
+  if (command.takesFile) return `    ${quote(command.path)}) ${answers.files} ;;`;
+  return `    ${quote(command.path)}) ${answers.words(command.options.map((o) => o.long))} ;;`;
+}
+
+/** The loop over the words before the cursor that finds the command path (bash and zsh differ only in where words live). */
+export function commandPathLoop(commands: readonly CompletionCommand[], words: { first: number; end: string; word: string }): string[] {
+  return [
+    `  for (( i = ${words.first}; i < ${words.end}; i++ )); do`,
+    `    word="${words.word}"`,
+    '    case "${cmdpath}/${word}" in',
+    ...transitions(commands).map((t) => `      ${quote(`${t.from}/${t.word}`)}) cmdpath=${quote(t.to)} ;;`),
+    "    esac",
+    "  done",
+  ];
+}
