@@ -1,4 +1,4 @@
-import { commandPathLoop, positionalCase, quote, spellings, valueCases, type CaseAnswers, type CompletionCommand } from "./model.js";
+import { commandPathLoop, positionalCaseBlock, quote, spellings, valueCaseBlock, type CaseAnswers, type CompletionCommand } from "./model.js";
 
 /** A bash completion script (`complete -F _webhook_cli webhook-cli`). */
 export function bashScript(commands: readonly CompletionCommand[]): string {
@@ -8,9 +8,7 @@ export function bashScript(commands: readonly CompletionCommand[]): string {
     '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmdpath="" i word words=""',
     '  (( COMP_CWORD > 0 )) && prev="${COMP_WORDS[COMP_CWORD-1]}"',
     ...commandPathLoop(commands, { first: 1, end: "COMP_CWORD", word: "${COMP_WORDS[i]}" }),
-    '  case "${cmdpath}/${prev}" in',
-    ...commands.flatMap((command) => valueCases(command, VALUE_ANSWERS)),
-    "  esac",
+    ...valueCaseBlock(commands, VALUE_ANSWERS),
     '  if [[ "$cur" == -* ]]; then',
     '    case "$cmdpath" in',
     ...commands.map((c) => `      ${quote(c.path)}) words=${quote(c.options.flatMap(spellings).join(" "))} ;;`),
@@ -18,9 +16,7 @@ export function bashScript(commands: readonly CompletionCommand[]): string {
     '    COMPREPLY=($(compgen -W "$words" -- "$cur"))',
     "    return",
     "  fi",
-    '  case "$cmdpath" in',
-    ...commands.map((command) => positionalCase(command, POSITIONAL_ANSWERS)),
-    "  esac",
+    ...positionalCaseBlock(commands, POSITIONAL_ANSWERS),
     '  COMPREPLY=($(compgen -W "$words" -- "$cur"))',
     "}",
     "complete -F _webhook_cli webhook-cli",

@@ -80,8 +80,17 @@ export interface CaseAnswers {
   files: string;
 }
 
-/** The `case "${cmdpath}/${prev}"` branches: after a flag that takes a value, its fixed values, else file names. */
-export function valueCases(command: CompletionCommand, answers: CaseAnswers): string[] {
+/** The `case "${cmdpath}/${prev}"` block: after a flag that takes a value, its fixed values, else file names. */
+export function valueCaseBlock(commands: readonly CompletionCommand[], answers: CaseAnswers): string[] {
+  return ['  case "${cmdpath}/${prev}" in', ...commands.flatMap((command) => valueCases(command, answers)), "  esac"];
+}
+
+/** The `case "$cmdpath"` block for a word that is not a flag. */
+export function positionalCaseBlock(commands: readonly CompletionCommand[], answers: CaseAnswers): string[] {
+  return ['  case "$cmdpath" in', ...commands.map((command) => positionalCase(command, answers)), "  esac"];
+}
+
+function valueCases(command: CompletionCommand, answers: CaseAnswers): string[] {
   const lines: string[] = [];
   const files: string[] = [];
   for (const option of command.options.filter((o) => o.takesValue)) {
@@ -93,8 +102,8 @@ export function valueCases(command: CompletionCommand, answers: CaseAnswers): st
   return lines;
 }
 
-/** The `case "$cmdpath"` branch for a word that is not a flag: subcommands or fixed values, a file, else the flags. */
-export function positionalCase(command: CompletionCommand, answers: CaseAnswers): string {
+/** One `case "$cmdpath"` branch: subcommands or fixed values, a file, else the flags. */
+function positionalCase(command: CompletionCommand, answers: CaseAnswers): string {
   const words = command.subcommands.length > 0 ? command.subcommands : command.argValues;
   if (words) return `    ${quote(command.path)}) ${answers.words(words)} ;;`;
   if (command.takesFile) return `    ${quote(command.path)}) ${answers.files} ;;`;

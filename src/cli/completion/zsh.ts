@@ -1,9 +1,10 @@
-import { commandPathLoop, positionalCase, quote, spellings, valueCases, type CaseAnswers, type CompletionCommand } from "./model.js";
+import { commandPathLoop, positionalCaseBlock, quote, spellings, valueCaseBlock, type CaseAnswers, type CompletionCommand } from "./model.js";
 
 /**
  * A zsh completion function; works sourced after compinit or saved as
  * `_webhook-cli` in $fpath. (`cmdpath`, not `path`: zsh ties `path` to PATH.)
  */
+// Laid out like bash.ts on purpose: the shared parts come from model.ts, what is left is each shell's own syntax.
 export function zshScript(commands: readonly CompletionCommand[]): string {
   return [
     "#compdef webhook-cli",
@@ -11,18 +12,14 @@ export function zshScript(commands: readonly CompletionCommand[]): string {
     "_webhook_cli() {",
     '  local cur="${words[CURRENT]}" prev="${words[CURRENT-1]}" cmdpath="" i word',
     ...commandPathLoop(commands, { first: 2, end: "CURRENT", word: "${words[i]}" }),
-    '  case "${cmdpath}/${prev}" in',
-    ...commands.flatMap((command) => valueCases(command, ANSWERS)),
-    "  esac",
+    ...valueCaseBlock(commands, ANSWERS),
     '  if [[ "$cur" == -* ]]; then',
     '    case "$cmdpath" in',
     ...commands.map((c) => `      ${quote(c.path)}) compadd -- ${c.options.flatMap(spellings).join(" ")} ;;`),
     "    esac",
     "    return",
     "  fi",
-    '  case "$cmdpath" in',
-    ...commands.map((command) => positionalCase(command, ANSWERS)),
-    "  esac",
+    ...positionalCaseBlock(commands, ANSWERS),
     "}",
     'if [[ "${funcstack[1]}" == "_webhook-cli" ]]; then',
     '  _webhook_cli "$@"',
