@@ -20,7 +20,7 @@ import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ReceivedRequest {
   /** 1-based, in arrival order of complete requests. */

@@ -63,7 +63,7 @@ export function spellings(option: CompletionOption): string[] {
 }
 
 /** The command paths a word leads to from another: `audience` + `sync` → `audience sync`. */
-export function transitions(commands: readonly CompletionCommand[]): { from: string; word: string; to: string }[] {
+function transitions(commands: readonly CompletionCommand[]): { from: string; word: string; to: string }[] {
   return commands.flatMap((command) =>
     command.subcommands.map((word) => ({ from: command.path, word, to: command.path === "" ? word : `${command.path} ${word}` })),
   );
