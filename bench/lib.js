@@ -136,7 +136,7 @@ export function runMeasured(args, { limitS = 60, env = {} } = {}) {
   });
 }
 
-/** Generates `count` SPEC-shaped track lines (1,000 users) into `path`. */
+/** Generates `count` track lines of the built shape (docs/messages.md#built-messages) (1,000 users) into `path`. */
 export async function writeTrackLines(path, count) {
   const out = createWriteStream(path);
   let chunk = "";

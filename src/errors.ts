@@ -93,7 +93,7 @@ export class ClosedError extends WebhookCliError {
   }
 }
 
-export function formatSource(source: ErrorSource | undefined, nameOf: (field: string) => string | undefined = () => undefined): string {
+function formatSource(source: ErrorSource | undefined, nameOf: (field: string) => string | undefined = () => undefined): string {
   if (!source) return "";
   const parts: string[] = [];
   if (source.file !== undefined) parts.push(source.line !== undefined ? `${source.file}:${source.line}` : source.file);

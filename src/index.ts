@@ -3,7 +3,7 @@
 // are in the `webhook-cli/testing` subpath. Re-exports only.
 export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
 
-// The client library (CONTRACT.md 6).
+// The client library (docs/serve-api.md#client-library).
 export { Analytics } from "./client/edge.js";
 export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {

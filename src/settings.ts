@@ -6,12 +6,12 @@ import type { AliasKeys } from "./messages/schemas.js";
 import { parseJson } from "./util/json-depth.js";
 import { redactUrl } from "./util/redact.js";
 
-/** SPEC.md 2.1: at most five webhook URLs. */
-export const MAX_TARGETS = 5;
-/** CONTRACT.md 1: at most fifty static headers per URL. */
-export const MAX_HEADERS_PER_TARGET = 50;
+/** At most five webhook URLs (docs/delivery.md#targets). */
+const MAX_TARGETS = 5;
+/** At most fifty static headers per URL (docs/delivery.md#static-headers). */
+const MAX_HEADERS_PER_TARGET = 50;
 export const DEFAULT_USER_AGENT = "Segment.io/1.0";
-export const DEFAULT_CONFIG_FILE = "webhook-cli.json";
+const DEFAULT_CONFIG_FILE = "webhook-cli.json";
 
 /** One webhook URL with its static headers. */
 export interface Target {
@@ -30,7 +30,7 @@ export interface DestinationSettings {
   secret: string | undefined;
   userAgent: string;
   aliasKeys: AliasKeys;
-  /** SPEC.md 3: a switched-off destination forwards nothing. */
+  /** A switched-off destination forwards nothing (docs/serve-api.md#enabled-switch). */
   enabled: boolean;
   sources: Source[];
 }
@@ -52,7 +52,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // What HTTP allows in a field value: tab, visible ASCII and space, obs-text (Latin-1); no control characters.
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-export const configSchema = z.strictObject({
+const configSchema = z.strictObject({
   sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
   webhooks: z
     .array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() }))
@@ -65,7 +65,7 @@ export const configSchema = z.strictObject({
 export type ConfigFile = z.infer<typeof configSchema>;
 
 /** Reads and validates a config file; errors name the file and the key. */
-export function loadConfig(path: string): ConfigFile {
+function loadConfig(path: string): ConfigFile {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -143,7 +143,7 @@ export interface SettingsInput extends SecretInput {
 /** The environment variable that holds the shared secret. */
 export const SECRET_ENV = "WEBHOOK_SECRET";
 
-/** Where a shared secret may come from, highest precedence first (CONTRACT.md 3). */
+/** Where a shared secret may come from, highest precedence first (docs/cli.md#secrets-and-credentials). */
 export interface SecretInput {
   secret?: string | undefined;
   /** A file holding the secret; one trailing newline is stripped. */

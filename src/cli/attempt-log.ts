@@ -3,9 +3,6 @@ import type { AttemptEvent } from "../delivery/types.js";
 import { formatDuration } from "../util/duration.js";
 import type { Output } from "./output.js";
 
-// Header values that are credentials of their own: shown redacted, like recordings do.
-const REDACTED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
-
 export function headerLines(headers: Record<string, string>): string[] {
   return Object.entries(headers).map(([name, value]) => `${name}: ${isCredentialHeader(name) ? REDACTED : value}`);
 }

@@ -2,7 +2,7 @@ import { CommanderError } from "commander";
 import { WebhookCliError, type ErrorCode } from "../errors.js";
 import { flagOfField } from "./options/fields.js";
 
-/** The one place errors become exit statuses (CONTRACT.md 3). */
+/** The one place errors become exit statuses (docs/exit-codes.md#error-classes). */
 const EXIT_CODES: Record<ErrorCode, number> = {
   E_USAGE: 2,
   E_INPUT: 2,

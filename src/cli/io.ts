@@ -13,7 +13,7 @@ export interface CliIo {
   signal: AbortSignal;
 }
 
-/** 130 for SIGINT, 143 for SIGTERM (CONTRACT.md 3). */
+/** 130 for SIGINT, 143 for SIGTERM (docs/exit-codes.md#interruption). */
 export function interruptedExitCode(signal: AbortSignal): number {
   return signal.reason === "SIGTERM" ? 143 : 130;
 }

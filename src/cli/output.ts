@@ -4,7 +4,7 @@ import type { CliIo } from "./io.js";
 import { redactText } from "../util/redact.js";
 
 /**
- * Terminal rules of CONTRACT.md 3: colour and spinners only on a TTY, never
+ * Terminal rules (docs/cli.md#terminals): colour and spinners only on a TTY, never
  * with NO_COLOR (or --no-color, which sets it); FORCE_COLOR forces colour
  * (not spinners) off a TTY, as Node and chalk read it.
  */
@@ -98,25 +98,41 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     },
     spinner(text) {
       if (!oraModule) return NO_SPINNER;
-      let current = redactText(text, secret);
-      let stopped = false;
-      let spinner: Ora | undefined;
-      void oraModule.then(({ default: ora }) => {
-        if (stopped) return;
-        spinner = ora({ text: current, stream: io.stderr as NodeJS.WriteStream, discardStdin: false }).start();
-        active = spinner;
-      });
-      return {
-        update(next) {
-          current = redactText(next, secret);
-          if (spinner) spinner.text = current;
-        },
-        stop() {
-          stopped = true;
-          spinner?.stop();
+      return oraSpinner(oraModule, io.stderr as NodeJS.WriteStream, text, {
+        redact: (value) => redactText(value, secret),
+        started: (spinner) => (active = spinner),
+        stopped: (spinner) => {
           if (active === spinner) active = undefined;
         },
-      };
+      });
+    },
+  };
+}
+
+/** An ora spinner that starts once ora has loaded (unless stopped first); `started`/`stopped` track the one on screen. */
+function oraSpinner(
+  oraModule: Promise<typeof import("ora")>,
+  stream: NodeJS.WriteStream,
+  text: string,
+  hooks: { redact: (text: string) => string; started: (spinner: Ora) => void; stopped: (spinner: Ora | undefined) => void },
+): Spinner {
+  let current = hooks.redact(text);
+  let stopped = false;
+  let spinner: Ora | undefined;
+  void oraModule.then(({ default: ora }) => {
+    if (stopped) return;
+    spinner = ora({ text: current, stream, discardStdin: false }).start();
+    hooks.started(spinner);
+  });
+  return {
+    update(next) {
+      current = hooks.redact(next);
+      if (spinner) spinner.text = current;
+    },
+    stop() {
+      stopped = true;
+      spinner?.stop();
+      hooks.stopped(spinner);
     },
   };
 }

@@ -14,6 +14,8 @@ import { addOptions, fixedValuesOfKind, withFixedValues, type OptionsOf, type Op
  * Registration declares each command's options from its table and nothing
  * else: the command's implementation (and zod, undici, the receiver…) is
  * imported only when that command runs, so `--help` and `--version` start fast.
+ * The register functions look alike because each is one declaration (name,
+ * description, arguments, examples, table, call): they share `wire`, not values.
  */
 
 type ParseModule = typeof import("./options/parse.js");

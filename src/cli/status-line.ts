@@ -4,7 +4,7 @@ import { formatDuration } from "../util/duration.js";
 import type { Output, Spinner } from "./output.js";
 
 /** How often a status line is printed where no spinner can be drawn (CI logs). */
-export const STATUS_INTERVAL_MS = 10_000;
+const STATUS_INTERVAL_MS = 10_000;
 // How often a spinner's counts are refreshed on a terminal.
 const SPINNER_REFRESH_MS = 250;
 

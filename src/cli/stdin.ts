@@ -1,7 +1,7 @@
 import type { CliIo } from "./io.js";
 import type { Output } from "./output.js";
 
-export const STDIN_HINT = "reading messages from stdin; end with Ctrl-D";
+const STDIN_HINT = "reading messages from stdin; end with Ctrl-D";
 
 /** Standard input was not read to its end: the stop signal (Ctrl-C) came first. */
 export const INTERRUPTED = Symbol("interrupted");

@@ -25,15 +25,15 @@ import type {
 import { checkMessageSize, checkOptions, validateCall, wireIds } from "./validate.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
 
-export const DEFAULT_ENDPOINT = "https://api.segment.io";
-export const DEFAULT_FLUSH_AT = 20;
-export const DEFAULT_FLUSH_AFTER_MS = 5_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-export const DEFAULT_MAX_RETRIES = 3;
-export const DEFAULT_MAX_QUEUE_SIZE = 10_000;
-export const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
+const DEFAULT_ENDPOINT = "https://api.segment.io";
+const DEFAULT_FLUSH_AT = 20;
+const DEFAULT_FLUSH_AFTER_MS = 5_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_RETRIES = 3;
+const DEFAULT_MAX_QUEUE_SIZE = 10_000;
+const DEFAULT_MAX_QUEUE_BYTES = 32 * 1024 * 1024;
 /** Batch requests in flight at once: each carries up to 500 KB of calls, so a few keep a collection API busy. */
-export const DEFAULT_BATCHES_IN_FLIGHT = 4;
+const DEFAULT_BATCHES_IN_FLIGHT = 4;
 
 /** A sealed batch on its way: waiting for a free request slot, in flight, or waiting to retry. */
 interface OutgoingBatch {
@@ -45,7 +45,7 @@ interface OutgoingBatch {
 }
 
 /**
- * The batching analytics client (CONTRACT.md 6). Calls validate synchronously
+ * The batching analytics client (docs/serve-api.md#client-library). Calls validate synchronously
  * and queue in memory; batches go out from the background by count, by
  * interval since the last flush, or before the 500 KB request limit. Delivery
  * problems never throw or reject: they reach callbacks and `error` events.
@@ -113,6 +113,9 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
     this.batcher = new Batcher<Callback>({ flushAt, overheadBytes: this.overhead });
     this.lastFlushAt = this.clock.now();
   }
+
+  // One method per call type, as analytics-node has them: each is public API with its own
+  // message type and doc, so they stay written out rather than generated.
 
   /** Records who a user is and their traits. */
   identify(message: IdentifyMessage, callback?: Callback): void {

@@ -81,7 +81,7 @@ export interface BatchEnvelope {
   sentAt: string;
 }
 
-/** The request body of CONTRACT.md 6, assembled from the messages' JSON without re-serializing them. */
+/** The request body (docs/serve-api.md#client-request), assembled from the messages' JSON without re-serializing them. */
 export function batchBody(messages: readonly BatchItem<unknown>[], envelope: BatchEnvelope): string {
   let batch = "";
   for (let i = 0; i < messages.length; i++) batch += (i > 0 ? "," : "") + messages[i]!.json;

@@ -2,8 +2,8 @@ import type { Random } from "../util/clock.js";
 
 /** Retry policy of batch requests (pure): what is retried and how long to wait. */
 
-export const MIN_RETRY_DELAY_MS = 100;
-export const MAX_RETRY_DELAY_MS = 10_000;
+const MIN_RETRY_DELAY_MS = 100;
+const MAX_RETRY_DELAY_MS = 10_000;
 /** A longer Retry-After is capped, so one answer cannot park a batch (and close()) for hours. */
 export const MAX_RETRY_AFTER_MS = 5 * 60_000;
 

@@ -1,11 +1,11 @@
 import type { Clock, Random } from "../util/clock.js";
 
 /**
- * Public types of the client library (CONTRACT.md 6): the five call types in
+ * Public types of the client library (docs/serve-api.md#client-library): the five call types in
  * camelCase, the client's options and the events it emits.
  */
 
-/** Destination selection (SPEC.md 4.3): `All`, or a destination name, to a boolean or a settings object. */
+/** Destination selection (docs/serve-api.md#routing): `All`, or a destination name, to a boolean or a settings object. */
 export type Integrations = Record<string, boolean | Record<string, unknown>>;
 
 /** Fields every call accepts. */
@@ -38,7 +38,7 @@ export interface TrackMessage extends CommonFields, Identity {
 export interface PageMessage extends CommonFields, Identity {
   name?: string;
   category?: string;
-  /** SPEC.md's page "traits": recognized keys `url`, `title`, `referrer`, `path`; custom keys allowed. */
+  /** Page properties (docs/messages.md#message-types): recognized keys `url`, `title`, `referrer`, `path`; custom keys allowed. */
   properties?: Record<string, unknown>;
 }
 

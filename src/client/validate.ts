@@ -5,7 +5,7 @@ import type { AnalyticsOptions, CallType } from "./types.js";
 
 /**
  * Synchronous checks of a call (pure). The required-field messages and their
- * order are the original library's (CONTRACT.md 6); type checks follow them.
+ * order are the original library's (docs/serve-api.md#client-validation); type checks follow them.
  */
 
 export const MISSING_IDENTITY = "You must pass either an 'anonymousId' or 'userId'.";

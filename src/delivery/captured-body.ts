@@ -4,7 +4,7 @@ import { createHash, type Hash } from "node:crypto";
 /**
  * A response's final answer as `replay --results/--compare` keep it: its
  * content-type and its body, whole when under 64 KiB, else SHA-256 and size
- * (CONTRACT.md 4, like a recording's `response`). The engine fills it only
+ * (docs/recording.md#forwarded-response, like a recording's `response`). The engine fills it only
  * when a call asks (`captureResponse`), so other deliveries pay nothing.
  */
 

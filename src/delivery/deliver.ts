@@ -51,7 +51,7 @@ class UrlState {
 }
 
 /**
- * THE delivery engine (CONTRACT.md 1 and 2): signs the exact bytes, POSTs them
+ * THE delivery engine (docs/delivery.md#the-forwarded-request, docs/delivery.md#retry-schedule): signs the exact bytes, POSTs them
  * to every target at once through its transport, retries the retryable ones
  * together on the policy's schedule, and reports; delivery failures are
  * results, never rejections.
@@ -76,7 +76,7 @@ export class DeliveryEngine {
     this.transport = options.transport;
   }
 
-  /** The exact request sent to `target` (CONTRACT.md 1); --dry-run prints it. */
+  /** The exact request sent to `target` (docs/delivery.md#the-forwarded-request); --dry-run prints it. */
   prepare(body: string | Uint8Array, target: Target): PreparedRequest {
     const bytes = toBuffer(body);
     return this.prepareBytes(bytes, target, this.key === undefined ? undefined : sign(this.key, bytes));

@@ -4,7 +4,7 @@ import { MAX_BACKOFF_MS, type AttemptOutcome } from "./types.js";
 export { parseRetryAfter } from "../util/retry-after.js";
 
 /**
- * The retry policy of CONTRACT.md 2 as pure functions: no I/O, no clock of its
+ * The retry policy (docs/delivery.md#retry-schedule) as pure functions: no I/O, no clock of its
  * own, randomness passed in. The engine in deliver.ts applies it round by round.
  */
 
@@ -30,7 +30,7 @@ export function classifyOutcome(outcome: AttemptOutcome): Verdict {
   }
 }
 
-/** Retry-After counts only on 429 and 503 (CONTRACT.md 2). */
+/** Retry-After counts only on 429 and 503 (docs/delivery.md#retry-after). */
 export function honoursRetryAfter(status: number): boolean {
   return status === 429 || status === 503;
 }

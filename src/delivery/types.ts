@@ -4,13 +4,13 @@ import type { Clock, Random } from "../util/clock.js";
 import type { DeliveryTransport } from "./transport.js";
 
 /**
- * The one delivery engine's interface (CONTRACT.md 1 and 2). `send`, `replay`,
+ * The one delivery engine's interface (docs/delivery.md). `send`, `replay`,
  * `serve` and `audience sync` all deliver through `DeliveryEngine.deliver`.
  */
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
 export const DEFAULT_RETRY_WINDOW_MS = 4 * 60 * 60 * 1000;
-/** The wait before retry n is capped at this (CONTRACT.md 2). */
+/** The wait before retry n is capped at this (docs/delivery.md#retry-schedule). */
 export const MAX_BACKOFF_MS = 5 * 60 * 1000;
 
 export interface DeliveryOptions {
@@ -69,7 +69,7 @@ export interface UrlResult {
 }
 
 export interface DeliveryResult {
-  /** At least one URL answered 2xx (CONTRACT.md 2: any-of). */
+  /** At least one URL answered 2xx (any-of: docs/delivery.md#several-urls). */
   delivered: boolean;
   urls: UrlResult[];
   /** Rounds run (1 = no retry). */

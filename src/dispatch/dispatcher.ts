@@ -92,7 +92,7 @@ export interface DispatchSummary {
   stopped: boolean;
   /**
    * Set when stopped: the low-water mark, the lowest line neither delivered nor recorded as
-   * failed (CONTRACT.md 4 "Resume"). Resuming there may repeat, never skip.
+   * failed (docs/recording.md#resume). Resuming there may repeat, never skip.
    */
   resumeLine: number | undefined;
   /** Lines after `resumeLine` already delivered (they will be sent again). */

@@ -1,5 +1,5 @@
 /**
- * The low-water resume line (CONTRACT.md 4 "Resume"): the lowest line that is
+ * The low-water resume line (docs/recording.md#resume): the lowest line that is
  * neither delivered nor recorded as finally failed (dead-lettered). Messages
  * in flight, waiting to retry or queued when the run stopped are never done:
  * they are not recorded anywhere, so they are at or after the mark. Only the

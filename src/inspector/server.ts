@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PortError, WebhookCliError } from "../errors.js";
 import type { Inspected, RequestStore } from "./store.js";
@@ -41,25 +41,77 @@ const ASSETS: Record<string, { file: string; type: string }> = {
  * a loopback Host (a DNS-rebinding page has its own name in Host).
  */
 export async function startInspectorServer(options: InspectorServerOptions): Promise<InspectorServer> {
-  const { store } = options;
-  const assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
-  const streams = new Set<ServerResponse>();
-  const curlUrl = (row: Inspected): string => options.forwardUrl ?? `${options.receiverUrl}${row.path}`;
+  const app = new InspectorApp(options);
+  const server = createServer((req, res) => app.handle(req, res));
+  const port = await listenOn(server, options.port);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Nothing here is worth waiting for: open pages reconnect to the next run.
+        app.endStreams();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
 
-  const routes = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const asset = req.method === "GET" ? assets.get(url.pathname) : undefined;
+function listenOn(server: Server, port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(new PortError(`--ui-port: cannot serve the inspector on 127.0.0.1:${port}: ${error.code ?? error.message}`, { cause: error })),
+    );
+    server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** The page's routes: its files, the event stream, one row's detail, Resend and Download. */
+class InspectorApp {
+  private readonly assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
+  private readonly streams = new Set<ServerResponse>();
+  private readonly store: RequestStore;
+
+  constructor(private readonly options: InspectorServerOptions) {
+    this.store = options.store;
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const refusal = refuse(req);
+    if (refusal) {
+      req.resume();
+      return sendJson(res, 403, { error: refusal });
+    }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    this.route(req, res, url).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) });
+      else res.destroy();
+    });
+  }
+
+  endStreams(): void {
+    for (const stream of this.streams) stream.end();
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const { store } = this;
+    const asset = req.method === "GET" ? this.assets.get(url.pathname) : undefined;
     if (asset) return send(res, 200, asset.type, asset.body);
-    if (req.method === "GET" && url.pathname === "/api/events") return openStream(res);
-    if (req.method === "GET" && url.pathname === "/api/download") return download(res, url);
+    if (req.method === "GET" && url.pathname === "/api/events") return this.openStream(res);
+    if (req.method === "GET" && url.pathname === "/api/download") return this.download(res, url);
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
     if (match && !row) return sendJson(res, 404, { error: `request ${match[1]} is no longer kept (--ui-keep ${store.keep})` });
-    if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: options.secret, curlUrl: curlUrl(row) }));
-    if (row && match?.[2] && req.method === "POST") return resendRow(req, res, row);
+    if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: this.options.secret, curlUrl: this.curlUrl(row) }));
+    if (row && match?.[2] && req.method === "POST") return this.resendRow(req, res, row);
     sendJson(res, 404, { error: `no ${req.method ?? ""} ${url.pathname}` });
-  };
+  }
 
-  const openStream = (res: ServerResponse): void => {
+  private curlUrl(row: Inspected): string {
+    return this.options.forwardUrl ?? `${this.options.receiverUrl}${row.path}`;
+  }
+
+  private openStream(res: ServerResponse): void {
+    const { store, options, streams } = this;
     res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
     const hello = { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, rows: store.list().map(summarize) };
     res.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify(hello)}\n\n`);
@@ -71,64 +123,33 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
       unsubscribe();
       streams.delete(res);
     });
-  };
+  }
 
-  const download = (res: ServerResponse, url: URL): void => {
+  private download(res: ServerResponse, url: URL): void {
     const wanted = (url.searchParams.get("ids") ?? "").split(",").filter((id) => /^\d+$/.test(id)).map(Number);
     // Oldest first, as a recording is written.
-    const rows = wanted.map((id) => store.get(id)).filter((row): row is Inspected => row !== undefined).sort((a, b) => a.id - b.id);
-    const body = rows.map((row) => recordLine(row, options.secret)).join("");
+    const rows = wanted.map((id) => this.store.get(id)).filter((row): row is Inspected => row !== undefined).sort((a, b) => a.id - b.id);
+    const body = rows.map((row) => recordLine(row, this.options.secret)).join("");
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-type": "application/x-ndjson; charset=utf-8",
       "content-disposition": 'attachment; filename="webhook-requests.ndjson"',
     });
     res.end(body);
-  };
+  }
 
-  const resendRow = async (req: IncomingMessage, res: ServerResponse, row: Inspected): Promise<void> => {
+  private async resendRow(req: IncomingMessage, res: ServerResponse, row: Inspected): Promise<void> {
     const input = await readJson(req);
     const url = typeof input["url"] === "string" && input["url"].trim() !== "" ? input["url"].trim() : undefined;
     try {
-      const resent = await options.resend(row.id, url);
+      const resent = await this.options.resend(row.id, url);
       if (!resent) return sendJson(res, 404, { error: `request ${row.id} is no longer kept` });
       sendJson(res, 200, summarize(resent));
     } catch (error) {
       if (error instanceof WebhookCliError) return sendJson(res, 400, { error: error.message });
       throw error;
     }
-  };
-
-  const server = createServer((req, res) => {
-    const refusal = refuse(req);
-    if (refusal) {
-      req.resume();
-      return sendJson(res, 403, { error: refusal });
-    }
-    const url = new URL(req.url ?? "/", "http://localhost");
-    routes(req, res, url).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) });
-      else res.destroy();
-    });
-  });
-
-  const port = await new Promise<number>((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new PortError(`--ui-port: cannot serve the inspector on 127.0.0.1:${options.port}: ${error.code ?? error.message}`, { cause: error })),
-    );
-    server.listen(options.port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port));
-  });
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        // Nothing here is worth waiting for: open pages reconnect to the next run.
-        for (const stream of streams) stream.end();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  }
 }
 
 /**

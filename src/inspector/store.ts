@@ -1,7 +1,7 @@
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
 
 /** Default of `--ui-keep`: the recording file is the full history, the page the recent one. */
-export const DEFAULT_KEEP = 1_000;
+const DEFAULT_KEEP = 1_000;
 
 /** An answer from an HTTP peer: the app behind --forward-to, or a Resend target. */
 export interface PeerResponse {

@@ -84,7 +84,7 @@ function responseView(response: PeerResponse): Record<string, unknown> {
   };
 }
 
-/** A recording line (CONTRACT.md 4) that `replay` sends byte-identical. */
+/** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical. */
 export function recordLine(row: Inspected, secret: string | undefined): string {
   const v = row.verdict;
   return formatRecordLine({

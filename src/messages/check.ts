@@ -1,5 +1,5 @@
 import { isPlainObject } from "../util/json.js";
-import { FIELDS, isMessageType, type FieldSpec, type Message, type MessageType } from "./schemas.js";
+import { FIELDS, isMessageType, type FieldSpec, type MessageType } from "./schemas.js";
 
 export interface ShapeIssue {
   /** The top-level key concerned, or `(body)` for the message as a whole. */
@@ -29,7 +29,7 @@ export interface CheckOptions {
 
 /**
  * Checks a parsed body against the shape of its `type`: what the real service
- * and its clients send (CONTRACT.md 1 "Accepted"). Every problem is named by
+ * and its clients send (docs/messages.md#accepted-messages). Every problem is named by
  * key; real traffic with extra keys passes with warnings.
  */
 export function checkMessage(value: unknown, options: CheckOptions = {}): ShapeCheck {
@@ -83,7 +83,7 @@ function fieldsOf(type: MessageType, message: Record<string, unknown>, call: boo
 }
 
 /**
- * Whether `userId` or `anonymousId` is a non-empty string (CONTRACT.md 1).
+ * Whether `userId` or `anonymousId` is a non-empty string (docs/messages.md#required-keys).
  * The types that have identity keys have exactly these two; unrolled, as
  * listen's fast path runs it per request.
  */
@@ -104,11 +104,6 @@ function identityIssue(message: Record<string, unknown>, fields: Record<string, 
   return own === "" || others.some((k) => message[k] === "")
     ? { key, message: `key "${key}": expected a non-empty string${alternative}` }
     : { key, message: `missing required key "${key}"${alternative}` };
-}
-
-/** The message, typed, when it has no errors (unknown keys allowed unless `strict`). */
-export function isValidMessage(value: unknown, options: CheckOptions = {}): value is Message {
-  return checkMessage(value, options).errors.length === 0;
 }
 
 /**

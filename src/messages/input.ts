@@ -114,7 +114,7 @@ function rawEntries(source: string, file: string): ParsedInput {
  * respected), without parsing them: `{…}{…}`, NDJSON and pretty-printed
  * objects one after another. A value that never closes runs to the end.
  */
-export function splitJsonValues(text: string): { text: string; line: number }[] {
+function splitJsonValues(text: string): { text: string; line: number }[] {
   const segments: { text: string; line: number }[] = [];
   let line = 1;
   let i = 0;

@@ -1,4 +1,4 @@
-/** Size limits of the real Tracking API (SPEC.md 8, CONTRACT.md 5 and 6), shared by serve and the client. */
+/** Size limits of the real Tracking API (docs/serve-api.md#limits, docs/serve-api.md#client-batching), shared by serve and the client. */
 
 /** One message's JSON at most 32 KB. */
 export const MAX_MESSAGE_BYTES = 32_768;

@@ -1,4 +1,4 @@
-/** The seven outgoing message types (SPEC.md 2.2). */
+/** The seven outgoing message types (docs/messages.md#message-types). */
 export const MESSAGE_TYPES = ["page", "screen", "identify", "track", "alias", "group", "delete"] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 

@@ -17,32 +17,31 @@ export const timestampSchema = z
   .refine(isIsoDateTime, { message: "expected an ISO 8601 date-time, e.g. 2012-12-02T00:30:08.276Z or 2009-11-10T23:00:00+0000" });
 
 /** What built messages carry: UTC with milliseconds. */
-export const builtTimestampSchema = z
+const builtTimestampSchema = z
   .string()
   .refine(isTimestamp, { message: "expected an ISO 8601 UTC timestamp with milliseconds, e.g. 2012-12-02T00:30:08.276Z" });
 
 const record = z.record(z.string(), z.unknown());
 
-export const pagePropertiesSchema = z.looseObject({
+const pagePropertiesSchema = z.looseObject({
   path: z.string().optional(),
   referrer: z.string().optional(),
   title: z.string().optional(),
   url: z.string().optional(),
 });
 
-/** SPEC.md 4.1's screen context: what built screens carry; accepted screens need none of it (CONTRACT.md 1). */
-export const screenContextSchema = z.looseObject({
+/** The screen context built screens carry (docs/messages.md#built-messages); accepted screens need none of it (docs/messages.md#accepted-messages). */
+const screenContextSchema = z.looseObject({
   device: z.looseObject({ model: z.string(), type: z.string() }),
   os: z.looseObject({ name: z.string(), version: z.string() }),
   app: z.looseObject({ build: z.string(), name: z.string(), version: z.string() }),
 });
 
-/** Which alias keys a message uses: SPEC.md's `Previous ID`/`User ID`, or the real service's camelCase. */
+/** Which alias keys a message uses (docs/messages.md#alias-keys): `Previous ID`/`User ID`, or the real service's camelCase. */
 export type AliasKeys = "spec" | "camel";
 
 /**
- * A field of a message type, as real traffic may carry it (CONTRACT.md 1
- * "Accepted"). `identity` fields (`userId`, `anonymousId`) may be null or
+ * A field of a message type, as real traffic may carry it (docs/messages.md#accepted-messages). `identity` fields (`userId`, `anonymousId`) may be null or
  * absent as long as one of them is a non-empty string; `optional` ones may be
  * absent. `call`: a required field an incoming API call may leave out (serve fills it).
  */
@@ -75,7 +74,7 @@ const COMMON: Record<string, FieldSpec> = {
 };
 const COMMON_ANONYMOUS: Record<string, FieldSpec> = { ...COMMON, anonymousId: { schema: z.string().nullable(), presence: "optional" } };
 
-/** The keys of each message type, in the order SPEC.md 4.1 lists them, then the common fields. */
+/** The keys of each message type, in the order docs/messages.md#message-types lists them, then the common fields. */
 export const FIELDS: Record<MessageType | "aliasCamel", Record<string, FieldSpec>> = {
   page: {
     version,
@@ -139,11 +138,11 @@ export const FIELDS: Record<MessageType | "aliasCamel", Record<string, FieldSpec
   delete: { type: typeField("delete"), userId: { schema: z.string(), presence: "required" }, timestamp, ...COMMON_ANONYMOUS },
 };
 
-/** Where built messages are stricter than accepted ones (CONTRACT.md 1 "Built"). */
+/** Where built messages are stricter than accepted ones (docs/messages.md#built-messages). */
 const BUILT: Record<string, z.ZodType> = { version: z.literal(1), timestamp: builtTimestampSchema };
 
 type Json = Record<string, unknown>;
-/** The real service's common fields (CONTRACT.md 1): what serve forwards beside SPEC.md 4.1's keys. */
+/** The real service's common fields (docs/messages.md#whole-messages-from-serve): what serve forwards beside each type's keys. */
 interface Base {
   timestamp: string;
   context?: Json;
@@ -178,7 +177,7 @@ export interface ScreenMessage extends Base, Identity {
   name: string;
   category?: string;
   properties?: Json;
-  /** Built screens carry SPEC.md 4.1's ScreenContext; forwarded ones whatever context the call had. */
+  /** Built screens carry the ScreenContext of docs/messages.md#built-messages; forwarded ones whatever context the call had. */
   context?: ScreenContext | Json;
 }
 export interface IdentifyMessage extends Base, Identity {
@@ -218,7 +217,7 @@ export interface DeleteMessage extends Omit<Base, "context"> {
   userId: string;
 }
 
-/** One outgoing webhook body (SPEC.md 4.1, CONTRACT.md 1). */
+/** One outgoing webhook body (docs/messages.md#message-types, docs/messages.md#built-messages). */
 export type Message =
   | PageMessage
   | ScreenMessage
@@ -230,7 +229,7 @@ export type Message =
 
 /**
  * Zod schema of a BUILT message of one type (strict: unknown keys rejected;
- * `version: 1`, millisecond UTC timestamps, SPEC.md's screen context), built
+ * `version: 1`, millisecond UTC timestamps, the built screen context: docs/messages.md#built-messages), built
  * from FIELDS. Accepted messages are checked by checkMessage instead.
  */
 export function schemaFor(type: MessageType, aliasKeys: AliasKeys = "spec"): z.ZodType {

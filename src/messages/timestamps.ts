@@ -5,11 +5,11 @@
  * Pure arithmetic, no Date objects on the checking path: listen runs it per request.
  */
 
-/** `2012-12-02T00:30:08.276Z`: ISO 8601, UTC, milliseconds (CONTRACT.md 1, built messages). */
+/** `2012-12-02T00:30:08.276Z`: ISO 8601, UTC, milliseconds (docs/messages.md#built-messages). */
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Any ISO 8601 date, optionally with a time, fractional seconds and a `Z` or numeric offset. */
-export const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?\s*([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?\s*([Zz]|[+-]\d{2}:?\d{2})?)?$/;
 
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -18,7 +18,7 @@ export function isTimestamp(value: unknown): value is string {
   return typeof value === "string" && value.length === 24 && TIMESTAMP_PATTERN.test(value) && validFields(value);
 }
 
-/** Any ISO 8601 date-time a real client sends (CONTRACT.md 1 "Accepted"). */
+/** Any ISO 8601 date-time a real client sends (docs/messages.md#accepted-messages). */
 export function isIsoDateTime(value: unknown): value is string {
   if (typeof value !== "string") return false;
   // Most traffic is already canonical: checked without the capturing pattern.
@@ -35,7 +35,7 @@ export function normalizeTimestamp(value: unknown): string | undefined {
 }
 
 /** Milliseconds since the epoch of an ISO 8601 date-time; without an offset it is read as UTC, not this machine's zone. */
-export function epochOf(text: string): number | undefined {
+function epochOf(text: string): number | undefined {
   const match = ISO_DATE_TIME.exec(text.trim());
   if (!match) return undefined;
   const [, y, mo, d, h = "00", mi = "00", s = "00", fraction = "", offset = "Z"] = match;

@@ -28,7 +28,7 @@ export type FaultAction =
   | { kind: "drop"; delayMs: number };
 
 /**
- * The fault plan of CONTRACT.md 3, pure and in request order: `--script`
+ * The fault plan (docs/receiver.md#fault-injection), pure and in request order: `--script`
  * first, then `--fail-first`, then `--fail-rate`, else the signature rule
  * (`--respond`, or 401 for a failed signature). `--delay` holds every answer.
  */

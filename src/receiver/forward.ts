@@ -5,10 +5,10 @@ import { UsageError } from "../errors.js";
 import { formatDuration } from "../util/duration.js";
 import { redactHeaders } from "./record.js";
 
-/** The app gets as long as the destination gives a receiver (CONTRACT.md 2). */
-export const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
+/** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
+const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
 /** A recorded response keeps its body below this size; above it, a hash and the size. */
-export const RECORDED_BODY_LIMIT = 64 * 1024;
+const RECORDED_BODY_LIMIT = 64 * 1024;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
 const MAX_RELAYED_BODY = 8 * 1024 * 1024;
 
@@ -101,7 +101,7 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
   return { url: shown, forward, close: () => agent.close() };
 }
 
-/** The `response` of a recording line (CONTRACT.md 4): status, ms, headers (credentials redacted), body or its hash. */
+/** The `response` of a recording line (docs/recording.md#forwarded-response): status, ms, headers (credentials redacted), body or its hash. */
 export function recordedResponse(result: ForwardResult): Record<string, unknown> {
   if (!result.fromApp) return { status: null, ms: result.ms, error: result.error };
   const headers = redactHeaders(result.headers);

@@ -11,8 +11,13 @@ export function isHealthCheck(req: IncomingMessage): boolean {
  * reason, so it is shown and counted instead of hidden behind a bare 405.
  */
 export function notPostVerdict(method: string | undefined): RequestVerdict {
+  return unreadVerdict(0, "(method)", `${method ?? "this method"} is not accepted: webhooks are POSTed (GET /health answers readiness probes)`);
+}
+
+/** The verdict of a request refused before its body was read (wrong method, too large): invalid, for one reason. */
+export function unreadVerdict(size: number, key: string, message: string): RequestVerdict {
   return {
-    size: 0,
+    size,
     signatureValid: null,
     signatureError: null,
     diagnosis: null,
@@ -21,7 +26,7 @@ export function notPostVerdict(method: string | undefined): RequestVerdict {
     type: undefined,
     userId: undefined,
     name: undefined,
-    shapeErrors: [{ key: "(method)", message: `${method ?? "this method"} is not accepted: webhooks are POSTed (GET /health answers readiness probes)` }],
+    shapeErrors: [{ key, message }],
     shapeWarnings: [],
     valid: false,
   };

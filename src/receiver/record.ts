@@ -19,12 +19,12 @@ export interface RecordInput {
   body: unknown;
   /** Any header value holding the secret is redacted too. */
   secret?: string | undefined;
-  /** listen --forward-to: the app's answer (CONTRACT.md 4). */
+  /** listen --forward-to: the app's answer (docs/recording.md#forwarded-response). */
   response?: Record<string, unknown>;
 }
 
 /**
- * One recording line (CONTRACT.md 4), newline included. `rawBody` (base64)
+ * One recording line (docs/recording.md#recording-line), newline included. `rawBody` (base64)
  * is added when the bytes differ from JSON.stringify(body), so a replay can
  * send exactly what arrived.
  */

@@ -16,11 +16,11 @@ import { recordedResponse, type ForwardRequest, type ForwardResult } from "./for
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRecordLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
-import { isHealthCheck, notPostVerdict } from "./not-post.js";
+import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ReceivedRequest {
   /** 1-based, in arrival order of complete requests. */
@@ -50,7 +50,7 @@ export interface ReceiverOptions extends ConnectionLimits {
   strict?: boolean;
   faults?: FaultPlan;
   tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Gets the lines of one or more POSTs (CONTRACT.md 4) in one call, before their answers are sent; a throw (disk full) answers 507. */
+  /** Gets the lines of one or more POSTs (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
   recording?: RecordingSink;
   maxBodyBytes?: number;
   /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
@@ -257,20 +257,7 @@ class ReceiverCore {
   }
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
-    const verdict: RequestVerdict = {
-      size: size ?? this.maxBody + 1,
-      signatureValid: null,
-      signatureError: null,
-      diagnosis: null,
-      text: null,
-      body: undefined,
-      type: undefined,
-      userId: undefined,
-      name: undefined,
-      shapeErrors: [{ key: "(body)", message: `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}` }],
-      shapeWarnings: [],
-      valid: false,
-    };
+    const verdict = unreadVerdict(size ?? this.maxBody + 1, "(body)", `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}`);
     const request = { index: ++this.index, receivedAt: new Date(this.clock.now()), method: "POST", path: req.url ?? "/", headers: req.headers, verdict };
     this.notify({ ...request, status: 413, fault: null, injected: false, raw: EMPTY, forwarded: null });
     this.responder.early(req, res, 413, `{"error":"body over ${this.maxBody} bytes"}`);

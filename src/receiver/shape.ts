@@ -49,7 +49,7 @@ function plainlyValid(value: unknown): boolean {
     }
     if (!field.test(fieldValue)) return false;
   }
-  // userId or anonymousId may be null or absent while the other is a non-empty string (CONTRACT.md 1).
+  // userId or anonymousId may be null or absent while the other is a non-empty string (docs/messages.md#required-keys).
   return !spec.identity || hasIdentity(message);
 }
 

@@ -41,7 +41,7 @@ export interface RequestVerdict {
 }
 
 /**
- * The one request verifier (CONTRACT.md 3): HMAC-SHA1 over the raw bytes as
+ * The one request verifier (docs/receiver.md#signature-check, docs/receiver.md#shape-check): HMAC-SHA1 over the raw bytes as
  * received, then the message shape. Pure: bytes and headers in, verdict out.
  */
 export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: VerdictOptions = {}): RequestVerdict {

@@ -6,7 +6,7 @@ import { jsonTooDeep, parseJson } from "../util/json-depth.js";
 import { redactText } from "../util/redact.js";
 
 /**
- * What one input line means for replay (CONTRACT.md 4): a recording envelope
+ * What one input line means for replay (docs/recording.md#replay-input): a recording envelope
  * from `listen --record`, a dead-letter line (an envelope plus `failure`), or a
  * bare message. Pure: no I/O.
  */

@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { open } from "node:fs/promises";
 
-/** CONTRACT.md 4: a line longer than this (without its line ending) is refused. */
+/** docs/recording.md#invalid-lines: a line longer than this (without its line ending) is refused. */
 export const MAX_LINE_BYTES = 1024 * 1024;
 
 /** One non-blank line of an NDJSON file, numbered from 1 (blank lines count). */

@@ -6,7 +6,7 @@ import { formatComparison } from "./comparison.js";
  * JUnit test cases for `--compare` and `--expect-status` (written with
  * report/junit.ts beside replay's one case per message).
  */
-export const COMPARE_CLASSNAME = "webhook-cli.replay.compare";
+const COMPARE_CLASSNAME = "webhook-cli.replay.compare";
 
 /** One failing case per changed message: the first difference as the message, all of them as details. */
 export function comparisonCase(result: MessageComparison): JunitCase {
@@ -21,7 +21,7 @@ export function comparisonCase(result: MessageComparison): JunitCase {
 }
 
 /** The failure for a message whose answers are outside --expect-status, to put on its replay case. */
-export function expectStatusFailure(problems: readonly string[]): JunitFailure | undefined {
+function expectStatusFailure(problems: readonly string[]): JunitFailure | undefined {
   if (problems.length === 0) return undefined;
   return { message: problems.join("; "), type: "expect-status" };
 }

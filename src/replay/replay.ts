@@ -42,7 +42,7 @@ export interface ReplayOptions {
   /** Results lines as they are released, in input order (replay --compare); asks for the answers like `results`. */
   onResults?: (lines: readonly ResultLine[]) => void;
   skipInvalid?: boolean;
-  /** A run that would send nothing is not an error (CONTRACT.md 3 "nothing to send"). */
+  /** A run that would send nothing is not an error (docs/exit-codes.md#nothing-to-send). */
   allowEmpty?: boolean;
   deadLetter?: string;
   dryRun?: boolean;
@@ -90,7 +90,7 @@ export interface ReplaySummary {
   elapsedMs: number;
   eventsPerSecond: number;
   dryRun: boolean;
-  /** Set when interrupted: the low-water --from-line (CONTRACT.md 4 "Resume"); resuming there may repeat, never skip. */
+  /** Set when interrupted: the low-water --from-line (docs/recording.md#resume); resuming there may repeat, never skip. */
   resumeLine: number | undefined;
   /** Lines after `resumeLine` already delivered (resuming sends them again). */
   deliveredAfterResume: number;
@@ -100,9 +100,6 @@ export interface ReplaySummary {
    */
   error?: { value: unknown };
 }
-
-/** Live counts while sending (the dispatcher's). */
-export type ReplayProgress = DispatchProgress;
 
 /** What the validation pass found. */
 interface Validation {

@@ -8,7 +8,7 @@ import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from 
  * Reads what `--compare` compares against (pure; results-file.ts feeds it a
  * file): `--results` lines, several shards' results files concatenated in any
  * order, or a `listen --record` recording whose lines carry the app's
- * `response` (CONTRACT.md 4). A recording line is keyed by its own line
+ * `response` (docs/recording.md#forwarded-response). A recording line is keyed by its own line
  * number, the number a replay of that recording gives the same message.
  */
 

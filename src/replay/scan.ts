@@ -1,4 +1,5 @@
 import type { MessageType } from "../messages/schemas.js";
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../util/char-codes.js";
 
 /**
  * What the sending pass needs from a bare message whose line the validation
@@ -13,15 +14,6 @@ export interface ScannedMessage {
   /** userIdOf's answer: `userId`, else an alias's `"User ID"`, else `anonymousId` (strings only). */
   orderKey: string | undefined;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /** The type and order key of a canonical bare message, or undefined when the text is not one (the caller then parses it). */
 export function scanMessage(text: string): ScannedMessage | undefined {

@@ -18,7 +18,7 @@ export interface Shard {
   count: number;
 }
 
-export const MAX_SHARDS = 10_000;
+const MAX_SHARDS = 10_000;
 
 export function parseShard(text: string, field = "shard"): Shard {
   const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);

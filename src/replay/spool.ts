@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 
 /**
- * Standard input is copied to a temporary file first (CONTRACT.md 4), so it
+ * Standard input is copied to a temporary file first (docs/recording.md#standard-input), so it
  * gets the same two passes (validate, then send) as a file.
  */
 export async function spoolToTempFile(input: NodeJS.ReadableStream, signal?: AbortSignal): Promise<{ path: string; remove: () => void }> {

@@ -10,7 +10,7 @@ import { applyChanges, membershipChanges, parseMembers, type MembershipChange } 
 import { parseJson } from "../util/json-depth.js";
 
 /**
- * `audience sync` (SPEC.md 3) without the terminal: the members and state
+ * `audience sync` (docs/messages.md#audience-sync) without the terminal: the members and state
  * files, the diff against what was delivered, and the delivery loop.
  */
 
@@ -45,7 +45,7 @@ export function readMembersFile(path: string, name: string): string[] {
 }
 
 /** Reads `--state`; a missing file is an empty state (the first sync). */
-export function readAudienceState(path: string, name: string): AudienceStateFile {
+function readAudienceState(path: string, name: string): AudienceStateFile {
   if (!existsSync(path)) return { version: 1, audiences: {} };
   let value: unknown;
   try {
@@ -61,7 +61,7 @@ export function readAudienceState(path: string, name: string): AudienceStateFile
   return result.data;
 }
 
-export function writeAudienceState(path: string, name: string, state: AudienceStateFile): void {
+function writeAudienceState(path: string, name: string, state: AudienceStateFile): void {
   // Write then rename: a crash leaves the old state or the new one, never half of one.
   const temporary = `${path}.${process.pid}.tmp`;
   try {

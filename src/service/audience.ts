@@ -1,5 +1,5 @@
 /**
- * Audience membership (SPEC.md 3), pure: the trait name and what changed
+ * Audience membership (docs/messages.md#audience-sync), pure: the trait name and what changed
  * between the delivered state and the current members.
  */
 

@@ -48,7 +48,7 @@ export interface IngestResponse {
   body: Record<string, unknown>;
 }
 
-/** The counts of GET /health (CONTRACT.md 5); `pending` is everything stored and not settled. */
+/** The counts of GET /health (docs/serve-api.md#health); `pending` is everything stored and not settled. */
 export interface CollectorCounts {
   accepted: number;
   /** Calls dropped as invalid from requests that were otherwise accepted. */
@@ -211,7 +211,7 @@ function reject(status: number, code: ErrorCode, message: string): IngestRespons
   return { status, body: errorBody(message, code) };
 }
 
-/** The real Tracking API's error body (CONTRACT.md 5). */
+/** The real Tracking API's error body (docs/serve-api.md#error-bodies). */
 export function errorBody(message: string, code: ErrorCode): Record<string, unknown> {
   return { success: false, message, code };
 }

@@ -6,7 +6,7 @@ import { isPlainObject } from "../util/json.js";
 import { parseJson } from "../util/json-depth.js";
 
 /**
- * The inbound collection API's request bodies (CONTRACT.md 5), pure: raw bytes
+ * The inbound collection API's request bodies (docs/serve-api.md#endpoints, docs/serve-api.md#call-validation), pure: raw bytes
  * and headers in, accepted calls or a 4xx verdict out. Shapes follow the
  * client libraries: ours and the public Segment-compatible ones (`batch`,
  * `writeKey`, `sentAt`, `messageId`, `context`, `integrations`).
@@ -35,7 +35,7 @@ export interface IngestCall {
   messageId?: string;
 }
 
-/** The error codes of the real Tracking API's error bodies (CONTRACT.md 5). */
+/** The error codes of the real Tracking API's error bodies (docs/serve-api.md#error-bodies). */
 export type ErrorCode = "invalid_request" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unavailable";
 
 /** A call dropped from a request: its index in the batch (0 for a single call) and why. */
@@ -190,7 +190,7 @@ function parseCall(value: unknown, shared: Shared): IngestCall | string {
 /**
  * Ids as the model expects them: a number becomes its string (some clients
  * send numeric ids; analytics-node does the same), an empty string counts as
- * absent, and an alias in SPEC.md's keys (what `generate` prints) uses the API's.
+ * absent, and an alias in the `"Previous ID"` keys (docs/messages.md#alias-keys) (what `generate` prints) uses the API's.
  */
 function withStringIds(value: Json): Json {
   const out: Json = { ...value };

@@ -55,14 +55,14 @@ export interface MessageQueue {
   pendingCount(): number;
   failedCount(): number;
   listFailed(limit?: number): FailedMessage[];
-  /** Sources that have sent a message about `userId` (CONTRACT.md 5, deletions). */
+  /** Sources that have sent a message about `userId` (docs/serve-api.md#deletions). */
   sourcesThatSaw(userId: string): string[];
   /** Writes batched acknowledgements now. */
   flush(): void;
   close(): void;
 }
 
-export const DATABASE_FILE = "serve.db";
+const DATABASE_FILE = "serve.db";
 
 /**
  * Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded
@@ -147,6 +147,32 @@ function stateProblem(error: unknown): string {
   }
 }
 
+/** The durable queue's tables: pending messages, the ones given up, and who has sent about which user. */
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS pending (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    body TEXT NOT NULL,
+    source TEXT NOT NULL,
+    accepted_at INTEGER NOT NULL,
+    first_attempt_at INTEGER
+  );
+  CREATE TABLE IF NOT EXISTS failed (
+    id INTEGER PRIMARY KEY,
+    body TEXT NOT NULL,
+    source TEXT NOT NULL,
+    accepted_at INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    status INTEGER,
+    attempts INTEGER NOT NULL,
+    failed_at INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS seen_users (
+    user_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (user_id, source)
+  ) WITHOUT ROWID;
+`;
+
 /** The state directory or its database cannot be used: a usage problem (exit 2), never a crash. */
 export class StateError extends UsageError {}
 
@@ -186,30 +212,7 @@ class SqliteQueue implements MessageQueue {
     db.pragma("journal_mode = WAL");
     // In WAL mode NORMAL still survives a killed process; only an OS crash can drop the last commits.
     db.pragma("synchronous = NORMAL");
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS pending (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        body TEXT NOT NULL,
-        source TEXT NOT NULL,
-        accepted_at INTEGER NOT NULL,
-        first_attempt_at INTEGER
-      );
-      CREATE TABLE IF NOT EXISTS failed (
-        id INTEGER PRIMARY KEY,
-        body TEXT NOT NULL,
-        source TEXT NOT NULL,
-        accepted_at INTEGER NOT NULL,
-        reason TEXT NOT NULL,
-        status INTEGER,
-        attempts INTEGER NOT NULL,
-        failed_at INTEGER NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS seen_users (
-        user_id TEXT NOT NULL,
-        source TEXT NOT NULL,
-        PRIMARY KEY (user_id, source)
-      ) WITHOUT ROWID;
-    `);
+    db.exec(SCHEMA);
     this.statements = {
       insert: db.prepare("INSERT INTO pending (body, source, accepted_at) VALUES (?, ?, ?)"),
       seen: db.prepare("INSERT OR IGNORE INTO seen_users (user_id, source) VALUES (?, ?)"),

@@ -1,10 +1,10 @@
 import { isPlainObject } from "../util/json.js";
 
-/** The destination's name in a call's `integrations` object (SPEC.md 1, 4.3). */
-export const DESTINATION_NAME = "Webhooks";
+/** The destination's name in a call's `integrations` object (docs/serve-api.md#routing). */
+const DESTINATION_NAME = "Webhooks";
 
 /**
- * Whether a call's `integrations` selects the destination (SPEC.md 4.3): all
+ * Whether a call's `integrations` selects the destination (docs/serve-api.md#routing): all
  * enabled by default; `All: false` disables everything a key does not enable;
  * the destination's own key wins (`true` or an object enables, `false`
  * disables). Keys are case sensitive. Other value types are ignored, as the

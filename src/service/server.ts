@@ -44,12 +44,7 @@ export async function listenCollector(collector: Collector, options: { host: str
 
 function handle(collector: Collector, req: IncomingMessage, res: ServerResponse, budget: BodyBudget): void {
   const path = (req.url ?? "/").split("?")[0] ?? "/";
-  if (path === "/health" || path === "/health/") {
-    req.resume();
-    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, errorBody("use GET /health", "method_not_allowed"));
-    return send(res, 200, { status: "ok", ...collector.counts() });
-  }
-
+  if (path === "/health" || path === "/health/") return answerHealth(collector, req, res);
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
     // Far too big to be worth reading: answer at once, read and discard (bounded) so the answer arrives, then close.
@@ -57,7 +52,20 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse,
     send(res, 400, errorBody(`request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)`, "request_too_large"));
     return;
   }
+  readBody(req, res, budget, (body) => answerCall(collector, req, res, path, body));
+}
 
+function answerHealth(collector: Collector, req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, errorBody("use GET /health", "method_not_allowed"));
+  send(res, 200, { status: "ok", ...collector.counts() });
+}
+
+/**
+ * Reads a body within the shared budget and hands it on; a body the budget cannot hold is
+ * answered 503 here. Bytes past the limit are dropped (parseJsonBody names the limit).
+ */
+function readBody(req: IncomingMessage, res: ServerResponse, budget: BodyBudget, onBody: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let held = 0;
@@ -91,24 +99,21 @@ function handle(collector: Collector, req: IncomingMessage, res: ServerResponse,
   req.on("error", () => req.destroy());
   req.on("end", () => {
     if (refused) return;
-    // parseJsonBody names the limit when the body is over it.
     const body = Buffer.concat(chunks);
     release();
-    let result;
-    try {
-      result = collector.handle({
-        method: req.method ?? "GET",
-        path,
-        authorization: req.headers.authorization,
-        body,
-        ip: clientIp(req),
-      });
-    } catch (error) {
-      // The queue could not store the request (disk full, closed): the client must retry, so no 2xx.
-      return send(res, 503, errorBody(`cannot store the request: ${(error as Error).message}`, "unavailable"));
-    }
-    send(res, result.status, result.body);
+    onBody(body);
   });
+}
+
+function answerCall(collector: Collector, req: IncomingMessage, res: ServerResponse, path: string, body: Buffer): void {
+  let result;
+  try {
+    result = collector.handle({ method: req.method ?? "GET", path, authorization: req.headers.authorization, body, ip: clientIp(req) });
+  } catch (error) {
+    // The queue could not store the request (disk full, closed): the client must retry, so no 2xx.
+    return send(res, 503, errorBody(`cannot store the request: ${(error as Error).message}`, "unavailable"));
+  }
+  send(res, result.status, result.body);
 }
 
 function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {

@@ -3,17 +3,17 @@ import type { IngestCall } from "./ingest.js";
 
 export interface TransformOptions {
   aliasKeys: AliasKeys;
-  /** The server's time, used when the call has no timestamp (SPEC.md 4.4). */
+  /** The server's time, used when the call has no timestamp (docs/serve-api.md#timestamps-and-clock-skew). */
   receivedAt: Date;
-  /** The client's address, added to `context.ip` (SPEC.md 1). */
+  /** The client's address, added to `context.ip` (docs/serve-api.md#from-call-to-message). */
   ip?: string;
 }
 
 type Json = Record<string, unknown>;
 
 /**
- * One accepted call → the whole outgoing message of CONTRACT.md 1: SPEC.md
- * 4.1's keys in its order, `anonymousId` beside (or instead of) `userId`, then
+ * One accepted call → the whole outgoing message (docs/messages.md#whole-messages-from-serve):
+ * the type's keys in the order of docs/messages.md#message-types, `anonymousId` beside (or instead of) `userId`, then
  * the call's `context` with the client's `ip` added, `messageId`,
  * `integrations`, `receivedAt`, `sentAt` and `originalTimestamp`.
  */
@@ -48,11 +48,11 @@ export function toMessage(call: IngestCall, options: TransformOptions): Message 
 
 /**
  * `timestamp`, corrected for the client's clock as the real service does
- * (CONTRACT.md 5): with `sentAt`, timestamp = receivedAt − (sentAt −
+ * (docs/serve-api.md#timestamps-and-clock-skew): with `sentAt`, timestamp = receivedAt − (sentAt −
  * originalTimestamp), which keeps historical imports in the past; without it,
  * the call's timestamp, else the server's time.
  */
-export function timesOf(call: IngestCall, receivedAt: Date): { timestamp: string; originalTimestamp?: string } {
+function timesOf(call: IngestCall, receivedAt: Date): { timestamp: string; originalTimestamp?: string } {
   if (call.timestamp === undefined) return { timestamp: receivedAt.toISOString() };
   if (call.sentAt === undefined) return { timestamp: call.timestamp };
   const skew = Date.parse(call.sentAt) - Date.parse(call.timestamp);
@@ -68,7 +68,7 @@ function commonOf(call: IngestCall, receivedAt: Date): Json {
   };
 }
 
-/** The `delete` message of a deletion request (SPEC.md 2.2: no version, no context). */
+/** The `delete` message of a deletion request (docs/messages.md#message-types: no version, no context). */
 export function deleteMessage(userId: string, receivedAt: Date): Message {
   return { type: "delete", userId, timestamp: receivedAt.toISOString() };
 }

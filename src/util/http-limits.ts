@@ -31,7 +31,7 @@ export interface LingerLimits {
   maxMs: number;
 }
 
-export const DEFAULT_LINGER: LingerLimits = { maxBytes: 16 * 1024 * 1024, maxMs: 5_000 };
+const DEFAULT_LINGER: LingerLimits = { maxBytes: 16 * 1024 * 1024, maxMs: 5_000 };
 
 /**
  * Ends a connection whose answer went out before its body arrived (413, 401,
@@ -95,7 +95,7 @@ export class BodyBudget {
 }
 
 /** Bodies up to this size may use the reserve. */
-export const SMALL_BODY_BYTES = 64 * 1024;
+const SMALL_BODY_BYTES = 64 * 1024;
 const SMALL_BODY_RESERVE_BYTES = 8 * 1024 * 1024;
 
 /** The default budget: 32 MiB of bodies in memory at once per receiver. */

@@ -1,17 +1,12 @@
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "./char-codes.js";
+
 /**
  * Nesting limit for every JSON document read from outside (request bodies,
  * input files, flags). JSON.parse is iterative in V8, but JSON.stringify and
  * any walk over the value recurse, so a deeply nested value would overflow
  * the stack later; refusing it here keeps every later step safe.
  */
-export const MAX_JSON_DEPTH = 512;
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+const MAX_JSON_DEPTH = 512;
 
 /**
  * True when the JSON text (a string or its UTF-8 bytes) nests arrays and

@@ -7,7 +7,7 @@ import { sign } from "../../src/signing.js";
 import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { tempDir } from "../helpers/setup.js";
 
-// Real-traffic payloads (fixtures/real-traffic, CONTRACT.md 1 "Accepted") through the built CLI.
+// Real-traffic payloads (fixtures/real-traffic, docs/messages.md#accepted-messages) through the built CLI.
 const SECRET = "e2e-real-traffic";
 const { dir } = tempDir("real-traffic-e2e-");
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/real-traffic/${name}`, import.meta.url), "utf8");

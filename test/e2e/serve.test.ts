@@ -106,7 +106,7 @@ describe("webhook-cli serve (built CLI)", () => {
     const library = (byKey.get("identify:u1")!["context"] as Record<string, unknown>)["library"];
     expect(library).toMatchObject({ name: expect.any(String) });
     const context = { library, ip: "127.0.0.1" };
-    // The whole message (CONTRACT.md 1): the client's messageId, receivedAt, sentAt; its timestamp kept as originalTimestamp.
+    // The whole message (docs/messages.md#whole-messages-from-serve): the client's messageId, receivedAt, sentAt; its timestamp kept as originalTimestamp.
     const whole = { context, messageId: expect.any(String), receivedAt: expect.any(String), sentAt: expect.any(String), originalTimestamp: timestamp };
     expect(byKey.get("identify:u1")).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: expect.any(String), ...whole });
     expect(byKey.get("track:u1")).toEqual({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 42 }, timestamp: expect.any(String), ...whole });

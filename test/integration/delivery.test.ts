@@ -33,7 +33,7 @@ afterEach(async () => {
 });
 
 describe("DeliveryEngine over the undici transport, against a real server", () => {
-  it("sends the headers of CONTRACT.md 1 and a signature an independent HMAC accepts", async () => {
+  it("sends the headers of docs/delivery.md#the-forwarded-request and a signature an independent HMAC accepts", async () => {
     const s = await server();
     const e = undiciEngine({ targets: [{ url: `${s.url}/hooks/a?x=1`, headers: { "X-Env": "ci", "X-Team": "growth" } }], secret: "s3cret", userAgent: "Segment.io/1.0" });
     engines.push(e);

@@ -21,6 +21,14 @@ const tempDir = () => {
 const databaseOf = (queue: unknown) => (queue as { db: BetterSqlite3.Database }).db;
 const fill = (db: BetterSqlite3.Database) => db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true }) as number}`);
 
+async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe("serve on a full disk", () => {
   it("a timer-driven write that fails is kept and retried; ingest answers 503 meanwhile", async () => {
     const errors: string[] = [];
@@ -31,7 +39,7 @@ describe("serve on a full disk", () => {
     fill(db);
     // Giving up moves the (large) row to `failed`: new pages, on a full disk. Written from a timer, not the caller.
     queue.failed(message!.id, { reason: "x".repeat(200_000), attempts: 3, status: 500 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(() => errors.length > 0);
     expect(errors).toContain("SQLITE_FULL");
 
     const collector = new Collector({
@@ -44,7 +52,9 @@ describe("serve on a full disk", () => {
     expect(`${refused.status} ${await refused.text()}`).toMatch(/^503 /);
 
     db.pragma("max_page_count = 1073741823");
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The retry comes from the queue's own timer: wait for it, not for a guessed time.
+    // Read the table directly: listFailed() would write the pending rows itself.
+    await waitUntil(() => (db.prepare("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n > 0);
     expect(queue.listFailed().map((failed) => failed.id)).toEqual([message!.id]);
     await server.close();
     await collector.close();

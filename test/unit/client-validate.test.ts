@@ -22,7 +22,7 @@ function thrown(fn: () => void): Error {
   throw new Error("expected a throw");
 }
 
-describe("client validation messages (CONTRACT.md 6)", () => {
+describe("client validation messages (docs/serve-api.md#client-validation)", () => {
   it("has the original library's exact wording", () => {
     expect(MISSING_IDENTITY).toBe("You must pass either an 'anonymousId' or 'userId'.");
     expect(MISSING_EVENT).toBe("You must pass 'event'.");

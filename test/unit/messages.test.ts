@@ -8,8 +8,8 @@ const NOW = new Date("2012-12-02T00:30:08.276Z");
 const fixture = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(new URL(`../../fixtures/${name}.json`, import.meta.url), "utf8")) as Record<string, unknown>;
 
-/** SPEC.md 4.1: the exact keys of each request body. */
-const SPEC_KEYS: Record<MessageType, string[]> = {
+/** The exact keys of each built request body (docs/messages.md#message-types). */
+const BUILT_KEYS: Record<MessageType, string[]> = {
   page: ["version", "type", "userId", "properties", "timestamp"],
   screen: ["version", "type", "userId", "name", "timestamp", "context"],
   identify: ["version", "type", "userId", "traits", "timestamp"],
@@ -20,11 +20,11 @@ const SPEC_KEYS: Record<MessageType, string[]> = {
 };
 
 describe("examples", () => {
-  it("cover the seven types, each with exactly the keys of SPEC.md 4.1", () => {
+  it("cover the seven types, each with exactly the keys of docs/messages.md#built-messages", () => {
     const examples = buildExamples(MESSAGE_TYPES, { now: NOW, seed: 1 });
     expect(examples.map((m) => m.type)).toEqual([...MESSAGE_TYPES]);
     for (const example of examples) {
-      expect(Object.keys(example).sort()).toEqual([...SPEC_KEYS[example.type]].sort());
+      expect(Object.keys(example).sort()).toEqual([...BUILT_KEYS[example.type]].sort());
     }
   });
 
@@ -108,7 +108,7 @@ describe("checkMessage", () => {
   });
 
   it.each(["2012-12-02T00:30:08Z", "2012-12-02T00:30:08.276+01:00", "2009-11-10T23:00:00+0000", "2012-12-02T00:30:08.276543Z", "2012-12-02T00:30:08-05:00"])(
-    "accepts the real-traffic timestamp %s (CONTRACT.md 1 Accepted)",
+    "accepts the real-traffic timestamp %s (docs/messages.md#accepted-messages)",
     (timestamp) => {
       expect(checkMessage({ ...track(), timestamp }, { strict: true }).errors).toEqual([]);
       expect(checkMessage({ ...track(), sentAt: timestamp, receivedAt: timestamp, originalTimestamp: timestamp }, { strict: true }).errors).toEqual([]);
@@ -145,7 +145,7 @@ describe("checkMessage", () => {
     const { context: _context, ...screen } = fixture("screen");
     expect(checkMessage(screen, { strict: true }).errors).toEqual([]);
     expect(checkMessage({ ...screen, context: { library: { name: "analytics-python" } } }, { strict: true }).errors).toEqual([]);
-    // Built screens still carry SPEC.md's context (CONTRACT.md 1 Built).
+    // Built screens still carry their context (docs/messages.md#built-messages).
     expect(schemaFor("screen").safeParse(screen).success).toBe(false);
   });
 
@@ -164,7 +164,7 @@ describe("checkMessage", () => {
     expect(checkMessage({ type: "track", userId: "u", event: "E" }).errors.map((e) => e.key)).toEqual(["version", "properties", "timestamp"]);
   });
 
-  it("built screens: SPEC.md's nested context keys are checked by schemaFor", () => {
+  it("built screens: the nested context keys (docs/messages.md#built-messages) are checked by schemaFor", () => {
     const screen = fixture("screen");
     const context = screen["context"] as Record<string, Record<string, unknown>>;
     expect(schemaFor("screen").safeParse({ ...screen, context: { ...context, os: { name: "iOS" } } }).success).toBe(false);

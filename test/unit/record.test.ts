@@ -18,7 +18,7 @@ function line(rawText: string | Buffer, headers: Record<string, string> = {}) {
 }
 
 describe("formatRecordLine", () => {
-  it("writes the envelope of CONTRACT.md 4 on one line, without rawBody for compact JSON", () => {
+  it("writes the envelope of docs/recording.md#recording-line on one line, without rawBody for compact JSON", () => {
     const body = JSON.stringify({ type: "delete", userId: "u1", timestamp: "2024-01-01T00:00:00.000Z" });
     const { text, parsed } = line(body, { "content-type": "application/json", "x-signature": "abc" });
     expect(text.endsWith("}\n")).toBe(true);

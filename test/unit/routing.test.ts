@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isDestinationEnabled } from "../../src/service/routing.js";
 
-describe("isDestinationEnabled (SPEC.md 4.3)", () => {
+describe("isDestinationEnabled (docs/serve-api.md#routing)", () => {
   it("enables by default: no integrations, empty, or unrelated keys", () => {
     expect(isDestinationEnabled(undefined)).toBe(true);
     expect(isDestinationEnabled({})).toBe(true);

@@ -6,8 +6,8 @@ import { deleteMessage, toMessage } from "../../src/service/transform.js";
 const receivedAt = new Date("2024-05-01T12:00:00.000Z");
 const base = { aliasKeys: "spec" as const, receivedAt, ip: "10.1.2.3" };
 
-describe("toMessage (CONTRACT.md 1 and 5)", () => {
-  it("track: exact keys in SPEC.md order, context kept with ip added, server time when no timestamp", () => {
+describe("toMessage (docs/serve-api.md#from-call-to-message)", () => {
+  it("track: exact keys in docs/messages.md#message-types order, context kept with ip added, server time when no timestamp", () => {
     const call: IngestCall = { type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, context: { locale: "en" } };
     const message = toMessage(call, base);
     expect(JSON.stringify(message)).toBe(
@@ -73,7 +73,7 @@ describe("toMessage (CONTRACT.md 1 and 5)", () => {
     expect(checkMessage(message, { strict: true }).errors).toEqual([]);
   });
 
-  it("corrects clock skew when the request has sentAt (CONTRACT.md 5): a client an hour fast", () => {
+  it("corrects clock skew when the request has sentAt (docs/serve-api.md#timestamps-and-clock-skew): a client an hour fast", () => {
     const hour = 3_600_000;
     const fast = (ms: number): string => new Date(ms + hour).toISOString();
     const happened = receivedAt.getTime() - 2_000;

@@ -18,7 +18,7 @@ export interface AudienceDependencies {
 }
 
 /**
- * `audience sync` (SPEC.md 3): an identify with `{<snake_name>: true}` for each
+ * `audience sync` (docs/messages.md#audience-sync): an identify with `{<snake_name>: true}` for each
  * member who entered since the last delivered state, `false` for each who
  * left. The state records only what was delivered, so a failed or interrupted
  * sync is completed by the next one. 0 all delivered, 1 any failed, 130/143

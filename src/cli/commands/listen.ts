@@ -17,6 +17,7 @@ import { redactUrl } from "../../util/redact.js";
 import type { CliIo } from "../io.js";
 import { stripUndefined } from "../options.js";
 import { watchKeys } from "../keys.js";
+import { onceEach } from "../once-each.js";
 import { createOutput, type Output } from "../output.js";
 import { resolveListenSecret, warnUnsigned } from "../secret.js";
 import type { ListenFlags } from "../options/listen.js";
@@ -26,7 +27,7 @@ export type ListenOptions = ListenFlags;
 type StopReason = "count" | "exit-after" | "signal";
 
 /**
- * The verifying receiver (CONTRACT.md 3): runs until --count requests,
+ * The verifying receiver (docs/receiver.md, docs/exit-codes.md#per-command): runs until --count requests,
  * --exit-after or a signal, then prints a summary. 0 when every request was
  * valid, 1 otherwise or when --exit-after came before --count.
  */
@@ -36,48 +37,23 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const tls = readTls(options, io.cwd);
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
-  const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
-  const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
-  const faults = new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
-
-  const paint = painter(output.color);
-  const lines = lineBuffer((text) => (options.json ? io.stdout.write(text) : output.line(text.slice(0, -1))));
-  const junitCases: JunitCase[] = [];
-  let received = 0;
-  let invalid = 0;
-  let stop: (reason: StopReason) => void = () => {};
-  const stopped = new Promise<StopReason>((resolveStop) => (stop = resolveStop));
-  let spinner = { update(_text: string) {}, stop() {} };
-  // The spinner only exists on a terminal; skip building its text per request otherwise.
-  const spinning = io.stderrIsTTY;
+  const stopper = stopSwitch();
+  const tally = new Tally(options, io, output, secret);
   const inspection = createInspection(options, io, secret, forwarder?.url, output);
-
   let receiver: Receiver;
-  let lastError = "";
   try {
     receiver = await startReceiver({
-      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults, tls, recording, forward: forwarder?.forward, maxConnections: options.maxConnections }),
-      health: () => ({ ok: true, received, valid: received - invalid, invalid }),
-      onError(error) {
-        // A full disk fails every request: say it once per distinct problem.
-        if (error.message === lastError) return;
-        lastError = error.message;
-        output.warn(`a request could not be handled or recorded: ${error.message}`);
-      },
-      onRequest(received_) {
-        if (options.count !== undefined && received >= options.count) return;
-        // Credential-like query values and the secret never reach the terminal, the reports or the inspector.
-        const request = { ...received_, path: redactUrl(received_.path, secret) };
+      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults: faultPlan(options), tls, recording, forward: forwarder?.forward, maxConnections: options.maxConnections }),
+      health: () => tally.health(),
+      onError: onceEach((message) => output.warn(`a request could not be handled or recorded: ${message}`)),
+      onRequest(received) {
+        const request = tally.take(received);
+        if (request === undefined) return;
         inspection?.add(request);
-        received += 1;
-        if (!request.verdict.valid) invalid += 1;
-        lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, paint, options.verbose)}\n`);
-        if (options.junit !== undefined) junitCases.push(junitCase(request));
-        if (spinning) spinner.update(waitingText(received, invalid));
-        if (options.count !== undefined && received >= options.count) {
+        if (tally.countReached) {
           // Refuse anything after the Nth request right away (close is idempotent).
           void receiver.close();
-          stop("count");
+          stopper.stop("count");
         }
       },
     });
@@ -88,29 +64,123 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   }
   inspection?.setReceiverUrl(receiver.url);
   const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
+  const stopKeys = announceReady(options, io, output, { receiver, forwardUrl: forwarder?.url, page, inspection, secret });
+  tally.startSpinner();
 
-  announce(output, receiver, forwarder?.url, page);
-  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
-  const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
-  if (stopKeys) output.log("Press r to resend the latest request.");
-  if (secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
-  spinner = output.spinner(waitingText(0, 0));
-
-  const exitTimer = options.exitAfterMs !== undefined ? setTimeout(() => stop("exit-after"), options.exitAfterMs) : undefined;
-  const onSignal = (): void => stop("signal");
-  if (io.signal.aborted) stop("signal");
-  else io.signal.addEventListener("abort", onSignal, { once: true });
-
-  const reason = await stopped;
-  if (exitTimer) clearTimeout(exitTimer);
-  io.signal.removeEventListener("abort", onSignal);
+  const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
   stopKeys?.();
   await receiver.close();
   await Promise.all([inspection?.close(), forwarder?.close()]);
   recording?.close();
-  lines.flush();
-  spinner.stop();
+  tally.finish();
+  return summarize(options, io, output, tally, reason);
+}
 
+/** The fault plan of the flags; `--seed` makes `--fail-rate` repeatable. */
+function faultPlan(options: ListenOptions): FaultPlan {
+  const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
+  const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+  return new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
+}
+
+/** What listen counts and prints per request: the output lines, the JUnit cases and the spinner. */
+class Tally {
+  received = 0;
+  invalid = 0;
+  readonly junitCases: JunitCase[] = [];
+  readonly paint: Painter;
+  private readonly lines: { push(line: string): void; flush(): void };
+  private spinner = { update(_text: string) {}, stop() {} };
+  // The spinner only exists on a terminal; skip building its text per request otherwise.
+  private readonly spinning: boolean;
+
+  constructor(
+    private readonly options: ListenOptions,
+    io: CliIo,
+    private readonly output: Output,
+    readonly secret: string | undefined,
+  ) {
+    this.paint = painter(output.color);
+    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(text) : output.line(text.slice(0, -1))));
+    this.spinning = io.stderrIsTTY;
+  }
+
+  get countReached(): boolean {
+    return this.options.count !== undefined && this.received >= this.options.count;
+  }
+
+  health(): Record<string, unknown> {
+    return { ok: true, received: this.received, valid: this.received - this.invalid, invalid: this.invalid };
+  }
+
+  /** Counts and prints one request, redacted; undefined once --count requests were taken. */
+  take(received: ReceivedRequest): ReceivedRequest | undefined {
+    if (this.countReached) return undefined;
+    // Credential-like query values and the secret never reach the terminal, the reports or the inspector.
+    const request = { ...received, path: redactUrl(received.path, this.secret) };
+    this.received += 1;
+    if (!request.verdict.valid) this.invalid += 1;
+    const options = this.options;
+    this.lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, this.paint, options.verbose)}\n`);
+    if (options.junit !== undefined) this.junitCases.push(junitCase(request));
+    if (this.spinning) this.spinner.update(waitingText(this.received, this.invalid));
+    return request;
+  }
+
+  startSpinner(): void {
+    this.spinner = this.output.spinner(waitingText(0, 0));
+  }
+
+  finish(): void {
+    this.lines.flush();
+    this.spinner.stop();
+  }
+}
+
+/** Says where listen is, then offers the `r` key on a terminal; returns what stops watching the keys. */
+function announceReady(
+  options: ListenOptions,
+  io: CliIo,
+  output: Output,
+  ready: { receiver: Receiver; forwardUrl: string | undefined; page: string | undefined; inspection: Inspection | undefined; secret: string | undefined },
+): (() => void) | undefined {
+  const { receiver, inspection } = ready;
+  announce(output, receiver, ready.forwardUrl, ready.page);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
+  const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
+  if (stopKeys) output.log("Press r to resend the latest request.");
+  if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
+  return stopKeys;
+}
+
+interface StopSwitch {
+  stopped: Promise<StopReason>;
+  stop(reason: StopReason): void;
+}
+
+function stopSwitch(): StopSwitch {
+  let stop: (reason: StopReason) => void = () => {};
+  const stopped = new Promise<StopReason>((resolveStop) => (stop = resolveStop));
+  return { stopped, stop: (reason) => stop(reason) };
+}
+
+/** Waits for --count (through the switch), --exit-after or a signal, whichever comes first. */
+async function untilStopped(stopper: StopSwitch, exitAfterMs: number | undefined, signal: AbortSignal): Promise<StopReason> {
+  const exitTimer = exitAfterMs !== undefined ? setTimeout(() => stopper.stop("exit-after"), exitAfterMs) : undefined;
+  const onSignal = (): void => stopper.stop("signal");
+  if (signal.aborted) stopper.stop("signal");
+  else signal.addEventListener("abort", onSignal, { once: true });
+  try {
+    return await stopper.stopped;
+  } finally {
+    if (exitTimer) clearTimeout(exitTimer);
+    signal.removeEventListener("abort", onSignal);
+  }
+}
+
+/** The summary line and event, the JUnit file; the exit code. */
+function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tally, reason: StopReason): number {
+  const { received, invalid, paint } = tally;
   const early = reason === "exit-after" && options.count !== undefined && received < options.count;
   if (early) output.warn(`--exit-after ${formatDuration(options.exitAfterMs ?? 0)} came before --count ${options.count ?? 0} requests (${received} received)`);
   const code = invalid > 0 || early ? 1 : 0;
@@ -120,9 +190,10 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     `Summary: ${received} request${received === 1 ? "" : "s"}, ${paint.ok(`${valid} valid`)}, ${invalid > 0 ? paint.bad(`${invalid} invalid`) : "0 invalid"}`,
   );
   if (options.junit !== undefined) {
+    const cases = tally.junitCases;
     // Every reason for a non-zero exit is a failing case: an early --exit-after is one too.
-    if (early) junitCases.push(countNotReachedCase(options.count ?? 0, received, options.exitAfterMs ?? 0));
-    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases: junitCases, timestamp: new Date(), secret });
+    if (early) cases.push(countNotReachedCase(options.count ?? 0, received, options.exitAfterMs ?? 0));
+    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases, timestamp: new Date(), secret: tally.secret });
   }
   return code;
 }
@@ -133,7 +204,7 @@ function createInspection(options: ListenOptions, io: CliIo, secret: string | un
   return new Inspection({ secret, forwardUrl, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) });
 }
 
-/** `Listening on` first (CONTRACT.md 3), then where requests are relayed and where the page is. */
+/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
 function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
   if (output.json) {
     output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwardUrl ? { forwardTo: forwardUrl } : {}) });
@@ -217,7 +288,7 @@ function waitingText(received: number, invalid: number): string {
  * write per request would cost more than the request itself, and 25 ms is not
  * noticeable on a terminal.
  */
-export function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line: string): void; flush(): void } {
+function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line: string): void; flush(): void } {
   let pending = "";
   let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
@@ -281,13 +352,13 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
   return text;
 }
 
-/** The `request` JSON event's fields (CONTRACT.md 3), plus `diagnosis` when a signature failed. */
 /** `201 from the app in 12ms`, or listen's own 502/504 with the reason. */
 function forwardedAnswer(result: ForwardResult, paint: Painter): string {
   if (result.fromApp) return `${result.status} from the app in ${formatDuration(result.ms)}`;
   return paint.bad(`${result.status}: ${result.error ?? "no answer from the app"}`);
 }
 
+/** The `request` JSON event's fields (docs/cli.md#json-events), plus `diagnosis` when a signature failed. */
 export function requestEvent(request: ReceivedRequest): Record<string, unknown> {
   const v = request.verdict;
   const fields: Record<string, unknown> = {
@@ -308,14 +379,14 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
   return fields;
 }
 
-export function formatSize(bytes: number): string {
+function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Why a request counts as invalid, one reason per problem (for JUnit and summaries). */
-export function invalidReasons(request: ReceivedRequest): string[] {
+function invalidReasons(request: ReceivedRequest): string[] {
   const v = request.verdict;
   const reasons: string[] = [];
   if (v.signatureValid === false) reasons.push(`signature: ${v.signatureError ?? "invalid"}${v.diagnosis ? ` (likely cause: ${v.diagnosis.message})` : ""}`);

@@ -17,7 +17,7 @@ import { resolveDeliveryOptions, warnUnsignedDelivery, type EngineOptions } from
 import { printDryRun } from "./send.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
-import { createOutput, type Output, type Spinner } from "../output.js";
+import { createOutput, type Output } from "../output.js";
 import { logAttempt } from "../attempt-log.js";
 import { INTERRUPTED, readStdin } from "../stdin.js";
 import { retryWindowNotice, StatusLine } from "../status-line.js";
@@ -39,7 +39,7 @@ export interface ReplayDependencies {
 const LISTED_BAD_LINES = 100;
 
 /**
- * Re-signs and delivers a recorded NDJSON log (CONTRACT.md 3 and 4). Returns
+ * Re-signs and delivers a recorded NDJSON log (docs/recording.md#replay-input, docs/exit-codes.md#per-command). Returns
  * 0 when all were delivered, 1 when any failed, 130/143 when interrupted;
  * bad input throws (exit 2) before anything is sent.
  */
@@ -199,7 +199,7 @@ class ReplayCommandReporter {
   }
 }
 
-/** A `delivery` event's URL (CONTRACT.md 3): the captured answer (--results) stays out. */
+/** A `delivery` event's URL (docs/cli.md#json-events): the captured answer (--results) stays out. */
 function deliveryUrl({ url, status, attempts, error, ms }: DeliveryResult["urls"][number]): Record<string, unknown> {
   return { url, status, attempts, error, ms };
 }
@@ -240,7 +240,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
   if (s.deadLettered > 0 && deadLetter !== undefined) output.line(`${s.deadLettered} written to ${deadLetter}`);
 }
 
-/** The low-water resume hint (CONTRACT.md 4 "Resume"): resuming may repeat, never skip. */
+/** The low-water resume hint (docs/recording.md#resume): resuming may repeat, never skip. */
 function printResume(output: Output, s: ReplaySummary, deadLetter: string | undefined): void {
   const later = s.deliveredAfterResume;
   const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";

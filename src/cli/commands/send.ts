@@ -6,9 +6,9 @@ import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delive
 import { undiciEngine } from "../../delivery/wire.js";
 import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
 import { userIdOf } from "../../messages/check.js";
-import { exampleMessage, type ExampleOptions } from "../../messages/examples.js";
+import { exampleMessage } from "../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../messages/input.js";
-import { MESSAGE_TYPES, type AliasKeys, type MessageType } from "../../messages/schemas.js";
+import type { AliasKeys } from "../../messages/schemas.js";
 import type { Clock, Random } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { logFailedAttempt, resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
@@ -107,7 +107,7 @@ class SendReporter {
   readonly cases: JunitCase[] = [];
 
   constructor(
-    private readonly output: Output,
+    output: Output,
     verbose: boolean,
     notice: (event: AttemptEvent) => void,
   ) {
@@ -193,7 +193,7 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
 }
 
 /** send holds its whole input in memory; past this, replay (which streams) is the tool. */
-export const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
+const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
 const TOO_LARGE = `the input is over ${MAX_SEND_INPUT_BYTES / 1024 / 1024} MiB: send reads it whole; use replay, which streams NDJSON`;
 
 function readInputFile(path: string, file: string): Buffer {

@@ -1,13 +1,14 @@
 import { resolve } from "node:path";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
-import { Collector, type CollectorCounts } from "../../service/collector.js";
+import { Collector, type CollectorCounts, type CollectorOptions } from "../../service/collector.js";
 import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
-import { listenCollector } from "../../service/server.js";
+import { listenCollector, type ServeServer } from "../../service/server.js";
 import { userIdOf } from "../../messages/check.js";
 import { resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
 import type { CliIo } from "../io.js";
+import { onceEach } from "../once-each.js";
 import type { ServeFlags } from "../options/serve.js";
 import { createOutput, type Output } from "../output.js";
 import { writeReadyFile } from "../ready-file.js";
@@ -28,30 +29,10 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
 
-  let lastStorageError = "";
-  const onStorageError = (error: Error): void => {
-    // A full disk fails every write until space returns: say it once per distinct problem.
-    if (error.message === lastStorageError) return;
-    lastStorageError = error.message;
-    output.warn(`cannot write to the state database (kept in memory, retried): ${error.message}`);
-  };
+  const onStorageError = onceEach((message) => output.warn(`cannot write to the state database (kept in memory, retried): ${message}`));
   const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir, { onStorageError });
-  const collector = new Collector({
-    settings,
-    queue,
-    concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
-    delivery: engineOptions,
-    onSettled: (message, result) => {
-      if (!result.delivered) reportFailure(output, message, result);
-    },
-    strict: options.strict ?? false,
-    onRejected: (rejection) => {
-      output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
-      output.log(`${output.color.yellow("!")} rejected ${rejection.where} (${rejection.source}): ${rejection.reason}`);
-    },
-  });
-
-  let server;
+  const collector = createCollector(options, output, { settings, queue, delivery: engineOptions });
+  let server: ServeServer;
   try {
     server = await listenCollector(collector, {
       host: options.host,
@@ -62,30 +43,13 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     await collector.close();
     throw error;
   }
-  if (options.json) {
-    output.event("listening", { url: server.url, port: server.port });
-    output.log(`Listening on ${server.url}`);
-  } else output.line(`Listening on ${server.url}`);
-  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, server.url);
-
-  if (settings.secret === undefined) warnUnsignedDelivery(io);
-  if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
-  if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
-  if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");
-  if (options.memory) output.warn("--memory: the queue is not durable; messages not yet delivered are lost when serve stops");
+  announce(options, io, output, server.url, server.port);
+  warnAboutSetup(options, io, output, settings);
   const waiting = queue.pendingCount();
   if (waiting > 0) output.log(`resuming ${waiting} message${waiting === 1 ? "" : "s"} stored by a previous run (${stateDir})`);
 
   collector.start();
-  const spinner = output.spinner(countsText(collector.counts()));
-  const ticker = setInterval(() => spinner.update(countsText(collector.counts())), 500);
-
-  await new Promise<void>((resolveStop) => {
-    if (io.signal.aborted) resolveStop();
-    else io.signal.addEventListener("abort", () => resolveStop(), { once: true });
-  });
-  clearInterval(ticker);
-  spinner.stop();
+  await showCountsUntilAborted(output, collector, io.signal);
   await server.close();
   await collector.close();
 
@@ -94,6 +58,50 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   output.line(`Summary: ${countsText(counts)}`);
   if (counts.pending > 0 && !options.memory) output.log(`${counts.pending} message${counts.pending === 1 ? "" : "s"} kept in ${stateDir} for the next run`);
   return counts.failed > 0 ? 1 : 0;
+}
+
+function createCollector(options: ServeOptions, output: Output, parts: Pick<CollectorOptions, "settings" | "queue" | "delivery">): Collector {
+  return new Collector({
+    ...parts,
+    concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+    onSettled: (message, result) => {
+      if (!result.delivered) reportFailure(output, message, result);
+    },
+    strict: options.strict ?? false,
+    onRejected: (rejection) => {
+      output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
+      output.log(`${output.color.yellow("!")} rejected ${rejection.where} (${rejection.source}): ${rejection.reason}`);
+    },
+  });
+}
+
+function announce(options: ServeOptions, io: CliIo, output: Output, url: string, port: number): void {
+  if (options.json) {
+    output.event("listening", { url, port });
+    output.log(`Listening on ${url}`);
+  } else output.line(`Listening on ${url}`);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, url);
+}
+
+/** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
+function warnAboutSetup(options: ServeOptions, io: CliIo, output: Output, settings: CollectorOptions["settings"]): void {
+  if (settings.secret === undefined) warnUnsignedDelivery(io);
+  if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
+  if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
+  if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");
+  if (options.memory) output.warn("--memory: the queue is not durable; messages not yet delivered are lost when serve stops");
+}
+
+/** The counts on the spinner, refreshed twice a second, until SIGINT/SIGTERM. */
+async function showCountsUntilAborted(output: Output, collector: Collector, signal: AbortSignal): Promise<void> {
+  const spinner = output.spinner(countsText(collector.counts()));
+  const ticker = setInterval(() => spinner.update(countsText(collector.counts())), 500);
+  await new Promise<void>((resolveStop) => {
+    if (signal.aborted) resolveStop();
+    else signal.addEventListener("abort", () => resolveStop(), { once: true });
+  });
+  clearInterval(ticker);
+  spinner.stop();
 }
 
 function countsText(counts: CollectorCounts): string {

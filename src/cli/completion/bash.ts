@@ -1,4 +1,4 @@
-import { quote, spellings, transitions, type CompletionCommand } from "./model.js";
+import { commandPathLoop, positionalCaseBlock, quote, spellings, valueCaseBlock, type CaseAnswers, type CompletionCommand } from "./model.js";
 
 /** A bash completion script (`complete -F _webhook_cli webhook-cli`). */
 export function bashScript(commands: readonly CompletionCommand[]): string {
@@ -7,15 +7,8 @@ export function bashScript(commands: readonly CompletionCommand[]): string {
     "_webhook_cli() {",
     '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmdpath="" i word words=""',
     '  (( COMP_CWORD > 0 )) && prev="${COMP_WORDS[COMP_CWORD-1]}"',
-    "  for (( i = 1; i < COMP_CWORD; i++ )); do",
-    '    word="${COMP_WORDS[i]}"',
-    '    case "${cmdpath}/${word}" in',
-    ...transitions(commands).map((t) => `      ${quote(`${t.from}/${t.word}`)}) cmdpath=${quote(t.to)} ;;`),
-    "    esac",
-    "  done",
-    '  case "${cmdpath}/${prev}" in',
-    ...commands.flatMap(valueCases),
-    "  esac",
+    ...commandPathLoop(commands, { first: 1, end: "COMP_CWORD", word: "${COMP_WORDS[i]}" }),
+    ...valueCaseBlock(commands, VALUE_ANSWERS),
     '  if [[ "$cur" == -* ]]; then',
     '    case "$cmdpath" in',
     ...commands.map((c) => `      ${quote(c.path)}) words=${quote(c.options.flatMap(spellings).join(" "))} ;;`),
@@ -23,9 +16,7 @@ export function bashScript(commands: readonly CompletionCommand[]): string {
     '    COMPREPLY=($(compgen -W "$words" -- "$cur"))',
     "    return",
     "  fi",
-    '  case "$cmdpath" in',
-    ...commands.map(positionalCase),
-    "  esac",
+    ...positionalCaseBlock(commands, POSITIONAL_ANSWERS),
     '  COMPREPLY=($(compgen -W "$words" -- "$cur"))',
     "}",
     "complete -F _webhook_cli webhook-cli",
@@ -33,22 +24,10 @@ export function bashScript(commands: readonly CompletionCommand[]): string {
   ].join("\n");
 }
 
-/** After a flag that takes a value: its fixed values, else file names. */
-function valueCases(command: CompletionCommand): string[] {
-  const lines: string[] = [];
-  const files: string[] = [];
-  for (const option of command.options.filter((o) => o.takesValue)) {
-    const patterns = spellings(option).map((flag) => quote(`${command.path}/${flag}`));
-    if (option.values) lines.push(`    ${patterns.join("|")}) COMPREPLY=($(compgen -W ${quote(option.values.join(" "))} -- "$cur")); return ;;`);
-    else files.push(...patterns);
-  }
-  if (files.length > 0) lines.push(`    ${files.join("|")}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`);
-  return lines;
-}
+const COMPREPLY_FILES = 'COMPREPLY=($(compgen -f -- "$cur"))';
 
-function positionalCase(command: CompletionCommand): string {
-  const words = command.subcommands.length > 0 ? command.subcommands : command.argValues;
-  if (words) return `    ${quote(command.path)}) words=${quote(words.join(" "))} ;;`;
-  if (command.takesFile) return `    ${quote(command.path)}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`;
-  return `    ${quote(command.path)}) words=${quote(command.options.map((o) => o.long).join(" "))} ;;`;
-}
+/** After a flag: the reply at once. */
+const VALUE_ANSWERS: CaseAnswers = { words: (words) => `COMPREPLY=($(compgen -W ${quote(words.join(" "))} -- "$cur"))`, files: COMPREPLY_FILES };
+
+/** A word that is not a flag: the candidates, filtered by the one compgen at the end; files at once. */
+const POSITIONAL_ANSWERS: CaseAnswers = { words: (words) => `words=${quote(words.join(" "))}`, files: `${COMPREPLY_FILES}; return` };
