@@ -67,7 +67,8 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
       onRequest(received_) {
         if (options.count !== undefined && received >= options.count) return;
         // Credential-like query values and the secret never reach the terminal, the reports or the inspector.
-        const request = { ...received_, path: redactUrl(received_.path, secret) };
+        const path = redactUrl(received_.path, secret);
+        const request = path === received_.path ? received_ : { ...received_, path };
         inspection?.add(request);
         received += 1;
         if (!request.verdict.valid) invalid += 1;
