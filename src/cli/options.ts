@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UsageError } from "../errors.js";
-import { MESSAGE_TYPES, type MessageType } from "../messages/schemas.js";
+import { MESSAGE_TYPES, type MessageType } from "../messages/names.js";
 import { parseDuration } from "../util/duration.js";
 import { parseJson } from "../util/json-depth.js";
 import { parseDecimalNumber, parseWholeNumber } from "../util/numbers.js";

@@ -1,5 +1,6 @@
 import { seededRandom } from "../util/clock.js";
-import { MESSAGE_TYPES, type AliasKeys, type Message, type MessageType } from "./schemas.js";
+import { MESSAGE_TYPES, type MessageType } from "./names.js";
+import type { AliasKeys, Message } from "./schemas.js";
 
 export interface ExampleOptions {
   /** The timestamp every example carries (default: now). */

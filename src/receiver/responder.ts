@@ -6,8 +6,10 @@ import type { FaultAction } from "./faults.js";
 import type { ForwardResult } from "./forward.js";
 import type { RequestVerdict } from "./verdict.js";
 
-const JSON_HEADERS = { "content-type": "application/json" };
 export const OK_BODY = '{"ok":true}';
+// With a Content-Length (rather than chunked framing) node:http sends head and body in one write.
+// The common answer's headers are made once: this runs for every request.
+const OK_HEADERS = jsonHeaders(OK_BODY);
 
 /**
  * Sends the receiver's answers: the decided action (status, delay, hold,
@@ -27,7 +29,7 @@ export class Responder {
     if (this.closing) res.shouldKeepAlive = false;
     // 1xx, 204 and 304 carry no body.
     if (status < 200 || status === 204 || status === 304) res.writeHead(status).end();
-    else res.writeHead(status, JSON_HEADERS).end(body);
+    else res.writeHead(status, body === OK_BODY ? OK_HEADERS : jsonHeaders(body)).end(body);
   }
 
   /** listen --forward-to: the app's status, headers and body, as the app gave them. */
@@ -76,6 +78,10 @@ export class Responder {
     }
     this.answer(res, action.status, answerBody(action, verdict));
   }
+}
+
+function jsonHeaders(body: string): Record<string, string> {
+  return { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
 }
 
 function answerBody(action: Extract<FaultAction, { kind: "answer" }>, verdict: RequestVerdict): string {

@@ -41,6 +41,8 @@ export function redactHeaders(headers: Readonly<Record<string, string | readonly
  * Everything else is left byte for byte.
  */
 export function redactUrl(url: string, secret?: string): string {
+  // Most request paths (`/webhook`): no userinfo, no query, so only the secret could be in them.
+  if (!url.includes("@") && !url.includes("?")) return maskSecret(url, secret);
   let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_match, scheme: string, userinfo: string) => {
     const colon = userinfo.indexOf(":");
     return `${scheme}${colon === -1 ? userinfo : `${userinfo.slice(0, colon)}:${MASK}`}@`;
@@ -75,10 +77,23 @@ const MIN_MASKED_SECRET = 4;
 /** `text` with the secret (as is, or URL-encoded) masked; secrets under 4 characters are left alone. */
 export function maskSecret(text: string, secret: string | undefined): string {
   if (secret === undefined || secret.length < MIN_MASKED_SECRET) return text;
-  let out = text.split(secret).join(MASK);
-  const encoded = encodeURIComponent(secret);
-  if (encoded !== secret) out = out.split(encoded).join(MASK);
+  // Checked before splitting: this runs for every request listen shows, and the secret is rarely there.
+  let out = text.includes(secret) ? text.split(secret).join(MASK) : text;
+  const encoded = encodedSecret(secret);
+  if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
   return out;
+}
+
+let lastSecret = "";
+let lastEncoded = "";
+
+/** encodeURIComponent of the secret, kept for the last secret seen (one per run). */
+function encodedSecret(secret: string): string {
+  if (secret !== lastSecret) {
+    lastEncoded = encodeURIComponent(secret);
+    lastSecret = secret;
+  }
+  return lastEncoded;
 }
 
 function safeDecode(text: string): string {

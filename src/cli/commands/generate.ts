@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../../errors.js";
 import { buildExamples } from "../../messages/examples.js";
-import { MESSAGE_TYPES, type MessageType } from "../../messages/schemas.js";
+import { MESSAGE_TYPES, type MessageType } from "../../messages/names.js";
 import type { CliIo } from "../io.js";
 import type { GENERATE_OPTIONS } from "../options/generate.js";
 import type { OptionsOf } from "../options/spec.js";

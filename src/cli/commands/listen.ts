@@ -117,7 +117,8 @@ class Tally {
   take(received: ReceivedRequest): ReceivedRequest | undefined {
     if (this.countReached) return undefined;
     // Credential-like query values and the secret never reach the terminal, the reports or the inspector.
-    const request = { ...received, path: redactUrl(received.path, this.secret) };
+    const path = redactUrl(received.path, this.secret);
+    const request = path === received.path ? received : { ...received, path };
     this.received += 1;
     if (!request.verdict.valid) this.invalid += 1;
     const options = this.options;
