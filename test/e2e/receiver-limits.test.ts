@@ -83,12 +83,14 @@ describe("soak: hundreds of stalled uploads", () => {
   // Each stalled upload stops one byte short of the limit and never finishes. Before the body budget, each
   // held about its body in memory (250 × 1 MiB for listen); now bodies past the 32 MiB budget get 503.
   // The bound is on growth over the receiver's own baseline, which varies less between machines than
-  // total RSS (measured on a loaded 2-core box: listen +112 MB, serve +75 MB; before: about +255 and +124).
+  // total RSS. Measured: listen +112 to +125 MB on Node 20 and +168 on Node 24, serve +73 to +75 and +103;
+  // before the budget every stalled body was held (250 × 1 MiB for listen, 250 × 500 KB for serve: about
+  // +255 and +124 MB). The bounds sit between the two, with room for Node 24's larger heap.
 
   it.each([
-    ["listen", () => listen(), "/hook", 1024 * 1024, track, 160],
-    ["serve", () => serve(), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 110],
-  ] as const)("%s: a normal sender keeps getting 200 and RSS grows by less than %i MB", async (_name, startIt, path, limit, body, boundMb) => {
+    ["listen", () => listen(), "/hook", 1024 * 1024, track, 200],
+    ["serve", () => serve(), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 120],
+  ] as const)("%s: a normal sender keeps getting 200 and RSS growth stays bounded", async (_name, startIt, path, limit, body, boundMb) => {
     const { url, child } = await startIt();
     expect(await post(`${url}${path}`, body, AUTH)).toBe(200);
     const baseline = await rssMb(child.pid as number);
