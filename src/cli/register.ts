@@ -61,7 +61,7 @@ export function registerSend(program: Command, context: CommandContext): void {
     .description("sign and deliver messages, in order, like the Webhooks destination (a JSON object, a JSON array, NDJSON or concatenated JSON; or --type)")
     .argument("[file]", "messages to send: a file, or - for standard input");
   const lines = [
-    "webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret",
+    "webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret-file .secret",
     "webhook-cli generate | webhook-cli send - --url https://example.com/hook --retry-window 30s --json",
   ];
   wire<typeof SEND_OPTIONS, [string | undefined]>(command, context, SEND_OPTIONS, lines, async (options, [file]) => {
@@ -73,10 +73,10 @@ export function registerSend(program: Command, context: CommandContext): void {
 export function registerListen(program: Command, context: CommandContext): void {
   const command = program.command("listen").description("local receiver that verifies X-Signature and checks message shapes");
   const lines = [
-    "webhook-cli listen --secret s3cret",
+    "webhook-cli listen --secret-file .secret",
     "webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml",
     "webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
-    "webhook-cli listen --secret s3cret --forward-to http://localhost:3000/webhook --ui",
+    "webhook-cli listen --secret-file .secret --forward-to http://localhost:3000/webhook --ui",
   ];
   wire(command, context, LISTEN_OPTIONS, lines, async (options) => (await import("./commands/listen.js")).listen(options, context.io));
 }
@@ -87,7 +87,7 @@ export function registerReplay(program: Command, context: CommandContext): void 
     .description("re-sign and deliver a recorded NDJSON log (listen --record envelopes, bare messages or dead-letter lines)")
     .argument("<file>", "the NDJSON log: a file, or - for standard input");
   const lines = [
-    "webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret s3cret",
+    "webhook-cli replay recording.ndjson --url http://127.0.0.1:8080/hook --secret-file .secret",
     "webhook-cli replay recording.ndjson --url https://staging.example.com/hook --concurrency 32 --dead-letter failed.ndjson --retry-window 1m",
     "webhook-cli replay failed.ndjson --url https://staging.example.com/hook --from-line 1200 --json",
     "webhook-cli replay recording.ndjson --url http://127.0.0.1:3001/hook --results new.ndjson --compare old.ndjson --ignore '$.requestId'",
@@ -102,7 +102,7 @@ export function registerServe(program: Command, context: CommandContext): void {
     .command("serve")
     .description("local stand-in for the collection service: takes client batches, stores them durably, forwards them to the webhooks");
   const lines = [
-    "webhook-cli serve --write-key wk_test --url http://127.0.0.1:8080/hook --secret s3cret",
+    "webhook-cli serve --write-key wk_test --url http://127.0.0.1:8080/hook --secret-file .secret",
     "webhook-cli serve --config webhook-cli.json --state .webhook-cli --json",
     "curl -u wk_test: -H 'Content-Type: application/json' -d '{\"userId\":\"u1\",\"event\":\"Signed Up\"}' http://127.0.0.1:8088/v1/track",
   ];
@@ -115,7 +115,7 @@ export function registerAudience(program: Command, context: CommandContext): voi
     .command("sync")
     .description("send an identify for every membership change since the last delivered sync (all members on the first)");
   const lines = [
-    "webhook-cli audience sync --name 'VIP-Users 2024' --members vip.txt --state audience-state.json --url http://127.0.0.1:8080/hook --secret s3cret",
+    "webhook-cli audience sync --name 'VIP-Users 2024' --members vip.txt --state audience-state.json --url http://127.0.0.1:8080/hook --secret-file .secret",
   ];
   wire(sync, context, AUDIENCE_SYNC_OPTIONS, lines, async (options) => (await import("./commands/audience.js")).audienceSync(options, context.io));
   audience.commands.forEach((command) => command.exitOverride());

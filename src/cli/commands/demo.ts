@@ -71,8 +71,10 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
     output.line(`\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`);
     if (code === 0) {
       output.line("\nNext: run your own receiver and send to it:");
-      output.line("  webhook-cli listen --secret s3cret");
-      output.line("  webhook-cli send --type track --url http://127.0.0.1:8080/hook --secret s3cret");
+      // The secret comes from the environment, not the command line, where `ps` would show it.
+      output.line("  export WEBHOOK_SECRET=s3cret");
+      output.line("  webhook-cli listen");
+      output.line("  webhook-cli send --type track --url http://127.0.0.1:8080/hook");
     }
   }
   return code;
