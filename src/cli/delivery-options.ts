@@ -16,13 +16,14 @@ export interface ResolveDeliveryExtras {
   /** Fail when no URL is configured. */
   requireTargets?: boolean | undefined;
   aliasKeys?: AliasKeys | undefined;
-  /** The caller says it itself once started (serve: after its other start-up checks). */
-  deferUnsignedWarning?: boolean;
 }
 
-/** The one line that says messages go out unsigned (no secret configured anywhere). */
-export function warnUnsignedDelivery(io: CliIo): void {
-  warnUnsigned(createOutput(io), "messages are sent without X-Signature", { config: true });
+/**
+ * The one line that says messages go out unsigned (no secret configured anywhere). Each command
+ * says it once its input checked out (or, for serve, once started), so a mistake stays a one-line answer.
+ */
+export function warnIfUnsigned(io: CliIo, settings: DestinationSettings): void {
+  if (settings.secret === undefined) warnUnsigned(createOutput(io), "messages are sent without X-Signature", { config: true });
 }
 
 /**
@@ -43,8 +44,6 @@ export function resolveDeliveryOptions(
   const { requireTargets, aliasKeys } = extras;
   const settings = resolveSettings({ urls, headers, secret, secretFile, userAgent, aliasKeys, configPath: config, requireTargets, cwd: io.cwd, env: io.env });
   const ca = readCaFiles(options.ca ?? [], io.cwd);
-  // Said once everything else checked out, so a usage error stays a one-line answer.
-  if (settings.secret === undefined && !extras.deferUnsignedWarning) warnUnsignedDelivery(io);
   return {
     settings,
     engineOptions: stripUndefined({ timeoutMs: options.timeoutMs, retryWindowMs: options.retryWindowMs, ca: ca.length > 0 ? ca : undefined }),

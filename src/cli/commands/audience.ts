@@ -5,7 +5,7 @@ import type { DeliveryResult } from "../../delivery/types.js";
 import { snakeName, type MembershipChange } from "../../service/audience.js";
 import { planAudienceSync, readMembersFile, runAudienceSync } from "../../service/audience-sync.js";
 import { systemClock, type Clock, type Random } from "../../util/clock.js";
-import { logFailedAttempt, resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { AudienceSyncFlags } from "../options/audience.js";
 import { createOutput, type Output } from "../output.js";
@@ -28,12 +28,12 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
   const output = createOutput(io, { json: options.json ?? false });
   const trait = snakeName(options.name);
   if (trait === "") throw new UsageError(`"${options.name}" has no letters or digits to name the trait`, { flag: "--name" });
-  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: true, deferUnsignedWarning: true });
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: true });
   output.maskSecret(settings.secret);
   const members = readMembersFile(resolve(io.cwd, options.members), options.members);
   const plan = planAudienceSync({ name: options.name, trait, members, statePath: resolve(io.cwd, options.state), stateName: options.state });
   // Said once the members and the state were read, so a mistake in them is still a one-line answer.
-  if (settings.secret === undefined) warnUnsignedDelivery(io);
+  warnIfUnsigned(io, settings);
   const { changes } = plan;
 
   const engine = undiciEngine(settings, {

@@ -13,7 +13,7 @@ import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { undiciEngine } from "../../delivery/wire.js";
 import type { DestinationSettings } from "../../settings.js";
-import { resolveDeliveryOptions, warnUnsignedDelivery, type EngineOptions } from "../delivery-options.js";
+import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../delivery-options.js";
 import { printDryRun } from "./send.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
@@ -46,9 +46,7 @@ const LISTED_BAD_LINES = 100;
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
-  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true, deferUnsignedWarning: true });
-  // Said once the validation pass found something to send, so a mistake in the input is still a one-line answer.
-  const warnUnsigned = settings.secret === undefined ? () => warnUnsignedDelivery(io) : undefined;
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   output.maskSecret(settings.secret);
 
   const input = await openInput(options.file, io, output);
@@ -58,7 +56,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   try {
     const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
     const regress = await RegressReporter.open(output, flags, io, input.name);
-    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, warnUnsigned);
+    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(io, settings));
     const summary = await replay({
       path: input.path,
       name: input.name,
@@ -149,7 +147,8 @@ class ReplayCommandReporter {
     private readonly name: string,
     private readonly statusIntervalMs: number | undefined,
     private readonly regress: RegressReporter,
-    private readonly beforeSending: (() => void) | undefined,
+    /** Once the validation pass found something to send, so a mistake in the input is still a one-line answer. */
+    private readonly beforeSending: () => void,
   ) {}
 
   hooks(): Pick<ReplayOptions, "onInvalid" | "onFailure" | "onMessage" | "onSending" | "onAttempt" | "keepResponse"> {
@@ -160,7 +159,7 @@ class ReplayCommandReporter {
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
       ...withMessageHook(this.regress.onMessage(this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined)),
       onSending: (progress) => {
-        this.beforeSending?.();
+        this.beforeSending();
         this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
         this.status.start();
       },

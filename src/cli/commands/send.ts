@@ -11,7 +11,7 @@ import { parseMessages, type InputMessage } from "../../messages/input.js";
 import type { AliasKeys } from "../../messages/schemas.js";
 import type { Clock, Random } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
-import { logFailedAttempt, resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import { EXAMPLE_FLAGS } from "../options/example.js";
 import type { SendFlags } from "../options/send.js";
@@ -48,13 +48,12 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, {
     requireTargets: true,
     ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
-    deferUnsignedWarning: true,
   });
   output.maskSecret(settings.secret);
   const messages = await readInput(options, io, settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
   // Said once the input checked out, so a mistake in it is still a one-line answer.
-  if (settings.secret === undefined) warnUnsignedDelivery(io);
+  warnIfUnsigned(io, settings);
 
   const engine = undiciEngine(settings, {
     ...engineOptions,

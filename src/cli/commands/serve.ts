@@ -6,7 +6,7 @@ import { DEFAULT_SOURCE } from "../../service/ingest.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
 import { listenCollector, type ServeServer } from "../../service/server.js";
 import { userIdOf } from "../../messages/check.js";
-import { resolveDeliveryOptions, warnUnsignedDelivery } from "../delivery-options.js";
+import { resolveDeliveryOptions, warnIfUnsigned } from "../delivery-options.js";
 import type { CliIo } from "../io.js";
 import { onceEach } from "../once-each.js";
 import type { ServeFlags } from "../options/serve.js";
@@ -21,7 +21,7 @@ export type ServeOptions = ServeFlags;
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys, deferUnsignedWarning: true });
+  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
   output.maskSecret(resolved.secret);
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
@@ -85,7 +85,7 @@ function announce(options: ServeOptions, io: CliIo, output: Output, url: string,
 
 /** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
 function warnAboutSetup(options: ServeOptions, io: CliIo, output: Output, settings: CollectorOptions["settings"]): void {
-  if (settings.secret === undefined) warnUnsignedDelivery(io);
+  warnIfUnsigned(io, settings);
   if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
   if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
   if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");
