@@ -11,6 +11,11 @@ export const OK_BODY = '{"ok":true}';
 // The common answer's headers are made once: this runs for every request.
 const OK_HEADERS = jsonHeaders(OK_BODY);
 
+/** 1xx, 204 and 304 carry no body. */
+function carriesBody(status: number): boolean {
+  return status >= 200 && status !== 204 && status !== 304;
+}
+
 /**
  * Sends the receiver's answers: the decided action (status, delay, hold,
  * drop) for complete requests, and the early answers (405, 413, 503) that go
@@ -24,21 +29,24 @@ export class Responder {
   constructor(private readonly clock: Clock) {}
 
   answer(res: ServerResponse, status: number, body: string): void {
-    if (res.destroyed || res.headersSent) return;
-    // While closing, each answer ends its connection, so server.close() completes once they are out.
-    if (this.closing) res.shouldKeepAlive = false;
-    // 1xx, 204 and 304 carry no body.
-    if (status < 200 || status === 204 || status === 304) res.writeHead(status).end();
+    if (!this.canAnswer(res)) return;
+    if (!carriesBody(status)) res.writeHead(status).end();
     else res.writeHead(status, body === OK_BODY ? OK_HEADERS : jsonHeaders(body)).end(body);
   }
 
   /** listen --forward-to: the app's status, headers and body, as the app gave them. */
   relay(res: ServerResponse, result: ForwardResult): void {
-    if (res.destroyed || res.headersSent) return;
+    if (!this.canAnswer(res)) return;
+    const withBody = carriesBody(result.status);
+    res.writeHead(result.status, withBody ? { ...result.headers, "content-length": String(result.body.length) } : result.headers);
+    res.end(withBody ? result.body : undefined);
+  }
+
+  /** False when the answer can no longer go out; while closing, each answer ends its connection, so server.close() completes once they are out. */
+  private canAnswer(res: ServerResponse): boolean {
+    if (res.destroyed || res.headersSent) return false;
     if (this.closing) res.shouldKeepAlive = false;
-    const bodyless = result.status < 200 || result.status === 204 || result.status === 304;
-    res.writeHead(result.status, { ...result.headers, ...(bodyless ? {} : { "content-length": String(result.body.length) }) });
-    res.end(bodyless ? undefined : result.body);
+    return true;
   }
 
   /** An answer before (or instead of) reading the body: the rest is read and thrown away, then the connection closes. */
