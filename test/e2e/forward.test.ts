@@ -1,11 +1,10 @@
-import type { ChildProcess } from "node:child_process";
 import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { collect, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
-import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
+import { closeServersAfterEach, killChildrenAfterEach, tempDir } from "../helpers/setup.js";
 
 const SECRET = "e2e-forward-secret";
 const hmac = (body: string | Buffer) => createHmac("sha1", SECRET).update(body).digest("hex");
@@ -14,10 +13,7 @@ const BODY = '{ "type":"track", "userId":"ada", "event":"Sign\\u0065d Up",\n "pr
 
 const { server } = closeServersAfterEach();
 const files = tempDir("webhook-cli-e2e-forward-");
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
+const children = killChildrenAfterEach();
 
 async function listen(args: string[]): Promise<{ url: string; done: Promise<CliResult> }> {
   const child = spawnCli(["listen", "--port", "0", "--secret", SECRET, ...args]);

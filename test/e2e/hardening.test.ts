@@ -1,12 +1,12 @@
-import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/client/analytics.js";
 import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
+import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const track = (userId = "u1") => JSON.stringify({ version: 1, type: "track", userId, event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const TOKEN = "tok-9f8e7d6c5b4a";
@@ -14,7 +14,7 @@ const TOKEN = "tok-9f8e7d6c5b4a";
 let dir: string;
 let ok: TestServer;
 let failing: TestServer;
-const children: ChildProcess[] = [];
+const children = killChildrenAfterEach();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-hardening-"));
   ok = await startServer();
@@ -22,9 +22,6 @@ beforeAll(async () => {
     res.statusCode = 500;
     res.end("no");
   });
-});
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 afterAll(async () => {
   await Promise.all([ok.close(), failing.close()]);

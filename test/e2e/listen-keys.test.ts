@@ -1,18 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BIN, collect, runCli, waitForLine } from "../helpers/cli.js";
-import { closeServersAfterEach } from "../helpers/setup.js";
+import { closeServersAfterEach, killChildrenAfterEach } from "../helpers/setup.js";
 
 const SECRET = "e2e-keys-secret";
 // util-linux `script` gives listen a real terminal on stdin; without it there is nothing to press keys on.
 const hasScript = spawnSync("script", ["--version"]).status === 0;
 const { server } = closeServersAfterEach();
-const children: ChildProcess[] = [];
-afterEach(() => {
-  // A failed test must not leave listen running on its terminal.
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
+const children = killChildrenAfterEach();
 
 describe.skipIf(!hasScript)("listen on a terminal", () => {
   it("r resends the latest request to the forward target; Ctrl-C stops with the summary", async () => {

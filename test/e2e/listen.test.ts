@@ -4,11 +4,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
 import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
+import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const SECRET = "e2e-listen-secret";
 const hmac = (body: string) => createHmac("sha1", SECRET).update(body).digest("hex");
@@ -16,12 +17,9 @@ const track = (userId = "u1") =>
   JSON.stringify({ version: 1, type: "track", userId, event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 
 let dir: string;
-const children: ChildProcess[] = [];
+const children = killChildrenAfterEach();
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-listen-"));
-});
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -4,9 +4,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
+import { killChildrenAfterEach } from "../helpers/setup.js";
 
 // Issue 12.1: 5,000 nested arrays (10 KB) overflowed the stack of every recursive step that met them.
 const DEEP = `${"[".repeat(5000)}${"]".repeat(5000)}`;
@@ -17,13 +18,10 @@ const hmac = (body: string) => createHmac("sha1", SECRET).update(body).digest("h
 
 let dir: string;
 let target: TestServer;
-const children: ChildProcess[] = [];
+const children = killChildrenAfterEach();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-nesting-"));
   target = await startServer();
-});
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 afterAll(async () => {
   await target.close();

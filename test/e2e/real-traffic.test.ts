@@ -2,10 +2,10 @@ import type { ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sign } from "../../src/signing.js";
 import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
-import { tempDir } from "../helpers/setup.js";
+import { killChildrenAfterEach, tempDir } from "../helpers/setup.js";
 
 // Real-traffic payloads (fixtures/real-traffic, docs/messages.md#accepted-messages) through the built CLI.
 const SECRET = "e2e-real-traffic";
@@ -17,10 +17,7 @@ const MESSAGES: string[] = [
   ...fixture("group-alias.ndjson").trim().split("\n"),
 ];
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
+const children = killChildrenAfterEach();
 
 async function start(args: string[]): Promise<{ child: ChildProcess; url: string; done: Promise<CliResult> }> {
   const child = spawnCli(args);

@@ -4,20 +4,18 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { rssMb, slowUpload, trickle } from "../helpers/slow-upload.js";
+import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const track = JSON.stringify({ version: 1, type: "track", userId: "u", event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const AUTH = { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` };
 
 let dir: string;
-const children: ChildProcess[] = [];
+const children = killChildrenAfterEach();
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-limits-"));
-});
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -7,14 +7,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/client/analytics.js";
 import { verify } from "../../src/signing.js";
 import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
+import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const SECRET = "e2e-secret";
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+// Registered after the directories' hook: after-each hooks run last-registered first, so serve is killed before its state goes.
+const children = killChildrenAfterEach();
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-serve-"));

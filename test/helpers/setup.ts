@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,19 @@ export function closeServersAfterEach(): { servers: TestServer[]; server: (respo
       return s;
     },
   };
+}
+
+/**
+ * Kills, after each test, the child processes pushed to the returned list that
+ * are still running, so a failed test leaves no CLI behind. Call once at a test
+ * file's top level.
+ */
+export function killChildrenAfterEach(): ChildProcess[] {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return children;
 }
 
 /** A fresh temporary directory, with writers of test input files into it. */
