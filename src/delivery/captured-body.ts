@@ -46,11 +46,11 @@ export class BodyCapture {
   }
 }
 
-/** The kept form of a body already in memory. */
+/** The kept form of a body already in memory (the same rule as BodyCapture; hashed only when not kept whole). */
 export function keepBody(body: Uint8Array | string): KeptBody {
-  const capture = new BodyCapture();
-  capture.push(typeof body === "string" ? Buffer.from(body, "utf8") : body);
-  return capture.finish();
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (bytes.byteLength < MAX_KEPT_BODY_BYTES && isUtf8(bytes)) return { body: bytes.toString("utf8") };
+  return { bodySha256: createHash("sha256").update(bytes).digest("hex"), bodySize: bytes.byteLength };
 }
 
 /** The content-type header's value from a header record (any case), or null. */

@@ -1,14 +1,11 @@
-import { isUtf8 } from "node:buffer";
-import { createHash } from "node:crypto";
 import { Agent, request } from "undici";
+import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import { UsageError } from "../errors.js";
 import { formatDuration } from "../util/duration.js";
 import { redactHeaders } from "./record.js";
 
 /** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
 const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
-/** A recorded response keeps its body below this size; above it, a hash and the size. */
-const RECORDED_BODY_LIMIT = 64 * 1024;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
 const MAX_RELAYED_BODY = 8 * 1024 * 1024;
 
@@ -108,11 +105,10 @@ export function recordedResponse(result: ForwardResult): Record<string, unknown>
   // The app's cookies are its users' credentials: never in a recording.
   if (headers["set-cookie"] !== undefined) headers["set-cookie"] = "[redacted]";
   const fields: Record<string, unknown> = { status: result.status, ms: result.ms, headers };
-  if (result.body.length >= RECORDED_BODY_LIMIT) {
-    fields["bodySha256"] = createHash("sha256").update(result.body).digest("hex");
-    fields["bodySize"] = result.body.length;
-  } else if (isUtf8(result.body)) fields["body"] = result.body.toString("utf8");
-  else fields["bodyBase64"] = result.body.toString("base64");
+  const kept = keepBody(result.body);
+  // A small body that is not UTF-8 is kept whole too, as base64 (results files keep only its digest).
+  if ("bodySha256" in kept && result.body.length < MAX_KEPT_BODY_BYTES) fields["bodyBase64"] = result.body.toString("base64");
+  else Object.assign(fields, kept);
   return fields;
 }
 
