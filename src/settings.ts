@@ -108,8 +108,8 @@ export function parseHeaderFlag(text: string): [string, string] {
   return [name, value];
 }
 
-/** Checks a webhook URL: absolute, http or https. */
-export function validateUrl(url: string, source: ErrorSource): string {
+/** Parses an absolute http: or https: URL; the errors show it with any password masked. */
+export function parseHttpUrl(url: string, source: ErrorSource): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -119,6 +119,12 @@ export function validateUrl(url: string, source: ErrorSource): string {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new UsageError(`"${redactUrl(url)}" is not an http: or https: URL`, source);
   }
+  return parsed;
+}
+
+/** Checks a webhook URL: absolute, http or https, and no credentials in it. */
+export function validateUrl(url: string, source: ErrorSource): string {
+  const parsed = parseHttpUrl(url, source);
   // Credentials in the URL would be printed wherever the URL is (reports, dead letters): refused, see README "Security".
   if (parsed.username !== "" || parsed.password !== "") {
     throw new UsageError(

@@ -1,6 +1,6 @@
 import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
-import { UsageError } from "../errors.js";
+import { parseHttpUrl } from "../settings.js";
 import { formatDuration } from "../util/duration.js";
 import { redactHeaders } from "./record.js";
 
@@ -60,7 +60,7 @@ export interface Forwarder {
  * the sender's own retries decide what happens after a failure.
  */
 export function createForwarder(url: string, options: { timeoutMs?: number | undefined } = {}): Forwarder {
-  const target = parseTarget(url);
+  const target = parseHttpUrl(url, { field: "forwardTo" });
   const timeoutMs = options.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
   const agent = new Agent({ keepAliveTimeout: 10_000, connectTimeout: timeoutMs, headersTimeout: 0, bodyTimeout: 0 });
   const shown = displayUrl(target);
@@ -116,18 +116,6 @@ function ourAnswer(status: number, ms: number, error: string, body: Record<strin
   return { status, fromApp: false, ms, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)), error };
 }
 
-function parseTarget(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UsageError(`invalid URL "${url}"`, { field: "forwardTo" });
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UsageError(`"${url}" is not an http: or https: URL`, { field: "forwardTo" });
-  }
-  return parsed;
-}
 
 /** The target without userinfo, for messages and the inspector. */
 function displayUrl(url: URL): string {
