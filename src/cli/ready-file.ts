@@ -1,6 +1,6 @@
-import { renameSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../errors.js";
+import { replaceFile } from "../util/replace-file.js";
 
 /**
  * `--ready-file FILE` (listen, serve): the URL and a newline, written once listening. Written to a
@@ -8,10 +8,8 @@ import { UsageError } from "../errors.js";
  */
 export function writeReadyFile(cwd: string, flagValue: string, url: string): void {
   const path = resolve(cwd, flagValue);
-  const temp = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(temp, `${url}\n`);
-    renameSync(temp, path);
+    replaceFile(path, `${url}\n`);
   } catch (error) {
     throw new UsageError(`cannot write: ${(error as Error).message}`, { flag: "--ready-file", file: flagValue });
   }

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { replaceFile } from "../util/replace-file.js";
 import { z } from "zod";
 import { InputError } from "../errors.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
@@ -62,11 +63,8 @@ function readAudienceState(path: string, name: string): AudienceStateFile {
 }
 
 function writeAudienceState(path: string, name: string, state: AudienceStateFile): void {
-  // Write then rename: a crash leaves the old state or the new one, never half of one.
-  const temporary = `${path}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`);
-    renameSync(temporary, path);
+    replaceFile(path, `${JSON.stringify(state, null, 2)}\n`);
   } catch (error) {
     throw new InputError(`cannot write state file: ${(error as Error).message}`, { field: "state", file: name });
   }
