@@ -2,6 +2,7 @@ import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import type BetterSqlite3 from "better-sqlite3";
+import { keepForProcessLifetime, statementOf } from "./sqlite-lifetime.js";
 
 /**
  * The queue of accepted messages between ingest and delivery. `enqueue`
@@ -80,7 +81,7 @@ export async function openSqliteQueue(stateDir: string, options: { onStorageErro
     if (existsSync(file) && !statSync(file).isFile()) throw new Error(`${file} is not a regular file`);
     // Created here so its mode (and that of the -wal and -shm files SQLite derives from it) is 0600.
     closeSync(openSync(file, "a", 0o600));
-    db = withSqliteNeeded(() => new Database(file));
+    db = keepForProcessLifetime(withSqliteNeeded(() => new Database(file)));
     return new SqliteQueue(db, options.onStorageError);
   } catch (error) {
     db?.close();
@@ -209,26 +210,27 @@ class SqliteQueue implements MessageQueue {
     private readonly onStorageError: (error: Error) => void = () => {},
   ) {
     this.db = db;
-    db.pragma("journal_mode = WAL");
+    // exec, not db.pragma(), which prepares a statement that would become garbage (sqlite-lifetime.ts).
     // In WAL mode NORMAL still survives a killed process; only an OS crash can drop the last commits.
-    db.pragma("synchronous = NORMAL");
+    db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
     db.exec(SCHEMA);
     this.statements = {
-      insert: db.prepare("INSERT INTO pending (body, source, accepted_at) VALUES (?, ?, ?)"),
-      seen: db.prepare("INSERT OR IGNORE INTO seen_users (user_id, source) VALUES (?, ?)"),
-      claim: db.prepare("SELECT id, body, first_attempt_at FROM pending WHERE id > ? ORDER BY id LIMIT ?"),
-      firstAttempt: db.prepare("UPDATE pending SET first_attempt_at = ? WHERE id = ? AND first_attempt_at IS NULL"),
-      remove: db.prepare("DELETE FROM pending WHERE id = ?"),
+      insert: statementOf(db, "INSERT INTO pending (body, source, accepted_at) VALUES (?, ?, ?)"),
+      seen: statementOf(db, "INSERT OR IGNORE INTO seen_users (user_id, source) VALUES (?, ?)"),
+      claim: statementOf(db, "SELECT id, body, first_attempt_at FROM pending WHERE id > ? ORDER BY id LIMIT ?"),
+      firstAttempt: statementOf(db, "UPDATE pending SET first_attempt_at = ? WHERE id = ? AND first_attempt_at IS NULL"),
+      remove: statementOf(db, "DELETE FROM pending WHERE id = ?"),
     };
-    this.pending = (db.prepare("SELECT COUNT(*) AS n FROM pending").get() as { n: number }).n;
-    this.failedTotal = (db.prepare("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n;
+    this.pending = (statementOf(db, "SELECT COUNT(*) AS n FROM pending").get() as { n: number }).n;
+    this.failedTotal = (statementOf(db, "SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n;
 
     this.insertTransaction = db.transaction((messages: readonly NewMessage[], seen: readonly SeenUser[]) => {
       const now = Date.now();
       for (const message of messages) this.statements.insert.run(message.body, message.source, now);
       for (const user of seen) this.rememberSeen(user.source, user.userId);
     });
-    const failStatement = db.prepare<[string, number | null, number, number, number]>(
+    const failStatement = statementOf<[string, number | null, number, number, number]>(
+      db,
       "INSERT OR REPLACE INTO failed (id, body, source, accepted_at, reason, status, attempts, failed_at) " +
         "SELECT id, body, source, accepted_at, ?, ?, ?, ? FROM pending WHERE id = ?",
     );
@@ -289,8 +291,7 @@ class SqliteQueue implements MessageQueue {
 
   listFailed(limit = 1_000_000): FailedMessage[] {
     this.flush();
-    const rows = this.db
-      .prepare("SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?")
+    const rows = statementOf(this.db, "SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?")
       .all(limit) as { id: number; body: string; reason: string; status: number | null; attempts: number; failed_at: number }[];
     return rows.map((row) => ({
       id: row.id,
@@ -301,7 +302,7 @@ class SqliteQueue implements MessageQueue {
   }
 
   sourcesThatSaw(userId: string): string[] {
-    const rows = this.db.prepare("SELECT source FROM seen_users WHERE user_id = ? ORDER BY source").all(userId) as { source: string }[];
+    const rows = statementOf(this.db, "SELECT source FROM seen_users WHERE user_id = ? ORDER BY source").all(userId) as { source: string }[];
     return rows.map((row) => row.source);
   }
 

@@ -5,6 +5,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { Collector } from "../../src/service/collector.js";
 import { openSqliteQueue } from "../../src/service/queue.js";
+import { statementOf } from "../../src/service/sqlite-lifetime.js";
 import { listenCollector } from "../../src/service/server.js";
 import { runCli } from "../helpers/cli.js";
 
@@ -19,7 +20,8 @@ const tempDir = () => {
 };
 // SQLite answers SQLITE_FULL past max_page_count, exactly as on a full disk: a full disk without root or a tmpfs.
 const databaseOf = (queue: unknown) => (queue as { db: BetterSqlite3.Database }).db;
-const fill = (db: BetterSqlite3.Database) => db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true }) as number}`);
+// Statements through statementOf, never db.pragma(): a collected better-sqlite3 object aborts Node.js 24.
+const fill = (db: BetterSqlite3.Database) => db.exec(`PRAGMA max_page_count = ${statementOf(db, "PRAGMA page_count").pluck().get() as number}`);
 
 async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -51,10 +53,10 @@ describe("serve on a full disk", () => {
     const refused = await fetch(`${server.url}/v1/batch`, { method: "POST", headers: { authorization: `Basic ${Buffer.from("k:").toString("base64")}` }, body: big });
     expect(`${refused.status} ${await refused.text()}`).toMatch(/^503 /);
 
-    db.pragma("max_page_count = 1073741823");
+    db.exec("PRAGMA max_page_count = 1073741823");
     // The retry comes from the queue's own timer: wait for it, not for a guessed time.
     // Read the table directly: listFailed() would write the pending rows itself.
-    await waitUntil(() => (db.prepare("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n > 0);
+    await waitUntil(() => (statementOf(db, "SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n > 0);
     expect(queue.listFailed().map((failed) => failed.id)).toEqual([message!.id]);
     await server.close();
     await collector.close();

@@ -1,0 +1,18 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const child = fileURLToPath(new URL("../helpers/queue-gc-child.mjs", import.meta.url));
+const queueModule = pathToFileURL(fileURLToPath(new URL("../../dist/service/queue.js", import.meta.url))).href;
+
+// Guards Node.js 24 (CI's second pass): there a collected better-sqlite3 object aborts the
+// process with "Assertion failed: (env) != nullptr". On Node.js 20 it cannot fail that way.
+describe("the SQLite queue's native objects", () => {
+  it("survive V8 collecting garbage after queues are used, closed and dropped", async () => {
+    const { stdout, stderr } = await run(process.execPath, [child, queueModule]);
+    expect(stderr).toBe("");
+    expect(stdout.trim()).toBe("survived 2000000 objects; damaged database: StateError");
+  });
+});
