@@ -205,18 +205,21 @@ async function* sendableEntries(
   results: ResultsSink | undefined,
 ): AsyncGenerator<ReplayEntry[]> {
   const selection = selectionOf(options, fromLine);
-  const last = selection.lastLine ?? Infinity;
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
   // A canonical line is sent as read, its type and user scanned rather than parsed (one JSON.parse per line in all).
   // The scan gives no messageId or event, so --results and --message-id take the parsed path.
   const scan = !parts.time && options.raw !== true && results === undefined && !(options.select?.messageIds?.length);
+  // Only the lines the validation pass checked: lines appended since (a live recording) wait for the next run.
+  const last = Math.min(selection.lastLine ?? Infinity, validation.lines);
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
     const out: ReplayEntry[] = [];
     for (const line of batch) {
-      if (!selection.lineMayMatch(line.number) || "error" in line || validation.bad.has(line.number)) continue;
-      const entry = (scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ?? parsedEntry(options, line.text, line.number, parts);
-      if (entry === undefined) continue; // changed since it was validated; validation already reported it
+      if (line.number > last) break;
+      if (!selection.lineMayMatch(line.number) || validation.bad.has(line.number)) continue;
+      const entry = "error" in line ? undefined : ((scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ?? parsedEntry(options, line.text, line.number, parts));
+      // Checked good, bad now: the file changed under the run. Stop (with a resume line) rather than skip it.
+      if (entry === undefined) throw new InputError(`line ${line.number} changed during the run and is no longer a valid message; stopped`, { file: options.name, line: line.number });
       if (!selection.matches({ line: entry.line, type: entry.type ?? "", userId: entry.orderKey, messageId: entry.messageId })) continue;
       results?.admit(entry);
       out.push(entry);

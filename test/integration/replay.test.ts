@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
@@ -201,5 +201,29 @@ describe("replay (library)", () => {
     // The dead-letter file holds only messages that finally failed; the interrupted two are covered by the resume line.
     expect(summary).toMatchObject({ delivered: 38, failed: 0, interrupted: 2, deadLettered: 0, resumeLine: 1, deliveredAfterResume: 38 });
     expect(readFileSync(deadLetter, "utf8")).toBe("");
+  });
+  describe("a file that changes between the validation and the sending pass", () => {
+    it("lines appended meanwhile are not sent: only what was checked goes out", async () => {
+      const server = await startServer();
+      servers.push(server);
+      const path = file([JSON.stringify(track("u", 1)), JSON.stringify(track("u", 2))]);
+      const summary = await replay(options(path, server, { onSending: () => appendFileSync(path, `${JSON.stringify(track("u", 3))}\n`) }));
+      expect(summary.error).toBeUndefined();
+      expect(summary.delivered).toBe(2);
+      expect(server.requests.map((r) => seqOf(r.body))).toEqual([1, 2]);
+    });
+
+    it("a checked line that went bad stops the run at it, with a resume line, instead of being skipped", async () => {
+      const server = await startServer();
+      servers.push(server);
+      const lines = [1, 2, 3].map((seq) => JSON.stringify(track("u", seq)));
+      const path = file(lines);
+      const summary = await replay(options(path, server, { concurrency: 1, onSending: () => writeFileSync(path, `${lines[0]}\n{"type":"track"\n${lines[2]}\n`) }));
+      expect(summary.error?.value).toBeInstanceOf(InputError);
+      expect((summary.error?.value as InputError).message).toMatch(/^line 2 changed during the run/);
+      expect((summary.error?.value as InputError).source).toEqual({ file: path, line: 2 });
+      expect(summary.resumeLine).toBeLessThanOrEqual(2);
+      expect(server.requests.map((r) => seqOf(r.body))).not.toContain(3);
+    });
   });
 });
