@@ -81,7 +81,7 @@ export class ValidationError extends WebhookCliError {
 
 /** A port that cannot be listened on. */
 export class PortError extends WebhookCliError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; source?: ErrorSource }) {
     super("E_PORT", message, options);
   }
 }

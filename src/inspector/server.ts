@@ -59,7 +59,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
 function listenOn(server: Server, port: number): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new PortError(`--ui-port: cannot serve the inspector on 127.0.0.1:${port}: ${error.code ?? error.message}`, { cause: error })),
+      reject(new PortError(`cannot serve the inspector on 127.0.0.1:${port}: ${error.code ?? error.message}`, { cause: error, source: { field: "uiPort" } })),
     );
     server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port));
   });

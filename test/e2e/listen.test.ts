@@ -122,6 +122,9 @@ describe("webhook-cli listen (built CLI)", () => {
       expect(inUse.code).toBe(2);
       expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${busy.port}`);
       expect(inUse.stderr).not.toContain("    at ");
+      const uiInUse = await runCli(["listen", "--port", "0", "--ui", "--ui-port", String(busy.port)]);
+      expect(uiInUse.code).toBe(2);
+      expect(uiInUse.stderr).toContain(`--ui-port: cannot serve the inspector on 127.0.0.1:${busy.port}: EADDRINUSE`);
     } finally {
       await busy.close();
     }
