@@ -10,7 +10,7 @@ import {
   limitConnections,
   type ConnectionLimits,
 } from "../util/http-limits.js";
-import { readBody } from "./body-reader.js";
+import { readBody } from "../util/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
 import { recordedResponse, type ForwardRequest, type ForwardResult } from "./forward.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";

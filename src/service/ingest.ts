@@ -61,11 +61,12 @@ export function routeFor(path: string): { kind: "batch" } | { kind: "single"; ty
 
 export type JsonBodyResult = { ok: true; body: Json } | { ok: false; status: 400; code: ErrorCode; error: string };
 
+/** The real API's answer to a body over its limit (400, `request_too_large`). */
+export const TOO_LARGE_MESSAGE = `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)`;
+
 /** Parses a request body: size limit first, then UTF-8 JSON, then an object at the top. */
 export function parseJsonBody(raw: Buffer): JsonBodyResult {
-  if (raw.length > MAX_REQUEST_BYTES) {
-    return { ok: false, status: 400, code: "request_too_large", error: `request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)` };
-  }
+  if (raw.length > MAX_REQUEST_BYTES) return { ok: false, status: 400, code: "request_too_large", error: TOO_LARGE_MESSAGE };
   if (raw.length === 0) return { ok: false, status: 400, code: "invalid_request", error: "request body is empty: expected a JSON object" };
   let value: unknown;
   try {

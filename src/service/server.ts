@@ -2,7 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { PortError } from "../errors.js";
 import { errorBody, type Collector } from "./collector.js";
+import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
+import { readBody } from "../util/body-reader.js";
 import {
   BodyBudget,
   CONNECTIONS_CHECKING_INTERVAL_MS,
@@ -18,12 +20,12 @@ export interface ServeServer {
   close(): Promise<void>;
 }
 
-// Past this much of an oversized body, stop draining it and drop the connection.
-const DRAIN_LIMIT_BYTES = 8 * MAX_REQUEST_BYTES;
-
 /** The node:http adapter of the collector: reads bodies (bounded), answers JSON, serves GET /health. */
-export async function listenCollector(collector: Collector, options: { host: string; port: number } & ConnectionLimits): Promise<ServeServer> {
-  const budget = new BodyBudget(DEFAULT_BODY_BUDGET_BYTES);
+export async function listenCollector(
+  collector: Collector,
+  options: { host: string; port: number; /** Request bodies held in memory at once (default 32 MiB). */ bodyBudgetBytes?: number } & ConnectionLimits,
+): Promise<ServeServer> {
+  const budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
   const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => handle(collector, req, res, budget));
   limitConnections(server, options);
   server.keepAliveTimeout = 30_000;
@@ -45,64 +47,26 @@ export async function listenCollector(collector: Collector, options: { host: str
 function handle(collector: Collector, req: IncomingMessage, res: ServerResponse, budget: BodyBudget): void {
   const path = (req.url ?? "/").split("?")[0] ?? "/";
   if (path === "/health" || path === "/health/") return answerHealth(collector, req, res);
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > DRAIN_LIMIT_BYTES) {
-    // Far too big to be worth reading: answer at once, read and discard (bounded) so the answer arrives, then close.
+  // The answer goes out before the body has all arrived: a lingering close lets the client read it.
+  const early = (status: number, body: Record<string, unknown>): void => {
     lingeringClose(req, res);
-    send(res, 400, errorBody(`request body is over the 500 KB limit (${MAX_REQUEST_BYTES} bytes)`, "request_too_large"));
-    return;
-  }
-  readBody(req, res, budget, (body) => answerCall(collector, req, res, path, body));
+    send(res, status, body);
+  };
+  const body = readBody(req, MAX_REQUEST_BYTES, budget, {
+    onBody: (raw) => {
+      answerCall(collector, req, res, path, raw);
+      body.release();
+    },
+    onTooLarge: () => early(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large")),
+    // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
+    onOverBudget: () => early(503, errorBody("too many request bodies in progress: retry later", "unavailable")),
+  });
 }
 
 function answerHealth(collector: Collector, req: IncomingMessage, res: ServerResponse): void {
   req.resume();
   if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, errorBody("use GET /health", "method_not_allowed"));
   send(res, 200, { status: "ok", ...collector.counts() });
-}
-
-/**
- * Reads a body within the shared budget and hands it on; a body the budget cannot hold is
- * answered 503 here. Bytes past the limit are dropped (parseJsonBody names the limit).
- */
-function readBody(req: IncomingMessage, res: ServerResponse, budget: BodyBudget, onBody: (body: Buffer) => void): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let held = 0;
-  let refused = false;
-  const release = (): void => {
-    budget.give(held);
-    held = 0;
-    req.socket.off("close", release);
-  };
-  req.socket.once("close", release);
-  req.on("data", (chunk: Buffer) => {
-    if (refused) return;
-    size += chunk.length;
-    // Keep up to the first chunk past the limit: enough for parseJsonBody to see the size.
-    if (size - chunk.length > MAX_REQUEST_BYTES) {
-      if (size > DRAIN_LIMIT_BYTES) req.destroy();
-      return;
-    }
-    if (!budget.take(chunk.length, size)) {
-      // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
-      refused = true;
-      chunks.length = 0;
-      release();
-      lingeringClose(req, res);
-      send(res, 503, { success: false, error: "too many request bodies in progress: retry later" });
-      return;
-    }
-    held += chunk.length;
-    chunks.push(chunk);
-  });
-  req.on("error", () => req.destroy());
-  req.on("end", () => {
-    if (refused) return;
-    const body = Buffer.concat(chunks);
-    release();
-    onBody(body);
-  });
 }
 
 function answerCall(collector: Collector, req: IncomingMessage, res: ServerResponse, path: string, body: Buffer): void {

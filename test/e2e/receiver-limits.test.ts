@@ -84,8 +84,8 @@ describe("soak: hundreds of stalled uploads", () => {
   // with held bodies: measured listen +102 to +125 MB on Node 20 and +107 to +203 on Node 24, serve +71 to
   // +75 and +103. Before the budget every stalled body was held: 250 × 1 MiB for listen (+255 MB on Node
   // 20), 250 × 500 KB for serve (+124). The listen bound still fails that; serve's no longer separates the
-  // two. The budget itself is asserted on listen's receiver (test/integration/receiver-failures.test.ts:
-  // 503 past it); serve uses the same BodyBudget (src/util/http-limits.ts) but has no test of its own.
+  // two. The budget itself is asserted on each receiver (503 past it): test/integration/receiver-failures.test.ts
+  // for listen, test/integration/serve.test.ts for serve; both read bodies through src/util/body-reader.ts.
   it.each([
     ["listen", () => listen(), "/hook", 1024 * 1024, track, 240],
     ["serve", () => serve(), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 150],

@@ -8,6 +8,7 @@ import { listenCollector, type ServeServer } from "../../src/service/server.js";
 import type { DestinationSettings } from "../../src/settings.js";
 import { verify } from "../../src/signing.js";
 import { startServer, statuses, type Responder, type TestServer } from "../helpers/http-server.js";
+import { slowUpload, trickle } from "../helpers/slow-upload.js";
 
 const SECRET = "s3cret";
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -28,7 +29,7 @@ interface Setup {
   waitFor(predicate: () => boolean): Promise<void>;
 }
 
-async function setup(options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean; strict?: boolean } = {}): Promise<Setup> {
+async function setup(options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean; strict?: boolean; bodyBudgetBytes?: number } = {}): Promise<Setup> {
   const receiver = await startServer(options.respond);
   cleanups.push(() => receiver.close());
   let queue: MessageQueue = new MemoryQueue();
@@ -56,7 +57,7 @@ async function setup(options: { respond?: Responder; settings?: Partial<Destinat
     onRejected: (rejection) => rejected.push(rejection),
   });
   collector.start();
-  const server = await listenCollector(collector, { host: "127.0.0.1", port: 0 });
+  const server = await listenCollector(collector, { host: "127.0.0.1", port: 0, ...(options.bodyBudgetBytes ? { bodyBudgetBytes: options.bodyBudgetBytes } : {}) });
   cleanups.push(async () => {
     await server.close();
     await collector.close();
@@ -166,11 +167,33 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     expect(bigRequest.json).toMatchObject({ success: false, code: "request_too_large" });
     expect(bigRequest.json["message"]).toContain("500 KB limit");
 
+    // Declared over the limit: answered at once, before the body arrives (the sender reads it, no reset).
+    const declared = await slowUpload(s.server.url, "/v1/batch", 600_000, { Authorization: `Basic ${Buffer.from("wk_web:").toString("base64")}` });
+    await declared.ended;
+    expect(declared.received()).toMatch(/^HTTP\/1\.1 400 [^]*"code":"request_too_large"/);
+    declared.socket.end();
+    expect((await declared.closed).reset).toBe(false);
+
     expect((await s.post("/v1/nothing", {})).status).toBe(404);
     expect((await fetch(`${s.server.url}/v1/batch`)).status).toBe(405);
     // Nothing was queued, so nothing can be delivered later.
     expect(await s.health()).toMatchObject({ status: "ok", accepted: 0, pending: 0 });
     expect(s.receiver.requests).toHaveLength(0);
+  });
+
+  it("past the body budget a large upload gets 503 at once, while small requests still pass", async () => {
+    const s = await setup({ bodyBudgetBytes: 200_000 });
+    const auth = { Authorization: `Basic ${Buffer.from("wk_web:").toString("base64")}` };
+    const first = await slowUpload(s.server.url, "/v1/batch", 300_000, auth);
+    await trickle(first.socket, 150_000, 3, 10);
+    const second = await slowUpload(s.server.url, "/v1/batch", 300_000, auth);
+    await trickle(second.socket, 100_000, 2, 10);
+    await s.waitFor(() => second.received().length > 0);
+    expect(second.received()).toMatch(/^HTTP\/1\.1 503 [^]*"code":"unavailable"/);
+    expect(first.received()).toBe("");
+    expect((await s.post("/v1/track", { userId: "u", event: "E" })).status).toBe(200);
+    first.socket.destroy();
+    second.socket.destroy();
   });
 
   it("a switched-off destination accepts and counts calls but forwards nothing", async () => {

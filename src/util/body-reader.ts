@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { BodyBudget } from "../util/http-limits.js";
+import type { BodyBudget } from "./http-limits.js";
 
 export interface BodyHandlers {
   /** The whole body arrived within the limits. */
