@@ -57,7 +57,21 @@ export function isServer(command: string): boolean {
 export function asServer(command: string): string {
   // A trailing `&` (run in the background) is how it runs here anyway.
   const [, name, rest] = /^webhook-cli (listen|serve)(.*?)(?:\s*&)?$/.exec(stripComment(command)) as RegExpExecArray;
-  return `exec node "$WEBHOOK_CLI_BIN" ${name} --port 0${(rest as string).replace(/\s--port\s+\d+/g, "")}`;
+  // The inspector too gets any free port instead of its default 4040.
+  const ui = /\s--ui\b/.test(rest as string) && !/\s--ui-port\b/.test(rest as string) ? " --ui-port 0" : "";
+  return `exec node "$WEBHOOK_CLI_BIN" ${name} --port 0${(rest as string).replace(/\s--port\s+\d+/g, "")}${ui}`;
+}
+
+/** The port a server command's example addresses use: its `--port`, else the command's default. */
+export function documentedPort(command: string): number {
+  const port = /\s--port\s+(\d+)/.exec(command)?.[1];
+  if (port !== undefined) return Number(port);
+  return /^webhook-cli serve\b/.test(command) ? 8088 : 8080;
+}
+
+/** The exit status an example documents with a trailing `# exits N` comment; 0 otherwise. */
+export function expectedExit(command: string): number {
+  return Number(/#\s*exits\s+(\d+)\b/.exec(command)?.[1] ?? 0);
 }
 
 /** Drops a trailing `# comment` (after whitespace, outside quotes). */
