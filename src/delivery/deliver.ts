@@ -1,5 +1,5 @@
 import type { Target } from "../settings.js";
-import { sign } from "../signing.js";
+import { sign, signingKey, type SecretKey } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
 import { classifyOutcome, planNextRound, type NextRound } from "./policy.js";
@@ -63,12 +63,12 @@ export class DeliveryEngine {
   private readonly clock: Clock;
   private readonly random: Random;
   private readonly transport: DeliveryTransport;
-  // The secret's UTF-8 bytes, converted once: HMAC takes a string key as exactly these bytes, and converting it per message costs more than the hash.
-  private readonly key: Buffer | undefined;
+  // Made once (signingKey): converting the text per message costs more than the hash.
+  private readonly key: SecretKey | undefined;
 
   constructor(settings: EngineSettings, options: DeliveryOptions) {
     this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent };
-    this.key = settings.secret === undefined ? undefined : Buffer.from(settings.secret, "utf8");
+    this.key = settings.secret === undefined ? undefined : signingKey(settings.secret);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retryWindowMs = options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
     this.clock = options.clock ?? systemClock;

@@ -1,8 +1,7 @@
 import { isUtf8 } from "node:buffer";
-import { createSecretKey, type KeyObject } from "node:crypto";
 import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
-import { verify } from "../signing.js";
+import { signingKey, verify, type SecretKey } from "../signing.js";
 import { DIAGNOSIS_MAX_BYTES, diagnoseSignature, type Diagnosis } from "./diagnose.js";
 import { checkShape } from "./shape.js";
 import { parseJson } from "../util/json-depth.js";
@@ -102,13 +101,11 @@ function checkSignature(
 
 // The HMAC key made once per secret, not converted from the text on every request.
 let lastSecret: string | undefined;
-let lastKey: KeyObject | undefined;
+let lastKey: SecretKey | undefined;
 
-/** The same key bytes as the text (UTF-8), so the same HMAC; an empty secret is left as text. */
-function secretKey(secret: string): string | KeyObject {
-  if (secret === "") return secret;
+function secretKey(secret: string): SecretKey {
   if (secret !== lastSecret || lastKey === undefined) {
-    lastKey = createSecretKey(Buffer.from(secret, "utf8"));
+    lastKey = signingKey(secret);
     lastSecret = secret;
   }
   return lastKey;
