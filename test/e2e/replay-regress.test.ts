@@ -228,11 +228,14 @@ describe("replay as a regression test", () => {
       if (lineOf(parse(request)) !== 6) res.end("{}");
     });
     const results = join(dir, "interrupted.ndjson");
-    const child = spawnCli(["replay", input, "--url", target.url, "--timeout", "1s", "--results", results]);
+    const child = spawnCli(["replay", input, "--url", target.url, "--timeout", "1s", "--results", results, "--verbose"]);
     const done = collect(child);
+    let attempts = "";
+    child.stderr?.on("data", (chunk: Buffer) => (attempts += chunk.toString("utf8")));
     const waiting = messages.filter((m) => m.userId === "u2" && lineOf(m) > 6).map(lineOf);
-    while (target.requests.length < messages.length - waiting.length) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 200));
+    // Interrupt once replay itself has logged an answer (--verbose: `< 200`) for every message but line 6 and those behind it.
+    const answered = messages.length - waiting.length - 1;
+    while ((attempts.match(/^< 200 /gm) ?? []).length < answered) await new Promise((r) => setTimeout(r, 10));
     child.kill("SIGINT");
     const result = await done;
     expect(result.code).toBe(130);
