@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryQueue, openSqliteQueue, type MessageQueue } from "../../src/service/queue.js";
+import { keepForProcessLifetime, statementOf } from "../../src/service/sqlite-lifetime.js";
 
 const dirs: string[] = [];
 function stateDir(): string {
@@ -87,5 +88,22 @@ describe("sqlite queue durability", () => {
     expect(other.pendingCount()).toBe(0);
     other.close();
     queue.close();
+  });
+});
+
+describe("the SQLite objects' lifetime (src/service/sqlite-lifetime.ts)", () => {
+  it("prepares a statement once per SQL text and database, and only for a database it keeps", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const db = keepForProcessLifetime(new Database(":memory:"));
+    const first = statementOf(db, "SELECT 1 AS x");
+    expect(statementOf(db, "SELECT 1 AS x")).toBe(first);
+    expect(statementOf(db, "SELECT 2 AS x")).not.toBe(first);
+    expect(first.get()).toEqual({ x: 1 });
+    const loose = new Database(":memory:");
+    expect(() => statementOf(loose, "SELECT 1 AS x")).toThrow(/keepForProcessLifetime/);
+    // Kept from here on: on Node.js 24 a collected database would abort this worker.
+    keepForProcessLifetime(loose);
+    db.close();
+    loose.close();
   });
 });
