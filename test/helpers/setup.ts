@@ -1,8 +1,8 @@
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { afterAll, afterEach } from "vitest";
 import { startServer, type Responder, type TestServer } from "./http-server.js";
 
 /**
@@ -37,9 +37,13 @@ export function killChildrenAfterEach(): ChildProcess[] {
   return children;
 }
 
-/** A fresh temporary directory, with writers of test input files into it. */
+/**
+ * A fresh temporary directory, with writers of test input files into it, removed after the
+ * file's (or the describe block's) tests. Call at a test file's top level or in a describe.
+ */
 export function tempDir(prefix: string): { dir: string; file: (name: string, text: string) => string; ndjson: (lines: string[]) => string } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   let count = 0;
   const file = (name: string, text: string): string => {
     const path = join(dir, name);
