@@ -57,17 +57,23 @@ export class RequestStore {
   }
 
   get(id: number): Inspected | undefined {
-    const rows = this.list();
-    const first = rows[0];
+    // Only the last `keep` rows are visible (up to 64 older ones wait to be dropped in bulk).
+    const visible = this.firstVisible();
+    const first = this.rows[visible];
     if (!first || id < first.id) return undefined;
     // Ids are consecutive in arrival order, so the position is known.
-    const row = rows[id - first.id];
+    const row = this.rows[visible + id - first.id];
     return row?.id === id ? row : undefined;
   }
 
   /** Oldest first, at most `keep`. */
   list(): Inspected[] {
-    return this.rows.length > this.keep ? this.rows.slice(this.rows.length - this.keep) : this.rows;
+    const visible = this.firstVisible();
+    return visible > 0 ? this.rows.slice(visible) : this.rows;
+  }
+
+  private firstVisible(): number {
+    return Math.max(0, this.rows.length - this.keep);
   }
 
   /** The newest row that listen received (not a resend). */

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { relayedHeaders } from "../receiver/forward.js";
 import { formatRecordLine, redactHeaders, REDACTED } from "../receiver/record.js";
+import { redactResponseHeaders } from "../util/redact.js";
 import type { Inspected, PeerResponse } from "./store.js";
 
 /** What the list needs of a row (the page filters on these fields). */
@@ -73,8 +74,7 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
 }
 
 function responseView(response: PeerResponse): Record<string, unknown> {
-  const headers = redactHeaders(response.headers);
-  if (headers["set-cookie"] !== undefined) headers["set-cookie"] = REDACTED;
+  const headers = redactResponseHeaders(response.headers);
   return {
     status: response.status,
     ms: response.ms,

@@ -2,7 +2,7 @@ import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import { parseHttpUrl } from "../settings.js";
 import { formatDuration } from "../util/duration.js";
-import { redactHeaders } from "./record.js";
+import { redactResponseHeaders } from "../util/redact.js";
 
 /** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
 const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
@@ -101,9 +101,7 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
 /** The `response` of a recording line (docs/recording.md#forwarded-response): status, ms, headers (credentials redacted), body or its hash. */
 export function recordedResponse(result: ForwardResult): Record<string, unknown> {
   if (!result.fromApp) return { status: null, ms: result.ms, error: result.error };
-  const headers = redactHeaders(result.headers);
-  // The app's cookies are its users' credentials: never in a recording.
-  if (headers["set-cookie"] !== undefined) headers["set-cookie"] = "[redacted]";
+  const headers = redactResponseHeaders(result.headers);
   const fields: Record<string, unknown> = { status: result.status, ms: result.ms, headers };
   const kept = keepBody(result.body);
   // A small body that is not UTF-8 is kept whole too, as base64 (results files keep only its digest).

@@ -35,6 +35,13 @@ export function redactHeaders(headers: Readonly<Record<string, string | readonly
   return out;
 }
 
+/** An app's response headers, redacted: request credentials as in redactHeaders, and its cookies (its users' credentials). */
+export function redactResponseHeaders(headers: Readonly<Record<string, string | readonly string[] | undefined>>): Record<string, string | string[]> {
+  const out = redactHeaders(headers);
+  if (out["set-cookie"] !== undefined) out["set-cookie"] = REDACTED;
+  return out;
+}
+
 /**
  * A URL or a request path (`/hook?token=…`) with its credentials masked:
  * the userinfo password, credential-like query values and the secret.
