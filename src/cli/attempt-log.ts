@@ -1,10 +1,11 @@
-import { isCredentialHeader, REDACTED } from "../util/redact.js";
-import type { AttemptEvent } from "../delivery/types.js";
+import { redactHeaders } from "../util/redact.js";
+import type { AttemptEvent, PreparedRequest } from "../delivery/types.js";
 import { formatDuration } from "../util/duration.js";
 import type { Output } from "./output.js";
 
-export function headerLines(headers: Record<string, string>): string[] {
-  return Object.entries(headers).map(([name, value]) => `${name}: ${isCredentialHeader(name) ? REDACTED : value}`);
+/** A request's headers as `Name: value` lines, credentials redacted. */
+function headerLines(headers: Record<string, string>): string[] {
+  return Object.entries(redactHeaders(headers)).map(([name, value]) => `${name}: ${String(value)}`);
 }
 
 /** `--verbose` (send, replay): one attempt's request and response on stderr. */
@@ -20,4 +21,24 @@ export function logAttempt(output: Output, event: AttemptEvent): void {
   } else {
     output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
   }
+}
+
+/** What `--dry-run` prints of one request, for `send` and `replay` alike: headers (credentials redacted) and body. */
+export function printDryRun(output: Output, input: { line: number; where: string }, request: PreparedRequest): void {
+  if (output.json) {
+    output.event("request", {
+      line: input.line,
+      url: request.url,
+      method: request.method,
+      headers: redactHeaders(request.headers),
+      body: request.body.toString("utf8"),
+    });
+    return;
+  }
+  output.line(`# ${input.where} → ${request.url}`);
+  output.line(`${request.method} ${request.url}`);
+  for (const line of headerLines(request.headers)) output.line(line);
+  output.line("");
+  output.line(request.body.toString("utf8"));
+  output.line("");
 }

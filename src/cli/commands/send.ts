@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../errors.js";
-import type { AttemptEvent, DeliveryResult, PreparedRequest } from "../../delivery/types.js";
+import type { AttemptEvent, DeliveryResult } from "../../delivery/types.js";
 import { undiciEngine } from "../../delivery/wire.js";
 import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
 import { userIdOf } from "../../messages/check.js";
@@ -16,7 +16,7 @@ import { interruptedExitCode, type CliIo } from "../io.js";
 import { EXAMPLE_FLAGS } from "../options/example.js";
 import type { SendFlags } from "../options/send.js";
 import { createOutput, type Output, type Spinner } from "../output.js";
-import { headerLines, logAttempt } from "../attempt-log.js";
+import { logAttempt, printDryRun } from "../attempt-log.js";
 import { retryWindowNotice, StatusLine } from "../status-line.js";
 import { INTERRUPTED, readStdin } from "../stdin.js";
 import { deliveryCase, writeJunitFile } from "../junit-file.js";
@@ -246,23 +246,4 @@ function report(output: Output, input: InputMessage, result: DeliveryResult): vo
   }
 }
 
-/** What `--dry-run` prints of one request, for `send` and `replay` alike: headers (credentials redacted) and body. */
-export function printDryRun(output: Output, input: Pick<InputMessage, "line" | "where">, request: PreparedRequest): void {
-  if (output.json) {
-    output.event("request", {
-      line: input.line,
-      url: request.url,
-      method: request.method,
-      headers: Object.fromEntries(headerLines(request.headers).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)])),
-      body: request.body.toString("utf8"),
-    });
-    return;
-  }
-  output.line(`# ${input.where} → ${request.url}`);
-  output.line(`${request.method} ${request.url}`);
-  for (const line of headerLines(request.headers)) output.line(line);
-  output.line("");
-  output.line(request.body.toString("utf8"));
-  output.line("");
-}
 
