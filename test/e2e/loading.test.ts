@@ -43,6 +43,18 @@ describe("what a process loads", () => {
     expect(packagesOf(urls)).toContain("zod");
     expect(packagesOf(urls)).not.toContain("undici");
   });
+
+  it("replay and demo load the command modules they share code with, not each other's", async () => {
+    const replay = await modulesLoadedBy(["bin/webhook-cli.js", "replay", "fixtures/events.ndjson", "--dry-run", "--url", "http://127.0.0.1:9/hook"]);
+    expect(replay.code).toBe(0);
+    expect(distModulesOf(replay.urls)).toContain("cli/commands/replay.js");
+    expect(distModulesOf(replay.urls)).not.toContain("cli/commands/send.js");
+    const demo = await modulesLoadedBy(["bin/webhook-cli.js", "demo", "--json"]);
+    expect(demo.code).toBe(0);
+    const demoModules = distModulesOf(demo.urls);
+    expect(demoModules).toContain("cli/commands/demo.js");
+    expect(demoModules.filter((path) => path === "cli/commands/listen.js" || path.startsWith("inspector/"))).toEqual([]);
+  });
 });
 
 describe("better-sqlite3 is optional", () => {

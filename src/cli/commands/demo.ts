@@ -12,7 +12,7 @@ import { interruptedExitCode } from "../io.js";
 import { createOutput, type Output } from "../output.js";
 import type { DEMO_OPTIONS } from "../options/generate.js";
 import type { OptionsOf } from "../options/spec.js";
-import { painter, requestEvent, requestLines } from "./listen.js";
+import { painter, requestEvent, requestLines } from "../request-lines.js";
 
 export type DemoOptions = OptionsOf<typeof DEMO_OPTIONS>;
 

@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ChalkInstance } from "chalk";
 import { UsageError } from "../../errors.js";
 import { Inspection } from "../../inspector/session.js";
 import type { Inspected } from "../../inspector/store.js";
 import { FaultPlan } from "../../receiver/faults.js";
-import { createForwarder, type ForwardResult } from "../../receiver/forward.js";
+import { createForwarder } from "../../receiver/forward.js";
 import { RecordingFile } from "../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../receiver/server.js";
 import type { JunitCase } from "../../report/junit.js";
@@ -19,6 +18,7 @@ import { stripUndefined } from "../options.js";
 import { watchKeys } from "../keys.js";
 import { onceEach } from "../once-each.js";
 import { createOutput, type Output } from "../output.js";
+import { painter, requestEvent, requestLines, type Painter } from "../request-lines.js";
 import { resolveListenSecret, warnUnsigned } from "../secret.js";
 import type { ListenFlags } from "../options/listen.js";
 
@@ -308,82 +308,6 @@ function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line
     },
     flush,
   };
-}
-
-/** Colour functions that are identity when colour is off (no chalk on the hot path). */
-export interface Painter {
-  ok(text: string): string;
-  bad(text: string): string;
-  dim(text: string): string;
-  warn(text: string): string;
-}
-
-const plain = (text: string): string => text;
-
-export function painter(color: ChalkInstance): Painter {
-  if (color.level === 0) return { ok: plain, bad: plain, dim: plain, warn: plain };
-  return { ok: (t) => color.green(t), bad: (t) => color.red(t), dim: (t) => color.dim(t), warn: (t) => color.yellow(t) };
-}
-/** `#3 POST /hooks  track  user_1  "Order Completed"  signature ok  482 B  → 200`, then indented problems. */
-export function requestLines(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
-  const v = request.verdict;
-  const signature =
-    v.signatureValid === true ? paint.ok("signature ok") : v.signatureValid === null ? paint.dim("unsigned") : paint.bad("signature FAILED");
-  const answer = request.forwarded
-    ? forwardedAnswer(request.forwarded, paint)
-    : request.fault === "timeout"
-      ? "held (timeout)"
-      : request.fault === "drop"
-        ? "dropped"
-        : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
-  let text =
-    `#${request.index} ${request.method} ${request.path}  ${v.type ?? paint.bad("?")}  ${v.userId ?? "-"}` +
-    `${v.name !== undefined ? `  ${JSON.stringify(v.name)}` : ""}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
-  if (!verbose && v.shapeWarnings.length > 0) text += paint.dim(`  (+${v.shapeWarnings.length} unknown key${v.shapeWarnings.length === 1 ? "" : "s"})`);
-  if (v.signatureValid === false) {
-    text += `\n    ${paint.bad("signature:")} ${v.signatureError ?? ""}`;
-    if (v.diagnosis) text += `\n    ${paint.warn("likely cause:")} ${v.diagnosis.message}`;
-  }
-  for (const error of v.shapeErrors) text += `\n    ${paint.bad("shape:")} ${error.message}`;
-  if (verbose) {
-    for (const warning of v.shapeWarnings) text += `\n    ${paint.warn("warning:")} ${warning.message}`;
-    const body = v.body !== undefined ? JSON.stringify(v.body, null, 2) : v.text ?? "(not UTF-8)";
-    text += `\n${body.replace(/^/gm, "    ")}`;
-  }
-  return text;
-}
-
-/** `201 from the app in 12ms`, or listen's own 502/504 with the reason. */
-function forwardedAnswer(result: ForwardResult, paint: Painter): string {
-  if (result.fromApp) return `${result.status} from the app in ${formatDuration(result.ms)}`;
-  return paint.bad(`${result.status}: ${result.error ?? "no answer from the app"}`);
-}
-
-/** The `request` JSON event's fields (docs/cli.md#json-events), plus `diagnosis` when a signature failed. */
-export function requestEvent(request: ReceivedRequest): Record<string, unknown> {
-  const v = request.verdict;
-  const fields: Record<string, unknown> = {
-    method: request.method,
-    path: request.path,
-    type: v.type ?? null,
-    userId: v.userId ?? null,
-    signatureValid: v.signatureValid,
-    shapeErrors: v.shapeErrors,
-    status: request.status,
-  };
-  if (request.fault !== null) fields["fault"] = request.fault;
-  if (request.forwarded) {
-    const { fromApp, status, ms, error } = request.forwarded;
-    fields["app"] = { status: fromApp ? status : null, ms, error };
-  }
-  if (v.signatureValid === false) fields["diagnosis"] = v.diagnosis?.message ?? v.signatureError;
-  return fields;
-}
-
-function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Why a request counts as invalid, one reason per problem (for JUnit and summaries). */
