@@ -39,6 +39,8 @@ const EMPTY_SPAN = /\x1b\[(?:[1-9]|[34][0-7]|9[0-7]|10[0-7])m\x1b\[(?:2[2-9]|39|
 
 /** Drops empty coloured spans, so no reset code lands after a newline (a pager or log shows it as junk). */
 export function resetsBeforeNewlines(text: string): string {
+  // No escape code, no span (the usual case: colour off).
+  if (!text.includes("\x1b")) return text;
   let tidy = text;
   for (let previous = ""; previous !== tidy; ) [previous, tidy] = [tidy, tidy.replace(EMPTY_SPAN, "")];
   return tidy;

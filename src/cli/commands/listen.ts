@@ -148,7 +148,7 @@ function announceReady(
   const { receiver, inspection } = ready;
   announce(output, receiver, ready.forwardUrl, ready.page);
   if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
-  const stopKeys = inspection && isTerminal(io.stdin) ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
+  const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
   return stopKeys;
@@ -201,7 +201,7 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
 
 /** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
 function createInspection(options: ListenOptions, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
-  if (options.ui !== true && !isTerminal(io.stdin)) return undefined;
+  if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
   return new Inspection({ secret, forwardUrl, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) });
 }
 
@@ -238,10 +238,6 @@ function reportResend(row: Inspected, output: Output): void {
   output.event("resend", fields);
   const outcome = fields.status !== null && fields.error === null ? String(fields.status) : `${fields.status ?? "no answer"}: ${fields.error ?? ""}`;
   output.line(`↻ ${fields.label} resend of #${fields.of ?? "?"} → ${fields.url ?? ""}  ${outcome}  ${formatDuration(fields.ms)}`);
-}
-
-function isTerminal(stream: NodeJS.ReadableStream): boolean {
-  return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
 function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {

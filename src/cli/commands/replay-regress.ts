@@ -64,7 +64,6 @@ export class RegressReporter {
   private readonly unexpected = new Map<number, string[]>();
   private unexpectedCount = 0;
   private summary: CompareSummary | undefined;
-  private missing: number[] = [];
 
   private constructor(
     private readonly output: Output,
@@ -151,13 +150,12 @@ export class RegressReporter {
     // An interrupted run did not reach the rest: those lines are not missing answers.
     const { summary, missing } = comparison.finish((line) => !interrupted && selection(line));
     this.summary = summary;
-    this.missing = missing;
     const { output } = this;
     for (const result of this.changed) for (const text of formatComparison(result)) output.line(`${output.color.red("≠")} ${text}`);
     if (summary.changed > this.changed.length) output.line(`… and ${summary.changed - this.changed.length} more changed messages`);
     if (missing.length > 0) output.line(`missing from this run: line${missing.length === 1 ? "" : "s"} ${listed(missing)}`);
     output.line(formatCompareSummary(this.flags.compare as string, summary));
-    output.event("compareSummary", { compare: this.flags.compare, ...summary, missingLines: this.missing });
+    output.event("compareSummary", { compare: this.flags.compare, ...summary, missingLines: missing });
   }
 
   /** Whether an old answer's line is one this run selected (it could have been in this run). */
