@@ -5,6 +5,7 @@ import { signingKey, verify, type SecretKey } from "../signing.js";
 import { DIAGNOSIS_MAX_BYTES, diagnoseSignature, type Diagnosis } from "./diagnose.js";
 import { checkShape } from "./shape.js";
 import { parseJson } from "../util/json-depth.js";
+import { isPlainObject } from "../util/json.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -66,7 +67,7 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     }
   }
 
-  const message = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  const message = isPlainObject(body) ? body : undefined;
   const type = message?.["type"];
   return {
     size: raw.byteLength,

@@ -2,7 +2,8 @@ import { userIdOf } from "../messages/check.js";
 import { checkShape } from "../receiver/shape.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
-import { jsonTooDeep, parseJson } from "../util/json-depth.js";
+import { isPlainObject } from "../util/json.js";
+import { parseJson } from "../util/json-depth.js";
 import { redactText } from "../util/redact.js";
 
 /**
@@ -83,17 +84,9 @@ export function parseEntry(text: string, line: number, check: boolean, parts: En
 
 /** What replay --raw sends for a line that is not a known message: an envelope's recorded bytes or body, else the line as read. */
 function rawBodyOf(text: string): string | Buffer {
-  // Too deep to look inside safely (serializing its body would overflow the stack): the line as read.
-  if (jsonTooDeep(text)) return text;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return text;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return text;
-  const envelope = value as Record<string, unknown>;
-  if (Object.hasOwn(envelope, "type") || !Object.hasOwn(envelope, "body")) return text;
+  // Not a JSON object, or too deep to look inside safely (serializing its body would overflow the stack): the line as read.
+  const envelope = jsonObjectOrUndefined(text);
+  if (envelope === undefined || Object.hasOwn(envelope, "type") || !Object.hasOwn(envelope, "body")) return text;
   const rawBody = envelope["rawBody"];
   if (typeof rawBody === "string" && rawBody.length % 4 === 0 && BASE64.test(rawBody)) return Buffer.from(rawBody, "base64");
   return JSON.stringify(envelope["body"]);
@@ -206,7 +199,7 @@ export function deadLetterLine(text: string, failure: Failure, secret?: string, 
 function jsonObjectOrUndefined(text: string): Record<string, unknown> | undefined {
   try {
     const value = parseJson(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isPlainObject(value) ? value : undefined;
   } catch {
     return undefined;
   }

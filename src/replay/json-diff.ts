@@ -1,3 +1,4 @@
+import { isPlainObject } from "../util/json.js";
 import { segmentMatches, type JsonPath, type PathSegment } from "./jsonpath.js";
 
 /**
@@ -76,7 +77,7 @@ export function diffJson(before: unknown, after: unknown, options: { ignore?: re
       report(item.node, a, b);
     } else if (Array.isArray(a) && Array.isArray(b)) {
       for (let i = Math.max(a.length, b.length) - 1; i >= 0; i--) visit(item, i, i < a.length ? a[i] : ABSENT, i < b.length ? b[i] : ABSENT);
-    } else if (isObject(a) && isObject(b)) {
+    } else if (isPlainObject(a) && isPlainObject(b)) {
       const added = Object.keys(b).filter((key) => !Object.hasOwn(a, key));
       for (let i = added.length - 1; i >= 0; i--) visit(item, added[i] as string, ABSENT, b[added[i] as string]);
       const keys = Object.keys(a);
@@ -90,10 +91,6 @@ export function diffJson(before: unknown, after: unknown, options: { ignore?: re
     }
   }
   return result;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function pathOf(node: PathNode | undefined): (string | number)[] {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { InputError } from "../errors.js";
+import { isPlainObject } from "../util/json.js";
 import { userIdOf } from "../messages/check.js";
 import type { Line } from "./ndjson.js";
 import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from "./results.js";
@@ -73,7 +74,7 @@ export function parseAnswerLine(text: string, number: number): Answer | undefine
   } catch (error) {
     return `not JSON: ${(error as Error).message}`;
   }
-  if (!isRecord(value)) return "expected a JSON object (a results line or a recording line)";
+  if (!isPlainObject(value)) return "expected a JSON object (a results line or a recording line)";
   if (Object.hasOwn(value, "urls")) return fromResultLine(value);
   if (!Object.hasOwn(value, "type") && Object.hasOwn(value, "body")) return fromRecording(value, number);
   return undefined;
@@ -102,7 +103,7 @@ function fromResultLine(value: Record<string, unknown>): Answer | string {
 }
 
 function resultUrl(url: unknown): AnswerUrl | string {
-  if (!isRecord(url)) return "expected an object";
+  if (!isPlainObject(url)) return "expected an object";
   const status = statusOf(url["status"]);
   if (status === undefined) return `key "status" must be an HTTP status or null`;
   const body = bodyOf(url);
@@ -119,13 +120,13 @@ function resultUrl(url: unknown): AnswerUrl | string {
 function fromRecording(envelope: Record<string, unknown>, number: number): Answer | undefined | string {
   const response = envelope["response"];
   if (response === undefined) return undefined;
-  if (!isRecord(response)) return `key "response" must be an object`;
+  if (!isPlainObject(response)) return `key "response" must be an object`;
   const status = statusOf(response["status"]);
   if (status === undefined) return `key "response.status" must be an HTTP status or null`;
   const body = recordedBody(response);
   if (typeof body === "string") return `key "response": ${body}`;
-  const headers = isRecord(response["headers"]) ? (response["headers"] as Record<string, string | string[]>) : undefined;
-  const message = isRecord(envelope["body"]) ? envelope["body"] : {};
+  const headers = isPlainObject(response["headers"]) ? (response["headers"] as Record<string, string | string[]>) : undefined;
+  const message = isPlainObject(envelope["body"]) ? envelope["body"] : {};
   // status null: the app could not be reached (listen answered for it), and `error` says why.
   const error = status === null ? (typeof response["error"] === "string" ? response["error"] : "no answer") : null;
   return {
@@ -162,8 +163,4 @@ function bodyOf(holder: Record<string, unknown>): AnswerBody | string {
 function statusOf(value: unknown): number | null | undefined {
   if (value === null) return null;
   return Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 599 ? (value as number) : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
