@@ -9,18 +9,12 @@ import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE 
 const MAX_JSON_DEPTH = 512;
 
 /**
- * True when the JSON text (a string or its UTF-8 bytes) nests arrays and
- * objects deeper than `limit`. One loop, no recursion; string contents are
- * skipped (UTF-8 continuation bytes never equal an ASCII delimiter). Text no
- * longer than the limit cannot exceed it, so most messages are not scanned.
+ * True when the JSON text nests arrays and objects deeper than `limit`. One
+ * loop, no recursion; string contents are skipped. Text no longer than the
+ * limit cannot exceed it, so most messages are not scanned.
  */
-export function jsonTooDeep(text: string | Uint8Array, limit = MAX_JSON_DEPTH): boolean {
+export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   if (text.length <= limit) return false;
-  return typeof text === "string" ? stringTooDeep(text, limit) : bytesTooDeep(text, limit);
-}
-
-// Two copies of one loop on purpose: charCodeAt and indexing each stay monomorphic (the receiver's hot path).
-function stringTooDeep(text: string, limit: number): boolean {
   const length = text.length;
   let depth = 0;
   for (let i = 0; i < length; i++) {
@@ -28,24 +22,6 @@ function stringTooDeep(text: string, limit: number): boolean {
     if (c === QUOTE) {
       for (i++; i < length; i++) {
         const d = text.charCodeAt(i);
-        if (d === BACKSLASH) i++;
-        else if (d === QUOTE) break;
-      }
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > limit) return true;
-    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
-  }
-  return false;
-}
-
-function bytesTooDeep(bytes: Uint8Array, limit: number): boolean {
-  const length = bytes.length;
-  let depth = 0;
-  for (let i = 0; i < length; i++) {
-    const c = bytes[i];
-    if (c === QUOTE) {
-      for (i++; i < length; i++) {
-        const d = bytes[i];
         if (d === BACKSLASH) i++;
         else if (d === QUOTE) break;
       }
