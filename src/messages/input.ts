@@ -31,7 +31,6 @@ export interface ParseOptions {
 
 interface Entry {
   value: unknown;
-  text: string;
   line: number;
   where: string;
   source: { file: string; line?: number; key?: string };
@@ -53,7 +52,7 @@ export function parseMessages(text: string, file: string, options: ParseOptions 
   if (whole.ok && Array.isArray(whole.value)) {
     if (whole.value.length === 0) throw new InputError("no messages: the JSON array is empty", { file });
     return checkAll(
-      whole.value.map((value, index) => ({ value, text: JSON.stringify(value), line: index + 1, where: `${file}: [${index}]`, source: { file, key: `[${index}]` } })),
+      whole.value.map((value, index) => ({ value, line: index + 1, where: `${file}: [${index}]`, source: { file, key: `[${index}]` } })),
     );
   }
   // A document that starts as an array cannot be a stream of objects: report the JSON error.
@@ -63,7 +62,7 @@ export function parseMessages(text: string, file: string, options: ParseOptions 
   for (const segment of splitJsonValues(source)) {
     const parsed = tryParse(segment.text);
     if (!parsed.ok) throw new InputError(`not valid JSON: ${parsed.error}`, { file, line: segment.line });
-    entries.push({ value: parsed.value, text: segment.text, line: segment.line, where: `${file}:${segment.line}`, source: { file, line: segment.line } });
+    entries.push({ value: parsed.value, line: segment.line, where: `${file}:${segment.line}`, source: { file, line: segment.line } });
   }
   return checkAll(entries);
 }
