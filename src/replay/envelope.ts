@@ -49,10 +49,10 @@ export type LineCheck =
  */
 export function checkLine(text: string, line: number, raw = false, markCanonical = true): LineCheck {
   const mark = markCanonical && !raw;
-  const result = parseEntry(text, line, true, { body: mark, time: false }, raw);
+  const result = parseEntry(text, line, true, { body: mark ? "bare" : false, time: false }, raw);
   if (!result.ok) return result;
   const { type, orderKey, messageId } = result.entry;
-  // bareBody hands back the line itself when JSON.stringify gives the same text; envelopes never do.
+  // bareBody hands back the line itself when JSON.stringify gives the same text; an envelope's body is not built.
   const canonical = mark && result.entry.body === text;
   return { ok: true, type, orderKey, messageId, canonical, ...(result.warning !== undefined ? { warning: result.warning } : {}) };
 }
@@ -63,8 +63,8 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** What parseEntry builds besides the type and order key; the sending pass leaves out what it will not use. */
 export interface EntryParts {
-  /** The body bytes (default true); without them `body` is "". */
-  body?: boolean;
+  /** The body bytes (default true); without them `body` is "". `"bare"`: only a bare message's (all the canonical check needs). */
+  body?: boolean | "bare";
   /** The recorded time, for --speed (default true); without it `time` is undefined. A bad `receivedAt` is still refused with `check`. */
   time?: boolean;
 }
@@ -105,7 +105,7 @@ function parseChecked(text: string, line: number, check: boolean, parts: EntryPa
     return { ok: false, reason: `not a known message: expected a JSON object, got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}` };
   }
   const record = value as Record<string, unknown>;
-  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody, withTime);
+  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody && parts.body !== "bare", withTime);
   return fromMessage(record, withBody ? bareBody(record, text) : "", undefined, text, line, check, withTime);
 }
 
