@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import { relayedHeaders } from "../receiver/forward.js";
-import { formatRecordLine, redactHeaders, REDACTED } from "../receiver/record.js";
+import { formatRequestLine, redactHeaders, REDACTED } from "../receiver/record.js";
 import { redactResponseHeaders } from "../util/redact.js";
 import type { Inspected, PeerResponse } from "./store.js";
 
@@ -86,18 +86,7 @@ function responseView(response: PeerResponse): Record<string, unknown> {
 
 /** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical. */
 export function recordLine(row: Inspected, secret: string | undefined): string {
-  const v = row.verdict;
-  return formatRecordLine({
-    receivedAt: row.receivedAt,
-    method: row.method,
-    path: row.path,
-    headers: row.headers,
-    signatureValid: v.signatureValid,
-    raw: row.raw,
-    text: v.text,
-    body: v.body,
-    secret,
-  });
+  return formatRequestLine(row, secret);
 }
 
 /**

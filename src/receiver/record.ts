@@ -1,7 +1,7 @@
 import { writeSync } from "node:fs";
 import { AppendFile, type WriteFunction } from "../util/append-file.js";
 import { redactHeaders, redactUrl } from "../util/redact.js";
-import type { RequestHeaders } from "./verdict.js";
+import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
 export { REDACTED, redactHeaders } from "../util/redact.js";
 
@@ -21,6 +21,27 @@ export interface RecordInput {
   secret?: string | undefined;
   /** listen --forward-to: the app's answer (docs/recording.md#forwarded-response). */
   response?: Record<string, unknown>;
+}
+
+/** A received request's recording line (listen --record, the inspector's Download), its verdict giving the signature result and the body. */
+export function formatRequestLine(
+  request: { receivedAt: Date; method: string; path: string; headers: RequestHeaders; raw: Uint8Array; verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body"> },
+  secret: string | undefined,
+  response?: Record<string, unknown>,
+): string {
+  const { verdict } = request;
+  return formatRecordLine({
+    receivedAt: request.receivedAt,
+    method: request.method,
+    path: request.path,
+    headers: request.headers,
+    signatureValid: verdict.signatureValid,
+    raw: request.raw,
+    text: verdict.text,
+    body: verdict.body,
+    secret,
+    ...(response !== undefined ? { response } : {}),
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import { readBody } from "../util/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
 import { recordedResponse, type ForwardRequest, type ForwardResult } from "./forward.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
-import { formatRecordLine, formatUnjudgedLine } from "./record.js";
+import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
@@ -218,20 +218,9 @@ class ReceiverCore {
   }
 
   private recordLine({ request }: Decided, response?: Record<string, unknown>): string {
-    const { verdict, raw } = request;
-    return formatRecordLine({
-      receivedAt: request.receivedAt,
-      method: request.method,
-      path: request.path,
-      headers: request.headers,
-      signatureValid: verdict.signatureValid,
-      raw,
-      text: verdict.text,
-      body: verdict.body,
-      secret: this.options.secret,
-      ...(response !== undefined ? { response } : {}),
-    });
+    return formatRequestLine(request, this.options.secret, response);
   }
+
 
   /** A request whose line could not be written (disk full) is answered 507, so the sender keeps it. */
   private afterRecording(decided: Decided, failure: Error | null): void {
