@@ -12,7 +12,7 @@ import { createOutput, type Output } from "./output.js";
 
 export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca">;
 
-export interface ResolveDeliveryExtras {
+interface ResolveDeliveryExtras {
   /** Fail when no URL is configured. */
   requireTargets?: boolean | undefined;
   aliasKeys?: AliasKeys | undefined;

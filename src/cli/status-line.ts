@@ -9,7 +9,7 @@ const STATUS_INTERVAL_MS = 10_000;
 const SPINNER_REFRESH_MS = 250;
 
 /** `12 sent, 10 delivered, 1 retrying, 1 failed, 3.2/s, oldest pending: next attempt in 4.0s`. */
-export function statusText(p: DispatchProgress, elapsedMs: number, now: number): string {
+function statusText(p: DispatchProgress, elapsedMs: number, now: number): string {
   const rate = elapsedMs > 0 ? (p.sent * 1000) / elapsedMs : 0;
   const pending = p.oldestNextAttemptAt !== undefined ? `, oldest pending: next attempt in ${formatDuration(Math.max(0, p.oldestNextAttemptAt - now))}` : "";
   return `${p.sent} sent, ${p.delivered} delivered, ${p.retrying} retrying, ${p.failed} failed, ${rate.toFixed(1)}/s${pending}`;

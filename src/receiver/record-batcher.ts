@@ -12,15 +12,12 @@ export class RecordBatcher {
   private lines = "";
   private waiting: ((written: Error | null) => void)[] = [];
 
-  constructor(
-    private readonly sink: RecordingSink,
-    private readonly schedule: (flush: () => void) => void = setImmediate,
-  ) {}
+  constructor(private readonly sink: RecordingSink) {}
 
   add(line: string, then: (failure: Error | null) => void): void {
     this.lines += line;
     this.waiting.push(then);
-    if (this.waiting.length === 1) this.schedule(() => this.flush());
+    if (this.waiting.length === 1) setImmediate(() => this.flush());
   }
 
   private flush(): void {

@@ -92,4 +92,3 @@ export class RecordingFile extends AppendFile {
   }
 }
 
-export type { WriteFunction } from "../util/append-file.js";

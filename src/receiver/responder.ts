@@ -6,7 +6,7 @@ import type { FaultAction } from "./faults.js";
 import type { ForwardResult } from "./forward.js";
 import type { RequestVerdict } from "./verdict.js";
 
-export const OK_BODY = '{"ok":true}';
+const OK_BODY = '{"ok":true}';
 // With a Content-Length (rather than chunked framing) node:http sends head and body in one write.
 // The common answer's headers are made once: this runs for every request.
 const OK_HEADERS = jsonHeaders(OK_BODY);

@@ -25,13 +25,9 @@ export function limitConnections(server: Server, limits: ConnectionLimits = {}):
 /** How often node:http looks for connections past their timeouts (its default is 30 s). */
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 2_000;
 
-/** What a lingering close reads and throws away before giving up on the sender. */
-export interface LingerLimits {
-  maxBytes: number;
-  maxMs: number;
-}
-
-const DEFAULT_LINGER: LingerLimits = { maxBytes: 16 * 1024 * 1024, maxMs: 5_000 };
+/** What a lingering close reads and throws away, and for how long, before giving up on the sender. */
+const LINGER_MAX_BYTES = 16 * 1024 * 1024;
+const LINGER_MAX_MS = 5_000;
 
 /**
  * Ends a connection whose answer went out before its body arrived (413, 401,
@@ -40,7 +36,7 @@ const DEFAULT_LINGER: LingerLimits = { maxBytes: 16 * 1024 * 1024, maxMs: 5_000 
  * answer at the sender. So keep reading and discarding, bounded in time and
  * bytes, and close when the body ends or a bound is reached.
  */
-export function lingeringClose(req: IncomingMessage, res: ServerResponse, limits: LingerLimits = DEFAULT_LINGER): void {
+export function lingeringClose(req: IncomingMessage, res: ServerResponse): void {
   res.shouldKeepAlive = false;
   if (req.complete) return;
   const socket = req.socket as Socket & { destroySoon?: () => void };
@@ -51,13 +47,13 @@ export function lingeringClose(req: IncomingMessage, res: ServerResponse, limits
   const cut = (): void => {
     socket.destroy();
   };
-  const timer = setTimeout(cut, limits.maxMs);
+  const timer = setTimeout(cut, LINGER_MAX_MS);
   timer.unref();
   socket.once("close", () => clearTimeout(timer));
   req.removeAllListeners("data");
   req.on("data", (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded > limits.maxBytes) cut();
+    if (discarded > LINGER_MAX_BYTES) cut();
   });
   req.on("error", () => {});
   req.resume();
@@ -71,15 +67,11 @@ export function lingeringClose(req: IncomingMessage, res: ServerResponse, limits
 export class BodyBudget {
   private used = 0;
 
-  constructor(
-    readonly limitBytes: number,
-    /** Kept for small bodies, so ordinary requests still pass while large uploads fill the rest. */
-    readonly reserveBytes = SMALL_BODY_RESERVE_BYTES,
-  ) {}
+  constructor(readonly limitBytes: number) {}
 
   /** Takes `bytes` for a body of `total` bytes so far; false (nothing taken) when that would exceed the budget. */
   take(bytes: number, total: number): boolean {
-    const limit = total <= SMALL_BODY_BYTES ? this.limitBytes + this.reserveBytes : this.limitBytes;
+    const limit = total <= SMALL_BODY_BYTES ? this.limitBytes + SMALL_BODY_RESERVE_BYTES : this.limitBytes;
     if (this.used + bytes > limit) return false;
     this.used += bytes;
     return true;
@@ -88,13 +80,9 @@ export class BodyBudget {
   give(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
   }
-
-  get inUse(): number {
-    return this.used;
-  }
 }
 
-/** Bodies up to this size may use the reserve. */
+/** Bodies up to this size may use a reserve past the limit, so ordinary requests still pass while large uploads fill the rest. */
 const SMALL_BODY_BYTES = 64 * 1024;
 const SMALL_BODY_RESERVE_BYTES = 8 * 1024 * 1024;
 

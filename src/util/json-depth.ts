@@ -32,7 +32,7 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   return false;
 }
 
-export class JsonDepthError extends SyntaxError {
+class JsonDepthError extends SyntaxError {
   constructor(readonly limit: number) {
     super(`nested deeper than ${limit} levels`);
     this.name = "SyntaxError";

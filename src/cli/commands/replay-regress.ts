@@ -24,7 +24,7 @@ import type { Output } from "../output.js";
  * `--compare` with `--ignore`, and `--expect-status`, as the replay command
  * reports them. The pure parts live in src/replay/.
  */
-export interface RegressFlags {
+interface RegressFlags {
   lines?: LineRange[];
   messageIds?: string[];
   userIds?: string[];

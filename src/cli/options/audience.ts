@@ -1,7 +1,7 @@
 import { DELIVERY_OPTIONS } from "./delivery.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "./spec.js";
 
-export const AUDIENCE_CONCURRENCY_DEFAULT = "8";
+const AUDIENCE_CONCURRENCY_DEFAULT = "8";
 
 export const AUDIENCE_SYNC_OPTIONS = [
   {

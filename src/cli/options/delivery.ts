@@ -2,7 +2,7 @@ import type { OptionsOf, OptionSpec } from "./spec.js";
 
 /** Read by the secret resolver (src/settings.ts SECRET_ENV); spelled here so help loads nothing more. */
 export const SECRET_ENV = "WEBHOOK_SECRET";
-export const CONFIG_DEFAULT = "./webhook-cli.json, when present";
+const CONFIG_DEFAULT = "./webhook-cli.json, when present";
 
 /**
  * The delivery flags shared by send, replay, audience sync and serve: where

@@ -16,7 +16,7 @@ export function exampleOptions(scope = "") {
   ] as const satisfies readonly OptionSpec[];
 }
 
-export type ExampleFlags = OptionsOf<ReturnType<typeof exampleOptions>>;
+type ExampleFlags = OptionsOf<ReturnType<typeof exampleOptions>>;
 
 /** Each override's key and flag, in the order help lists them. */
 export const EXAMPLE_FLAGS: readonly { key: keyof ExampleFlags; flag: string }[] = exampleOptions();

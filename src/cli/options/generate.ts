@@ -1,7 +1,7 @@
 import { exampleOptions } from "./example.js";
 import type { OptionSpec } from "./spec.js";
 
-export const ALIAS_KEYS_HELP = "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)";
+const ALIAS_KEYS_HELP = "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)";
 
 export const GENERATE_OPTIONS = [
   ...exampleOptions(),

@@ -3,7 +3,7 @@ import { DELIVERY_OPTIONS } from "./delivery.js";
 import type { OptionsOf, OptionSpec } from "./spec.js";
 
 /** The dispatcher's default; test/unit/option-tables.test.ts checks the help states it. */
-export const REPLAY_CONCURRENCY_DEFAULT = "64";
+const REPLAY_CONCURRENCY_DEFAULT = "64";
 export const REPLAY_CONCURRENCY_HELP =
   "messages in flight at once; one user's messages stay in file order. 64 keeps a receiver busy (replay is for load); lower it for a fragile one";
 

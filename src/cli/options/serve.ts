@@ -5,7 +5,7 @@ import { withHelp, type OptionsOf, type OptionSpec } from "./spec.js";
 const DEFAULT_SERVE_PORT = 8088;
 const DEFAULT_STATE_DIR = ".webhook-cli";
 /** The collector's default; test/unit/option-tables.test.ts checks the help states it. */
-export const SERVE_CONCURRENCY_DEFAULT = "64";
+const SERVE_CONCURRENCY_DEFAULT = "64";
 export const SERVE_CONCURRENCY_HELP = "deliveries in flight at once; as replay, enough to keep a receiver busy over keep-alive connections";
 
 export const SERVE_OPTIONS = [

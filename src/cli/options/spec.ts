@@ -35,7 +35,7 @@ export interface OptionSpec {
 }
 
 /** What each kind of option parses to. */
-export interface ValueOfKind {
+interface ValueOfKind {
   string: string;
   switch: boolean;
   /** Repeatable: every value given, in order. */
@@ -109,7 +109,7 @@ export function helpOf(spec: OptionSpec): string {
 }
 
 /** The commander option of one spec. */
-export function commanderOption(spec: OptionSpec): Option {
+function commanderOption(spec: OptionSpec): Option {
   const flags = `${spec.short ? `${spec.short}, ` : ""}${spec.flag}${spec.arg ? ` ${spec.arg}` : ""}`;
   const option = new Option(flags, helpOf(spec));
   if (REPEATABLE.has(spec.kind)) option.argParser(collect);
