@@ -8,7 +8,7 @@ import type { CliIo } from "./io.js";
 import type { DeliveryFlags } from "./options/delivery.js";
 import { stripUndefined } from "./options.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
-import { createOutput, type Output } from "./output.js";
+import type { Output } from "./output.js";
 
 export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca">;
 
@@ -22,8 +22,8 @@ interface ResolveDeliveryExtras {
  * The one line that says messages go out unsigned (no secret configured anywhere). Each command
  * says it once its input checked out (or, for serve, once started), so a mistake stays a one-line answer.
  */
-export function warnIfUnsigned(io: CliIo, settings: DestinationSettings): void {
-  if (settings.secret === undefined) warnUnsigned(createOutput(io), "messages are sent without X-Signature", { config: true });
+export function warnIfUnsigned(output: Output, settings: DestinationSettings): void {
+  if (settings.secret === undefined) warnUnsigned(output, "messages are sent without X-Signature", { config: true });
 }
 
 /**

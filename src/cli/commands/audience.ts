@@ -33,7 +33,7 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
   const members = readMembersFile(resolve(io.cwd, options.members), options.members);
   const plan = planAudienceSync({ name: options.name, trait, members, statePath: resolve(io.cwd, options.state), stateName: options.state });
   // Said once the members and the state were read, so a mistake in them is still a one-line answer.
-  warnIfUnsigned(io, settings);
+  warnIfUnsigned(output, settings);
   const { changes } = plan;
 
   const engine = undiciEngine(settings, {

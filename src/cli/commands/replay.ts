@@ -55,7 +55,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   try {
     const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
     const regress = await RegressReporter.open(output, flags, io, input.name);
-    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(io, settings));
+    reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(output, settings));
     const summary = await replay({
       path: input.path,
       name: input.name,

@@ -53,7 +53,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const messages = await readInput(options, io, settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
   // Said once the input checked out, so a mistake in it is still a one-line answer.
-  warnIfUnsigned(io, settings);
+  warnIfUnsigned(output, settings);
 
   const engine = undiciEngine(settings, {
     ...engineOptions,

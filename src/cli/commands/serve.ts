@@ -44,7 +44,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     throw error;
   }
   announce(options, io, output, server.url, server.port);
-  warnAboutSetup(options, io, output, settings);
+  warnAboutSetup(options, output, settings);
   const waiting = queue.pendingCount();
   if (waiting > 0) output.log(`resuming ${waiting} message${waiting === 1 ? "" : "s"} stored by a previous run (${stateDir})`);
 
@@ -84,8 +84,8 @@ function announce(options: ServeOptions, io: CliIo, output: Output, url: string,
 }
 
 /** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
-function warnAboutSetup(options: ServeOptions, io: CliIo, output: Output, settings: CollectorOptions["settings"]): void {
-  warnIfUnsigned(io, settings);
+function warnAboutSetup(options: ServeOptions, output: Output, settings: CollectorOptions["settings"]): void {
+  warnIfUnsigned(output, settings);
   if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
   if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
   if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");
