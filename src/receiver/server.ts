@@ -147,9 +147,7 @@ class ReceiverCore {
   private notPost(req: IncomingMessage, res: ServerResponse): void {
     const { health } = this.options;
     if (health && isHealthCheck(req)) return this.responder.early(req, res, 200, JSON.stringify(health()));
-    const verdict = notPostVerdict(req.method);
-    const path = req.url ?? "/";
-    this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method: req.method ?? "", path, headers: req.headers, verdict, status: 405, fault: null, injected: false, raw: EMPTY, forwarded: null });
+    this.notifyUnread(req, req.method ?? "", notPostVerdict(req.method), 405);
     res.setHeader("allow", "POST");
     this.responder.early(req, res, 405, '{"error":"only POST is accepted"}');
   }
@@ -247,9 +245,13 @@ class ReceiverCore {
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
     const verdict = unreadVerdict(size ?? this.maxBody + 1, "(body)", `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}`);
-    const request = { index: ++this.index, receivedAt: new Date(this.clock.now()), method: "POST", path: req.url ?? "/", headers: req.headers, verdict };
-    this.notify({ ...request, status: 413, fault: null, injected: false, raw: EMPTY, forwarded: null });
+    this.notifyUnread(req, "POST", verdict, 413);
     this.responder.early(req, res, 413, `{"error":"body over ${this.maxBody} bytes"}`);
+  }
+
+  /** Tells the caller about a request answered without reading its body (405, 413). */
+  private notifyUnread(req: IncomingMessage, method: string, verdict: RequestVerdict, status: number): void {
+    this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method, path: req.url ?? "/", headers: req.headers, verdict, status, fault: null, injected: false, raw: EMPTY, forwarded: null });
   }
 }
 

@@ -183,7 +183,8 @@ async function untilStopped(stopper: StopSwitch, exitAfterMs: number | undefined
 function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tally, reason: StopReason): number {
   const { received, invalid, paint } = tally;
   const early = reason === "exit-after" && options.count !== undefined && received < options.count;
-  if (early) output.warn(`--exit-after ${formatDuration(options.exitAfterMs ?? 0)} came before --count ${options.count ?? 0} requests (${received} received)`);
+  const earlyMessage = `--exit-after ${formatDuration(options.exitAfterMs ?? 0)} came before --count ${options.count ?? 0} requests (${received} received)`;
+  if (early) output.warn(earlyMessage);
   const code = invalid > 0 || early ? 1 : 0;
   const valid = received - invalid;
   output.event("summary", { received, valid, invalid, stoppedBy: reason, exitCode: code });
@@ -193,7 +194,7 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
   if (options.junit !== undefined) {
     const cases = tally.junitCases;
     // Every reason for a non-zero exit is a failing case: an early --exit-after is one too.
-    if (early) cases.push(countNotReachedCase(options.count ?? 0, received, options.exitAfterMs ?? 0));
+    if (early) cases.push(countNotReachedCase(options.count ?? 0, options.exitAfterMs ?? 0, earlyMessage));
     writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases, timestamp: new Date(), secret: tally.secret });
   }
   return code;
@@ -254,8 +255,7 @@ function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buff
   return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
 }
 
-function countNotReachedCase(count: number, received: number, exitAfterMs: number): JunitCase {
-  const message = `--exit-after ${formatDuration(exitAfterMs)} came before --count ${count} requests (${received} received)`;
+function countNotReachedCase(count: number, exitAfterMs: number, message: string): JunitCase {
   return { name: `--count ${count} requests`, classname: "webhook-cli.listen", time: exitAfterMs / 1000, failure: { message, type: "count" } };
 }
 
