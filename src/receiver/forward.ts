@@ -79,9 +79,7 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
         signal: deadline.signal,
       });
       const body = await readCapped(response.body);
-      const headers: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(response.headers)) if (value !== undefined && !NOT_RELAYED.has(name)) headers[name] = value;
-      return { status: response.statusCode, fromApp: true, ms: elapsed(), headers, body, error: null };
+      return { status: response.statusCode, fromApp: true, ms: elapsed(), headers: relayedResponseHeaders(response.headers), body, error: null };
     } catch (error) {
       const ms = elapsed();
       if (deadline.signal.aborted) {
@@ -124,7 +122,10 @@ function displayUrl(url: URL): string {
   return copy.href;
 }
 
-/** The sender's headers as a flat [name, value, …] list, minus hop-by-hop ones and those named in Connection. */
+/**
+ * A message's headers as a flat [name, value, …] list, minus hop-by-hop ones and those named in
+ * its Connection header: the sender's going to the app, and the app's coming back.
+ */
 export function relayedHeaders(raw: readonly string[]): string[] {
   const dropped = new Set(NOT_RELAYED);
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -134,6 +135,26 @@ export function relayedHeaders(raw: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     if (!dropped.has((raw[i] as string).toLowerCase())) out.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return out;
+}
+
+/** The app's headers (undici's lower-case record) as relayed to the sender: through relayedHeaders. */
+function relayedResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
+  }
+  const relayed = relayedHeaders(flat);
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < relayed.length; i += 2) {
+    const name = relayed[i] as string;
+    const value = relayed[i + 1] as string;
+    const previous = out[name];
+    if (previous === undefined) out[name] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else out[name] = [previous, value];
   }
   return out;
 }
