@@ -8,6 +8,11 @@ import { redactResponseHeaders } from "../util/redact.js";
 const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
 const MAX_RELAYED_BODY = 8 * 1024 * 1024;
+/** Why a relay was aborted: its deadline, or the receiver stopping. */
+const TIMED_OUT = Symbol("timed out");
+const INTERRUPTED = Symbol("interrupted");
+/** The Retry-After (seconds) of listen's 503s while it stops: it is usually started again soon. */
+export const STOPPING_RETRY_AFTER_S = 5;
 
 // RFC 9110 7.6.1: these describe one connection, not the message, so a relay drops them.
 // Host and Content-Length are set for the new connection; undici refuses Expect.
@@ -28,6 +33,8 @@ const NOT_RELAYED = new Set([
 
 export interface ForwardRequest {
   method: string;
+  /** Aborted when the receiver stops: the relay is cut short and answered as interrupted. */
+  signal?: AbortSignal;
   /** node:http's `rawHeaders`: names as sent, in order, repeated names kept. */
   rawHeaders: readonly string[];
   body: Buffer;
@@ -42,13 +49,14 @@ export interface ForwardResult {
   /** The app's headers minus hop-by-hop ones (ours: content-type only). */
   headers: Record<string, string | string[]>;
   body: Buffer;
-  /** Why the app gave no answer, or null. */
+  /** Why the app gave no answer (`interrupted` when listen stopped first), or null. */
   error: string | null;
 }
 
 export interface Forwarder {
   readonly url: string;
   forward(request: ForwardRequest): Promise<ForwardResult>;
+  /** Interrupts the relays in flight (each resolves with interruptedAnswer), then closes the connections. */
   close(): Promise<void>;
 }
 
@@ -65,24 +73,33 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
   const agent = new Agent({ keepAliveTimeout: 10_000, connectTimeout: timeoutMs, headersTimeout: 0, bodyTimeout: 0 });
   const shown = displayUrl(target);
 
+  // Each relay in flight, so that close() can interrupt them all.
+  const inFlight = new Set<AbortController>();
+  let closed = false;
+
   const forward = async (input: ForwardRequest): Promise<ForwardResult> => {
+    if (closed || input.signal?.aborted) return interruptedAnswer(0);
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    const relay = new AbortController();
+    const timer = setTimeout(() => relay.abort(TIMED_OUT), timeoutMs);
+    const interrupt = (): void => relay.abort(INTERRUPTED);
+    input.signal?.addEventListener("abort", interrupt, { once: true });
+    inFlight.add(relay);
     try {
       const response = await request(target, {
         dispatcher: agent,
         method: input.method as "POST",
         headers: relayedHeaders(input.rawHeaders),
         body: input.body,
-        signal: deadline.signal,
+        signal: relay.signal,
       });
       const body = await readCapped(response.body);
       return { status: response.statusCode, fromApp: true, ms: elapsed(), headers: relayedResponseHeaders(response.headers), body, error: null };
     } catch (error) {
       const ms = elapsed();
-      if (deadline.signal.aborted) {
+      if (relay.signal.reason === INTERRUPTED) return interruptedAnswer(ms);
+      if (relay.signal.aborted) {
         const reason = `no answer within ${formatDuration(timeoutMs)}`;
         return ourAnswer(504, ms, reason, { error: `the app at ${shown} did not answer in time`, reason });
       }
@@ -90,10 +107,27 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
       return ourAnswer(502, ms, reason, { error: `the app at ${shown} could not be reached`, reason });
     } finally {
       clearTimeout(timer);
+      input.signal?.removeEventListener("abort", interrupt);
+      inFlight.delete(relay);
     }
   };
 
-  return { url: shown, forward, close: () => agent.close() };
+  const close = (): Promise<void> => {
+    closed = true;
+    for (const relay of inFlight) relay.abort(INTERRUPTED);
+    return agent.close();
+  };
+
+  return { url: shown, forward, close };
+}
+
+/**
+ * listen's answer for a relay cut short by its stop (or one not started: held by --delay):
+ * 503 with Retry-After, so the sender retries rather than seeing a reset.
+ */
+export function interruptedAnswer(ms: number): ForwardResult {
+  const answer = ourAnswer(503, ms, "interrupted", { error: "listen stopped before the app answered", reason: "interrupted" });
+  return { ...answer, headers: { ...answer.headers, "retry-after": String(STOPPING_RETRY_AFTER_S) } };
 }
 
 /** The `response` of a recording line (docs/recording.md#forwarded-response): status, ms, headers (credentials redacted), body or its hash. */
