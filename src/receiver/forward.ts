@@ -46,7 +46,7 @@ export interface ForwardResult {
   /** false when the status, headers and body are ours, not the app's. */
   fromApp: boolean;
   ms: number;
-  /** The app's headers minus hop-by-hop ones (ours: content-type only). */
+  /** The app's headers minus hop-by-hop ones (ours: content-type, and retry-after when interrupted). */
   headers: Record<string, string | string[]>;
   body: Buffer;
   /** Why the app gave no answer (`interrupted` when listen stopped first), or null. */
