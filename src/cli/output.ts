@@ -33,17 +33,38 @@ export interface Spinner {
 
 const NO_SPINNER: Spinner = { update() {}, stop() {} };
 
-// An opening style code directly followed by its reset: what chalk leaves after a
-// trailing newline (`red("x\n")` ends `\n` + open + reset), an empty span to drop.
-const EMPTY_SPAN = /\x1b\[(?:[1-9]|[34][0-7]|9[0-7]|10[0-7])m\x1b\[(?:2[2-9]|39|49|0)m/g;
+// A style code; an opening one directly followed by its reset is an empty span, which is
+// what chalk leaves after a trailing newline (`red("x\n")` ends `\n` + open + reset).
+const STYLE_CODE = /\x1b\[(\d{1,3})m/g;
+const OPENING = /^(?:[1-9]|[34][0-7]|9[0-7]|10[0-7])$/;
+const RESET = /^(?:2[2-9]|39|49|0)$/;
 
 /** Drops empty coloured spans, so no reset code lands after a newline (a pager or log shows it as junk). */
 export function resetsBeforeNewlines(text: string): string {
   // No escape code, no span (the usual case: colour off).
   if (!text.includes("\x1b")) return text;
-  let tidy = text;
-  for (let previous = ""; previous !== tidy; ) [previous, tidy] = [tidy, tidy.replace(EMPTY_SPAN, "")];
-  return tidy;
+  // One pass with a stack: a reset cancels the opening code just before it, and then the one
+  // before that (nested empty spans), in time linear in the text whatever a sender put in it.
+  const pieces: string[] = [];
+  const opening: boolean[] = [];
+  let copied = 0;
+  for (const match of text.matchAll(STYLE_CODE)) {
+    if (match.index > copied) {
+      pieces.push(text.slice(copied, match.index));
+      opening.push(false);
+    }
+    copied = match.index + match[0].length;
+    const code = match[1] as string;
+    if (opening[opening.length - 1] === true && RESET.test(code)) {
+      pieces.pop();
+      opening.pop();
+      continue;
+    }
+    pieces.push(match[0]);
+    opening.push(OPENING.test(code));
+  }
+  if (copied < text.length) pieces.push(text.slice(copied));
+  return pieces.join("");
 }
 
 /** 0 or 1: FORCE_COLOR (not "0"/"false") wins, then NO_COLOR, then whether the stream is a terminal. */

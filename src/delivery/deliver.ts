@@ -98,9 +98,14 @@ export class DeliveryEngine {
     if (call.signal?.aborted) return result(false, 0, true);
 
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
+    const cut = call.cutAttempts === true ? call.signal : undefined;
     let pending: readonly UrlState[] = states;
     for (let round = 1; ; round++) {
-      const reports = await this.attemptAll(pending, call.keepResponse === true, call.captureResponse === true);
+      const reports = cut
+        ? await this.attemptAllUnlessCut(pending, call.keepResponse === true, call.captureResponse === true, cut)
+        : await this.attemptAll(pending, call.keepResponse === true, call.captureResponse === true);
+      // Cut short by the stop: nothing is known of this round, so the message is neither delivered nor failed.
+      if (reports === undefined) return result(false, round, true);
       const plan = planNextRound({
         round,
         outcomes: reports.map((r) => r.outcome),
@@ -132,6 +137,26 @@ export class DeliveryEngine {
       pending.length === 1
         ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, keepResponse, capture)]
         : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture)));
+    pending.forEach((state, i) => state.record(reports[i] as AttemptReport));
+    return reports;
+  }
+
+  /**
+   * attemptAll, cut short when `cut` aborts: the attempts in flight are aborted, and the round
+   * yields nothing (undefined) unless every answer was in first.
+   */
+  private async attemptAllUnlessCut(pending: readonly UrlState[], keepResponse: boolean, capture: boolean, cut: AbortSignal): Promise<AttemptReport[] | undefined> {
+    if (cut.aborted) return undefined;
+    const posts = Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture, cut)));
+    let onCut = (): void => {};
+    const stopped = new Promise<undefined>((resolve) => {
+      onCut = () => resolve(undefined);
+      cut.addEventListener("abort", onCut, { once: true });
+    });
+    const reports = await Promise.race([posts, stopped]);
+    cut.removeEventListener("abort", onCut);
+    // An answer that came in as the stop did may be the transport's report of the cut itself.
+    if (reports === undefined || cut.aborted) return undefined;
     pending.forEach((state, i) => state.record(reports[i] as AttemptReport));
     return reports;
   }

@@ -11,9 +11,10 @@ export interface DeliveryTransport {
    * One attempt. Every failure is an outcome, never a rejection. `keepResponse`
    * asks for the response headers and the start of its body (--verbose); without
    * it only what the retry policy needs is read. `capture` asks for the
-   * content-type and the whole body streamed into a BodyCapture (replay --results).
+   * content-type and the whole body streamed into a BodyCapture (replay --results). `cut` aborts
+   * the attempt: it then settles at once (the engine ignores that report).
    */
-  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture?: boolean): Promise<AttemptReport>;
+  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture?: boolean, cut?: AbortSignal): Promise<AttemptReport>;
   /** Releases connections; waits for requests in flight. */
   close(): Promise<void>;
 }

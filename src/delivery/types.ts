@@ -79,8 +79,13 @@ export interface DeliveryResult {
 }
 
 export interface DeliverCall {
-  /** Cancels pending retry waits; an attempt in flight finishes (bounded by the timeout). */
+  /** Cancels pending retry waits; an attempt in flight finishes (bounded by the timeout) unless `cutAttempts`. */
   signal?: AbortSignal;
+  /**
+   * With `signal`: its abort cuts the attempts in flight too, and the message is interrupted (serve,
+   * whose stop must not wait for a slow destination: the message stays queued for the next run).
+   */
+  cutAttempts?: boolean;
   /** Epoch ms of the first attempt, when resuming a delivery (serve after restart). */
   firstAttemptAt?: number;
   /** Override the engine's targets for this message. */

@@ -66,11 +66,13 @@ export class UndiciTransport implements DeliveryTransport {
    * handler API directly: no response stream or promise per layer, which
    * matters when replay pushes thousands of messages a second.
    */
-  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false): Promise<AttemptReport> {
+  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false, cut?: AbortSignal): Promise<AttemptReport> {
     const where = this.locate(request.url);
     if ("invalid" in where) return Promise.resolve({ outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 });
     return new Promise((resolve) => {
-      new Attempt(resolve, request.url, timeoutMs, keepResponse, capture ? new BodyCapture() : undefined).start(this.agent, where.origin, where.path, request);
+      const attempt = new Attempt(resolve, request.url, timeoutMs, keepResponse, capture ? new BodyCapture() : undefined);
+      if (cut) attempt.cutBy(cut);
+      attempt.start(this.agent, where.origin, where.path, request);
     });
   }
 
@@ -108,6 +110,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   private readonly started = performance.now();
   private readonly timer: NodeJS.Timeout;
   private settled = false;
+  /** Stops listening for a cut, once settled. */
+  private release: (() => void) | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private headers: Record<string, string | string[]> | undefined;
@@ -130,8 +134,21 @@ class Attempt implements Dispatcher.DispatchHandler {
     agent.dispatch({ origin, path, method: "POST", headers: request.headers, body: request.body }, this);
   }
 
+  /** Aborts the attempt when `signal` does (a stop); it then settles at once. */
+  cutBy(signal: AbortSignal): void {
+    const onCut = (): void => {
+      if (this.settled) return;
+      this.settle({ outcome: { kind: "network", code: "ABORT_ERR" }, status: null, error: "interrupted", ms: this.elapsed() });
+      if (this.controller && !this.controller.aborted) this.controller.abort(new Error("interrupted"));
+    };
+    if (signal.aborted) return onCut();
+    signal.addEventListener("abort", onCut, { once: true });
+    this.release = () => signal.removeEventListener("abort", onCut);
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    // Settled before the connection was up: by the deadline or a cut.
     if (this.settled) controller.abort(new Error("deadline passed"));
   }
 
@@ -176,6 +193,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
+    this.release?.();
     this.resolve(report);
   }
 

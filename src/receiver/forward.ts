@@ -8,6 +8,11 @@ import { redactResponseHeaders } from "../util/redact.js";
 const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
 const MAX_RELAYED_BODY = 8 * 1024 * 1024;
+/** Why a relay was aborted: its deadline, or the receiver stopping. */
+const TIMED_OUT = Symbol("timed out");
+const INTERRUPTED = Symbol("interrupted");
+/** The Retry-After (seconds) of listen's 503s while it stops: it is usually started again soon. */
+export const STOPPING_RETRY_AFTER_S = 5;
 
 // RFC 9110 7.6.1: these describe one connection, not the message, so a relay drops them.
 // Host and Content-Length are set for the new connection; undici refuses Expect.
@@ -28,6 +33,8 @@ const NOT_RELAYED = new Set([
 
 export interface ForwardRequest {
   method: string;
+  /** Aborted when the receiver stops: the relay is cut short and answered as interrupted. */
+  signal?: AbortSignal;
   /** node:http's `rawHeaders`: names as sent, in order, repeated names kept. */
   rawHeaders: readonly string[];
   body: Buffer;
@@ -39,16 +46,17 @@ export interface ForwardResult {
   /** false when the status, headers and body are ours, not the app's. */
   fromApp: boolean;
   ms: number;
-  /** The app's headers minus hop-by-hop ones (ours: content-type only). */
+  /** The app's headers minus hop-by-hop ones (ours: content-type, and retry-after when interrupted). */
   headers: Record<string, string | string[]>;
   body: Buffer;
-  /** Why the app gave no answer, or null. */
+  /** Why the app gave no answer (`interrupted` when listen stopped first), or null. */
   error: string | null;
 }
 
 export interface Forwarder {
   readonly url: string;
   forward(request: ForwardRequest): Promise<ForwardResult>;
+  /** Interrupts the relays in flight (each resolves with interruptedAnswer), then closes the connections. */
   close(): Promise<void>;
 }
 
@@ -65,26 +73,33 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
   const agent = new Agent({ keepAliveTimeout: 10_000, connectTimeout: timeoutMs, headersTimeout: 0, bodyTimeout: 0 });
   const shown = displayUrl(target);
 
+  // Each relay in flight, so that close() can interrupt them all.
+  const inFlight = new Set<AbortController>();
+  let closed = false;
+
   const forward = async (input: ForwardRequest): Promise<ForwardResult> => {
+    if (closed || input.signal?.aborted) return interruptedAnswer(0);
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    const relay = new AbortController();
+    const timer = setTimeout(() => relay.abort(TIMED_OUT), timeoutMs);
+    const interrupt = (): void => relay.abort(INTERRUPTED);
+    input.signal?.addEventListener("abort", interrupt, { once: true });
+    inFlight.add(relay);
     try {
       const response = await request(target, {
         dispatcher: agent,
         method: input.method as "POST",
         headers: relayedHeaders(input.rawHeaders),
         body: input.body,
-        signal: deadline.signal,
+        signal: relay.signal,
       });
       const body = await readCapped(response.body);
-      const headers: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(response.headers)) if (value !== undefined && !NOT_RELAYED.has(name)) headers[name] = value;
-      return { status: response.statusCode, fromApp: true, ms: elapsed(), headers, body, error: null };
+      return { status: response.statusCode, fromApp: true, ms: elapsed(), headers: relayedResponseHeaders(response.headers), body, error: null };
     } catch (error) {
       const ms = elapsed();
-      if (deadline.signal.aborted) {
+      if (relay.signal.reason === INTERRUPTED) return interruptedAnswer(ms);
+      if (relay.signal.aborted) {
         const reason = `no answer within ${formatDuration(timeoutMs)}`;
         return ourAnswer(504, ms, reason, { error: `the app at ${shown} did not answer in time`, reason });
       }
@@ -92,10 +107,27 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
       return ourAnswer(502, ms, reason, { error: `the app at ${shown} could not be reached`, reason });
     } finally {
       clearTimeout(timer);
+      input.signal?.removeEventListener("abort", interrupt);
+      inFlight.delete(relay);
     }
   };
 
-  return { url: shown, forward, close: () => agent.close() };
+  const close = (): Promise<void> => {
+    closed = true;
+    for (const relay of inFlight) relay.abort(INTERRUPTED);
+    return agent.close();
+  };
+
+  return { url: shown, forward, close };
+}
+
+/**
+ * listen's answer for a relay cut short by its stop (or one not started: held by --delay):
+ * 503 with Retry-After, so the sender retries rather than seeing a reset.
+ */
+export function interruptedAnswer(ms: number): ForwardResult {
+  const answer = ourAnswer(503, ms, "interrupted", { error: "listen stopped before the app answered", reason: "interrupted" });
+  return { ...answer, headers: { ...answer.headers, "retry-after": String(STOPPING_RETRY_AFTER_S) } };
 }
 
 /** The `response` of a recording line (docs/recording.md#forwarded-response): status, ms, headers (credentials redacted), body or its hash. */
@@ -124,7 +156,10 @@ function displayUrl(url: URL): string {
   return copy.href;
 }
 
-/** The sender's headers as a flat [name, value, …] list, minus hop-by-hop ones and those named in Connection. */
+/**
+ * A message's headers as a flat [name, value, …] list, minus hop-by-hop ones and those named in
+ * its Connection header: the sender's going to the app, and the app's coming back.
+ */
 export function relayedHeaders(raw: readonly string[]): string[] {
   const dropped = new Set(NOT_RELAYED);
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -134,6 +169,26 @@ export function relayedHeaders(raw: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
     if (!dropped.has((raw[i] as string).toLowerCase())) out.push(raw[i] as string, raw[i + 1] as string);
+  }
+  return out;
+}
+
+/** The app's headers (undici's lower-case record) as relayed to the sender: through relayedHeaders. */
+function relayedResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
+  }
+  const relayed = relayedHeaders(flat);
+  const out: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < relayed.length; i += 2) {
+    const name = relayed[i] as string;
+    const value = relayed[i + 1] as string;
+    const previous = out[name];
+    if (previous === undefined) out[name] = value;
+    else if (Array.isArray(previous)) previous.push(value);
+    else out[name] = [previous, value];
   }
   return out;
 }

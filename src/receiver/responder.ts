@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import type { Clock } from "../util/clock.js";
+import type { Clock, TimerHandle } from "../util/clock.js";
 import { lingeringClose } from "../util/http-limits.js";
 import type { FaultAction } from "./faults.js";
 import type { ForwardResult } from "./forward.js";
@@ -24,6 +24,8 @@ function carriesBody(status: number): boolean {
 export class Responder {
   /** Connections held by a `timeout` fault, cut when the receiver closes. */
   private readonly held = new Set<Socket>();
+  /** Answers waiting out --delay, sent at once when the receiver closes. */
+  private readonly delayed = new Map<TimerHandle, () => void>();
   closing = false;
 
   constructor(private readonly clock: Clock) {}
@@ -60,13 +62,26 @@ export class Responder {
       this.hold(req.socket);
       return;
     }
-    if (action.delayMs > 0) this.clock.setTimeout(() => this.now(req, res, action, verdict), action.delayMs);
+    if (action.delayMs > 0 && !this.closing) this.delay(() => this.now(req, res, action, verdict), action.delayMs);
     else this.now(req, res, action, verdict);
   }
 
-  /** Cuts the held connections (the receiver is closing). */
+  /** The receiver is closing: cuts the held connections and sends the delayed answers now. */
   releaseHeld(): void {
     for (const socket of this.held) socket.destroy();
+    for (const [handle, send] of this.delayed) {
+      this.clock.clearTimeout(handle);
+      send();
+    }
+    this.delayed.clear();
+  }
+
+  private delay(send: () => void, ms: number): void {
+    const handle = this.clock.setTimeout(() => {
+      this.delayed.delete(handle);
+      send();
+    }, ms);
+    this.delayed.set(handle, send);
   }
 
   private hold(socket: Socket): void {

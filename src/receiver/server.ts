@@ -1,18 +1,15 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
-import type { AddressInfo } from "node:net";
-import { PortError, UsageError } from "../errors.js";
-import { systemClock, type Clock } from "../util/clock.js";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { sleep, systemClock, type Clock } from "../util/clock.js";
 import {
   BodyBudget,
-  CONNECTIONS_CHECKING_INTERVAL_MS,
   DEFAULT_BODY_BUDGET_BYTES,
   limitConnections,
   type ConnectionLimits,
 } from "../util/http-limits.js";
 import { readBody } from "../util/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
-import { recordedResponse, type ForwardRequest, type ForwardResult } from "./forward.js";
+import { createServerFor, formatHost, listen } from "./http-server.js";
+import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
@@ -77,11 +74,15 @@ export interface Receiver {
   /** `http://127.0.0.1:PORT` (no trailing slash). */
   url: string;
   port: number;
-  /** Stops accepting, lets answers in flight finish (held ones are cut), then closes every connection. */
+  /**
+   * Stops accepting and answers what is in flight at once: relays are interrupted (503), --delay
+   * answers sent, `timeout` holds cut; then closes every connection.
+   */
   close(): Promise<void>;
 }
 
-const CLOSE_GRACE_MS = 10_000;
+/** After a stop, how long connections still busy (an upload, a sender not reading its answer) are waited for. */
+const CLOSE_GRACE_MS = 1_000;
 const EMPTY = Buffer.alloc(0);
 
 /** One complete POST and what was decided for it. */
@@ -104,7 +105,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     url: `${options.tls ? "https" : "http"}://${formatHost(host)}:${port}`,
     port,
     close() {
-      closed ??= closeServer(server, receiver.responder);
+      closed ??= closeServer(server, receiver);
       return closed;
     },
   };
@@ -112,12 +113,14 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 
 /** What the receiver does with each request: read, decide, record, answer. */
 class ReceiverCore {
-  readonly responder: Responder;
+  private readonly responder: Responder;
   private readonly faults: FaultPlan;
   private readonly maxBody: number;
   private readonly budget: BodyBudget;
   private readonly clock: Clock;
   private readonly batcher: RecordBatcher | undefined;
+  /** Relays in flight (or held by --delay before it), interrupted by stop(). */
+  private readonly relays = new Set<AbortController>();
   private index = 0;
 
   constructor(private readonly options: ReceiverOptions) {
@@ -130,7 +133,7 @@ class ReceiverCore {
   }
 
   onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
-    if (this.responder.closing) return this.responder.early(req, res, 503, '{"error":"shutting down"}');
+    if (this.responder.closing) return this.refuseWhileClosing(req, res);
     if (req.method !== "POST") return this.notPost(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
@@ -153,7 +156,7 @@ class ReceiverCore {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
-    if (this.responder.closing) return this.responder.early(req, res, 503, '{"error":"shutting down"}');
+    if (this.responder.closing) return this.refuseWhileClosing(req, res);
     const receivedAt = new Date(this.clock.now());
     let decided: Decided;
     let line: string | undefined;
@@ -196,12 +199,17 @@ class ReceiverCore {
     return { req, res, request, action };
   }
 
-  /** listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to the sender. */
+  /**
+   * listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to
+   * the sender. A stop cuts the delay or the relay short: the sender gets listen's 503 (interrupted).
+   */
   private async relay(decided: Decided, delayMs: number, forward: NonNullable<ReceiverOptions["forward"]>): Promise<void> {
+    const stop = new AbortController();
+    this.relays.add(stop);
     try {
-      if (delayMs > 0) await new Promise<void>((done) => this.clock.setTimeout(done, delayMs));
+      if (delayMs > 0) await sleep(this.clock, delayMs, stop.signal).catch(() => {});
       const { req, request } = decided;
-      const result = await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw });
+      const result = stop.signal.aborted ? interruptedAnswer(0) : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal });
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
       const send = (): void => {
         this.notify(relayed.request);
@@ -212,7 +220,22 @@ class ReceiverCore {
     } catch (error) {
       this.options.onError?.(error as Error);
       this.responder.answer(decided.res, 500, '{"error":"internal error forwarding the request"}');
+    } finally {
+      this.relays.delete(stop);
     }
+  }
+
+  /** A request that arrives (or completes) while the receiver closes: 503, to be retried once listen is back. */
+  private refuseWhileClosing(req: IncomingMessage, res: ServerResponse): void {
+    res.setHeader("retry-after", String(STOPPING_RETRY_AFTER_S));
+    this.responder.early(req, res, 503, '{"error":"shutting down"}');
+  }
+
+  /** The receiver is closing: new requests get 503, relays and held answers are released now. */
+  stop(): void {
+    this.responder.closing = true;
+    for (const relay of this.relays) relay.abort();
+    this.responder.releaseHeld();
   }
 
   private recordLine({ request }: Decided, response?: Record<string, unknown>): string {
@@ -255,71 +278,15 @@ class ReceiverCore {
   }
 }
 
-function createServerFor(options: ReceiverOptions, onRequest: (req: IncomingMessage, res: ServerResponse) => void): Server {
-  const serverOptions = { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS };
-  let server: Server;
-  if (options.tls) {
-    try {
-      server = createHttpsServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, onRequest);
-    } catch (error) {
-      throw new UsageError(`cannot use the certificate and key: ${(error as Error).message}`, { field: "tlsCert" });
-    }
-  } else {
-    server = createHttpServer(serverOptions, onRequest);
-  }
-  // A bad request line or TLS handshake must not take the receiver down.
-  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy();
-    const status = error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? "408 Request Timeout" : "400 Bad Request";
-    // Closed once written, even if the client keeps its side open (sockets here allow half-open).
-    socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`, () => socket.destroy());
-  });
-  server.on("tlsClientError", () => {});
-  return server;
-}
-
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => {
-      reject(new PortError(`cannot listen on ${formatHost(host)}:${port}: ${portProblem(error)}`, { cause: error }));
-    };
-    server.once("error", onError);
-    server.listen(port, host, () => {
-      server.off("error", onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeServer(server: Server, responder: Responder): Promise<void> {
+function closeServer(server: Server, receiver: ReceiverCore): Promise<void> {
   return new Promise<void>((resolve) => {
-    responder.closing = true;
-    // Answers in flight (a --delay included) go out first, but never wait forever.
+    // Answers in flight go out first (held and relayed ones at once), but never wait for long.
     const cap = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
     server.close(() => {
       clearTimeout(cap);
       resolve();
     });
     server.closeIdleConnections();
-    responder.releaseHeld();
+    receiver.stop();
   });
-}
-
-function formatHost(host: string): string {
-  return host.includes(":") ? `[${host}]` : host;
-}
-
-function portProblem(error: NodeJS.ErrnoException): string {
-  switch (error.code) {
-    case "EADDRINUSE":
-      return "the port is already in use (EADDRINUSE)";
-    case "EACCES":
-      return "permission denied (EACCES): ports below 1024 need privileges";
-    case "EADDRNOTAVAIL":
-      return "the address is not available on this machine (EADDRNOTAVAIL)";
-    case "ENOTFOUND":
-      return "the host name does not resolve (ENOTFOUND)";
-    default:
-      return error.message;
-  }
 }

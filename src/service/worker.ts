@@ -124,7 +124,8 @@ export class DeliveryWorker {
     this.dispatcher = new Dispatcher<QueueEntry>({
       source: this.source,
       // The engine does not reject for delivery failures; anything else is a bug: keep the message pending.
-      engine: { deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, call).catch(() => NOT_DELIVERED) },
+      // A stop cuts the attempts in flight rather than waiting for a slow destination: they stay queued.
+      engine: { deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, { ...call, cutAttempts: true }).catch(() => NOT_DELIVERED) },
       concurrency: Math.max(1, options.concurrency),
       clock: this.clock,
       signal: this.controller.signal,
@@ -158,7 +159,7 @@ export class DeliveryWorker {
     this.source.notify();
   }
 
-  /** Stops taking messages, cancels retry waits, and waits for attempts in flight. */
+  /** Stops taking messages, cancels retry waits and cuts the attempts in flight (they stay pending). */
   async stop(): Promise<void> {
     this.stopped = true;
     this.controller.abort();

@@ -1,3 +1,5 @@
+import { replaceUrls } from "./text-urls.js";
+
 /**
  * The one place credentials are masked before anything is printed or
  * written (stdout, --json, retry lines, dead-letter and JUnit files, serve's
@@ -74,8 +76,7 @@ export function redactUrl(url: string, secret?: string): string {
 /** A line of text with every URL in it redacted and the secret (as is, or URL-encoded) masked. */
 export function redactText(text: string, secret?: string): string {
   if (!text.includes("://") && !text.includes("?") && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
-  const out = text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+|\/[^\s"'<>?]*\?[^\s"'<>]+/gi, (url) => redactUrl(url));
-  return maskSecret(out, secret);
+  return maskSecret(replaceUrls(text, (url) => redactUrl(url)), secret);
 }
 
 // A secret this short would mask ordinary words in every line; it is not worth hiding anyway.

@@ -87,6 +87,33 @@ describe("listen --forward-to (built CLI)", () => {
     expect(lines[1]?.["response"].body).toBeUndefined();
   });
 
+  it("drops the response headers the app names in its own Connection header, and its hop-by-hop ones", async () => {
+    const app = await server((_request, res) => {
+      res.writeHead(200, { connection: "X-Foo, close", "x-foo": "1", "keep-alive": "timeout=5", "x-app": "yes", "content-type": "application/json" });
+      res.end("{}");
+    });
+    // The app really sends them: seen by a client talking to it directly.
+    const direct = await post(app.url, BODY, {});
+    expect(direct.headers).toMatchObject({ connection: "X-Foo, close", "x-foo": "1", "keep-alive": "timeout=5" });
+
+    const recording = `${files.dir}/connection.ndjson`;
+    const { url, done } = await listen(["--forward-to", app.url, "--record", recording, "--count", "1"]);
+    const answer = await post(`${url}/hooks`, BODY, { "x-signature": hmac(BODY) });
+    expect(answer.status).toBe(200);
+    expect(answer.headers["x-app"]).toBe("yes");
+    expect(answer.headers["x-foo"]).toBeUndefined();
+    expect(answer.headers["keep-alive"]).toBeUndefined();
+    expect(answer.headers["connection"]).not.toContain("X-Foo");
+    expect((await done).code).toBe(0);
+
+    // The recording keeps the headers relayed to the sender.
+    const line = JSON.parse(readFileSync(recording, "utf8").trim()) as { response: { headers: Record<string, unknown> } };
+    expect(line.response.headers).toMatchObject({ "x-app": "yes", "content-type": "application/json" });
+    expect(Object.keys(line.response.headers)).not.toContain("x-foo");
+    expect(Object.keys(line.response.headers)).not.toContain("keep-alive");
+    expect(Object.keys(line.response.headers)).not.toContain("connection");
+  });
+
   it("answers 502 with a JSON reason when the app is down", async () => {
     const gone = await startServer();
     await gone.close();

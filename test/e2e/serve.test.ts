@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/client/analytics.js";
 import { verify } from "../../src/signing.js";
 import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
+import { startServer } from "../helpers/http-server.js";
 import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const SECRET = "e2e-secret";
@@ -189,6 +190,34 @@ describe("webhook-cli serve (built CLI)", () => {
     expect((await second.done).code).toBe(0);
     healthy.child.kill("SIGINT");
     await healthy.done;
+  });
+
+  it("SIGTERM does not wait for a destination that never answers: the attempt is cut, the message stays queued for the next run", async () => {
+    const dir = tempDir();
+    const state = join(dir, "state");
+    const silent = await startServer(() => {});
+    const answering = await startServer();
+    try {
+      const serveArgs = (url: string) => ["serve", "--port", "0", "--url", url, "--timeout", "60s", "--state", state];
+      const first = await start(serveArgs(`${silent.url}/hook`));
+      expect((await fetch(`${first.url}/v1/track`, { method: "POST", body: JSON.stringify({ userId: "u_1", event: "Kept" }) })).status).toBe(200);
+      await waitFor(() => silent.requests.length === 1);
+
+      const started = Date.now();
+      first.child.kill("SIGTERM");
+      const stopped = await first.done;
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(stopped.code).toBe(0);
+      expect(stopped.stdout).toContain("0 failed, 1 pending");
+
+      const second = await start(serveArgs(`${answering.url}/hook`));
+      await waitFor(() => answering.requests.length === 1);
+      expect(JSON.parse(answering.requests[0]?.body.toString("utf8") ?? "{}")).toMatchObject({ userId: "u_1", event: "Kept" });
+      second.child.kill("SIGTERM");
+      expect((await second.done).code).toBe(0);
+    } finally {
+      await Promise.all([silent.close(), answering.close()]);
+    }
   });
 
   it("--failed lists the messages given up; a bad flag exits 2 naming it", async () => {

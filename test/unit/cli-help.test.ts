@@ -14,6 +14,7 @@ import type { OptionSpec } from "../../src/cli/options/spec.js";
 import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/output.js";
 import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
 import { DEFAULT_USER_AGENT, SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/settings.js";
+import { seededRandom } from "../../src/util/clock.js";
 import { parseDuration } from "../../src/util/duration.js";
 import { DEFAULT_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
 import { closestName } from "../../src/util/suggest.js";
@@ -141,5 +142,33 @@ describe("colour", () => {
     expect(io.out()).toContain("\x1b[31mbad\x1b[39m\n");
     expect(io.out()).not.toMatch(/\n\x1b\[(?:22|39|0)m/);
     expect(resetsBeforeNewlines("\x1b[31mx\x1b[39m\n\x1b[31m\x1b[39m")).toBe("\x1b[31mx\x1b[39m\n");
+  });
+
+  it("drops nested empty spans as the repeated removal of adjacent pairs did", () => {
+    const EMPTY_SPAN = /\x1b\[(?:[1-9]|[34][0-7]|9[0-7]|10[0-7])m\x1b\[(?:2[2-9]|39|49|0)m/g;
+    const repeatedRemoval = (text: string): string => {
+      let tidy = text;
+      for (let previous = ""; previous !== tidy; ) [previous, tidy] = [tidy, tidy.replace(EMPTY_SPAN, "")];
+      return tidy;
+    };
+    const parts = ["\x1b[31m", "\x1b[39m", "\x1b[1m", "\x1b[22m", "\x1b[0m", "\x1b[38m", "\x1b[107m", "x", "\n", "\x1b["];
+    const random = seededRandom(7);
+    for (let i = 0; i < 5_000; i++) {
+      let text = "";
+      for (let j = Math.floor(random() * 16); j > 0; j--) text += parts[Math.floor(random() * parts.length)];
+      expect(resetsBeforeNewlines(text), JSON.stringify(text)).toBe(repeatedRemoval(text));
+    }
+    expect(resetsBeforeNewlines("a\x1b[1m\x1b[31m\x1b[39m\x1b[22mb")).toBe("ab");
+  });
+
+  it("takes time linear in the text, however deeply a sender nests empty spans", () => {
+    // A received userId is printed as sent: 10,000 nested pairs took the repeated removal over a second.
+    const nested = (pairs: number): string => `#1 ${"\x1b[31m".repeat(pairs)}${"\x1b[39m".repeat(pairs)}`;
+    let started = performance.now();
+    expect(resetsBeforeNewlines(nested(10_000))).toBe("#1 ");
+    expect(performance.now() - started).toBeLessThan(100);
+    started = performance.now();
+    expect(resetsBeforeNewlines(nested(100_000))).toBe("#1 ");
+    expect(performance.now() - started).toBeLessThan(1_000);
   });
 });

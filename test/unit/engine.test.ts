@@ -118,6 +118,23 @@ describe("DeliveryEngine on a fake transport (virtual time)", () => {
     expect(transport.requests).toHaveLength(1);
   });
 
+  it("with cutAttempts, an abort cuts the attempt in flight: interrupted, nothing recorded as failed; without, the attempt runs to its answer", async () => {
+    // The fake never answers and the clock never moves: only the abort can end the attempt.
+    const { engine } = setup(() => "hang", [A], {}, false);
+    const controller = new AbortController();
+    const delivering = engine.deliver(BODY, { signal: controller.signal, cutAttempts: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort("SIGTERM");
+    expect(await delivering).toMatchObject({ delivered: false, interrupted: true, rounds: 1, urls: [{ attempts: 0, error: null }] });
+
+    const { engine: plain, clock } = setup(answers(200, 200), [A], {}, false);
+    const stop = new AbortController();
+    const answered = plain.deliver(BODY, { signal: stop.signal });
+    stop.abort("SIGTERM");
+    await clock.runAll();
+    expect(await answered).toMatchObject({ delivered: true, interrupted: false });
+  });
+
   it("keeps response headers and bodies only when the call asks", async () => {
     const { engine } = setup(answers({ status: 200, headers: { "x-id": "1" }, body: "ok" }));
     const plain: AttemptEvent[] = [];

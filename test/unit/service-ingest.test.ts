@@ -13,9 +13,19 @@ import {
 const basic = (key: string): string => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
 
 describe("routeFor", () => {
+  it("takes time linear in the path: a request line full of slashes does not spin the CPU", () => {
+    // Node takes request lines up to its 16 KB header limit; a quadratic trim took over half a second on this one.
+    const path = `${"/".repeat(16_000)}x`;
+    const started = performance.now();
+    expect(routeFor(path)).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+
   it("knows the batch, import, single-call and delete paths", () => {
     expect(routeFor("/v1/batch")).toEqual({ kind: "batch" });
     expect(routeFor("/v1/import/")).toEqual({ kind: "batch" });
+    expect(routeFor("/v1/track///")).toEqual({ kind: "single", type: "track" });
+    expect(routeFor("/")).toBeUndefined();
     expect(routeFor("/v1/track")).toEqual({ kind: "single", type: "track" });
     expect(routeFor("/v1/screen")).toEqual({ kind: "single", type: "screen" });
     expect(routeFor("/v1/delete")).toEqual({ kind: "delete" });

@@ -1,0 +1,89 @@
+import { connect } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createForwarder, type Forwarder } from "../../src/receiver/forward.js";
+import { startReceiver, type Receiver } from "../../src/receiver/server.js";
+import { startServer, type TestServer } from "../helpers/http-server.js";
+
+const BODY = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+
+const opened: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((item) => item.close()));
+});
+
+/** An app that takes every request and never answers. */
+async function silentApp(): Promise<TestServer> {
+  const app = await startServer(() => {});
+  opened.push(app);
+  return app;
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 5_000) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Sends `head` and the first half of the body on a raw connection; `finish()` sends the rest and resolves with the whole answer. */
+async function halfSent(url: string): Promise<{ finish: () => Promise<string> }> {
+  const { port } = new URL(url);
+  const socket = connect(Number(port), "127.0.0.1");
+  await new Promise((resolve) => socket.once("connect", resolve));
+  let answer = "";
+  socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+  const ended = new Promise<string>((resolve) => socket.once("close", () => resolve(answer)));
+  const half = Math.floor(BODY.length / 2);
+  socket.write(`POST /hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY.slice(0, half)}`);
+  return {
+    finish: () => {
+      socket.end(BODY.slice(half));
+      return ended;
+    },
+  };
+}
+
+describe("stopping a receiver that relays (listen --forward-to)", () => {
+  it("a forwarder's close() interrupts its relays in flight: listen's 503 with Retry-After", async () => {
+    const app = await silentApp();
+    const forwarder: Forwarder = createForwarder(app.url, { timeoutMs: 60_000 });
+    const pending = forwarder.forward({ method: "POST", rawHeaders: ["Content-Type", "application/json"], body: Buffer.from(BODY) });
+    await until(() => app.requests.length === 1);
+
+    const started = Date.now();
+    await forwarder.close();
+    const result = await pending;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(result).toMatchObject({ status: 503, fromApp: false, error: "interrupted", headers: { "retry-after": "5" } });
+    // A relay asked for after close() does not reach the app.
+    expect(await forwarder.forward({ method: "POST", rawHeaders: [], body: Buffer.from(BODY) })).toMatchObject({ status: 503, error: "interrupted" });
+    expect(app.requests).toHaveLength(1);
+  });
+
+  it("closes within a second: the relay in flight gets 503, a request completed during the stop too, both with Retry-After", async () => {
+    const app = await silentApp();
+    const forwarder = createForwarder(app.url, { timeoutMs: 60_000 });
+    opened.push(forwarder);
+    const statuses: (number | null)[] = [];
+    const receiver: Receiver = await startReceiver({ port: 0, forward: forwarder.forward, onRequest: (request) => statuses.push(request.status) });
+    opened.push(receiver);
+
+    const late = await halfSent(receiver.url);
+    const relayed = fetch(`${receiver.url}/hooks`, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
+    await until(() => app.requests.length === 1);
+
+    const started = Date.now();
+    const closed = receiver.close();
+    const lateAnswer = await late.finish();
+    await closed;
+    expect(Date.now() - started).toBeLessThan(1_000);
+
+    const answer = await relayed;
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("5");
+    expect(await answer.json()).toEqual({ error: "listen stopped before the app answered", reason: "interrupted" });
+    expect(statuses).toEqual([503]);
+    expect(lateAnswer).toMatch(/^HTTP\/1\.1 503 /);
+    expect(lateAnswer.toLowerCase()).toContain("\r\nretry-after: 5\r\n");
+  });
+});
