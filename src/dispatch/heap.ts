@@ -47,6 +47,11 @@ export class ReadyHeap<T> {
     return this.items.length;
   }
 
+  /** The lowest admission number held, or undefined when empty. */
+  get firstSeq(): number | undefined {
+    return this.seqs[0];
+  }
+
   push(seq: number, item: T): void {
     const seqs = this.seqs;
     const items = this.items;

@@ -2,22 +2,40 @@ import { compareAnswers, labelOf, type CompareOptions, type CompareSummary, type
 import type { Answer } from "./results-read.js";
 
 /**
- * A whole `--compare` run: the old answers in memory (keyed by line), the new
- * ones fed in as they are released, so the new run's bodies are never all held.
+ * The old side of a comparison, in line order. The new answers come in line
+ * order too (ResultsOrder releases them so), so the two are merged like two
+ * sorted lists and neither side is ever held whole.
+ */
+export interface OldAnswers {
+  /** The old answer for `line`, after every older one not taken goes to `passed`. Lines ascend from call to call. */
+  take(line: number, passed: (old: Answer) => void): Answer | undefined;
+  /** Hands at most `budget` of the answers not taken to `passed`; false once none is left. */
+  rest(passed: (old: Answer) => void, budget?: number): boolean;
+}
+
+/**
+ * A whole `--compare` run: the new answers fed in line order as they are
+ * released, each compared with the old answer for its line as the old side
+ * reaches it. `inScope` says which old answers this run could have given
+ * (its --line, --type, --shard…), so only those count as missing, and a shard
+ * compared with the whole old file reports only its own lines.
  */
 export class Comparison {
-  private readonly seen = new Set<number>();
   private readonly counts: CompareSummary = { same: 0, changed: 0, new: 0, missing: 0 };
+  private readonly missing: number[] = [];
+  private lastLine = 0;
 
   constructor(
-    private readonly old: ReadonlyMap<number, Answer>,
+    private readonly old: OldAnswers,
     private readonly options: CompareOptions = {},
+    private readonly inScope: (old: Answer) => boolean = () => true,
   ) {}
 
   /** Compares one new answer with the old one for its line. */
   add(answer: Answer): MessageComparison {
-    this.seen.add(answer.line);
-    const before = this.old.get(answer.line);
+    if (answer.line <= this.lastLine) throw new RangeError(`line ${answer.line} compared after line ${this.lastLine}: answers must come in line order`);
+    this.lastLine = answer.line;
+    const before = this.old.take(answer.line, this.passed);
     const label = labelOf(answer);
     if (before === undefined) {
       this.counts.new += 1;
@@ -29,18 +47,47 @@ export class Comparison {
   }
 
   /**
-   * The summary, and the old lines that got no new answer. `inScope` limits
-   * "missing" to the lines this run selected (--line, --type, --shard…), so a
-   * shard compared with the whole old file reports only its own lines.
+   * Reads the old answers no new one came for, a slice at a time so the
+   * process still hears a signal; false when `signal` stopped it first.
    */
-  finish(inScope: (line: number) => boolean = () => true): { summary: CompareSummary; missing: number[] } {
-    const missing: number[] = [];
-    for (const line of this.old.keys()) {
-      if (!this.seen.has(line) && inScope(line)) missing.push(line);
+  async drain(signal?: AbortSignal): Promise<boolean> {
+    while (this.old.rest(this.passed, 1000)) {
+      if (signal?.aborted) return false;
+      await new Promise((resolve) => setImmediate(resolve));
     }
-    missing.sort((a, b) => a - b);
-    return { summary: { ...this.counts, missing: missing.length }, missing };
+    return true;
   }
+
+  /**
+   * The summary, and the old lines in scope that got no new answer (read to
+   * the end first). An interrupted run did not reach the rest: none is missing.
+   */
+  finish(interrupted = false): { summary: CompareSummary; missing: number[] } {
+    if (interrupted) return { summary: { ...this.counts, missing: 0 }, missing: [] };
+    while (this.old.rest(this.passed));
+    return { summary: { ...this.counts, missing: this.missing.length }, missing: this.missing };
+  }
+
+  private readonly passed = (old: Answer): void => {
+    if (this.inScope(old)) this.missing.push(old.line);
+  };
+}
+
+/** Old answers held in memory (tests, the library), read in line order. */
+export function answersInOrder(answers: ReadonlyMap<number, Answer>): OldAnswers {
+  const lines = [...answers.keys()].sort((a, b) => a - b);
+  let next = 0;
+  const at = (index: number): Answer => answers.get(lines[index] as number) as Answer;
+  return {
+    take(line, passed) {
+      while (next < lines.length && (lines[next] as number) < line) passed(at(next++));
+      return lines[next] === line ? at(next++) : undefined;
+    },
+    rest(passed, budget = Infinity) {
+      for (let n = 0; n < budget && next < lines.length; n++) passed(at(next++));
+      return next < lines.length;
+    },
+  };
 }
 
 /** Both sides in memory (tests, the library). */
@@ -49,7 +96,7 @@ export function compareResults(
   now: ReadonlyMap<number, Answer>,
   options: CompareOptions = {},
 ): { summary: CompareSummary; changed: MessageComparison[]; added: number[]; missing: number[] } {
-  const comparison = new Comparison(old, options);
+  const comparison = new Comparison(answersInOrder(old), options);
   const changed: MessageComparison[] = [];
   const added: number[] = [];
   for (const line of [...now.keys()].sort((a, b) => a - b)) {

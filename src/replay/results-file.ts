@@ -2,7 +2,7 @@ import { UsageError } from "../errors.js";
 import { AppendFile } from "../util/append-file.js";
 import { sameFile } from "../util/same-file.js";
 import { readLineBatches } from "./ndjson.js";
-import { ResultsReader, type ReadResults } from "./results-read.js";
+import { ResultsScan, type ResultsIndex } from "./results-read.js";
 import { formatResultLine, type ResultLine } from "./results.js";
 
 /**
@@ -35,11 +35,15 @@ export class ResultsFile {
   }
 }
 
-/** Reads a results file, several concatenated, or a recording with responses (see ResultsReader). */
-export async function readResults(path: string, name: string, options: { signal?: AbortSignal } = {}): Promise<ReadResults> {
-  const reader = new ResultsReader(name);
-  for await (const batch of readLineBatches(path, options)) {
-    for (const line of batch) reader.add(line);
+/**
+ * Checks a results file, several concatenated, or a recording with responses
+ * (see ResultsScan), keeping none of its answers. Interrupted, it returns
+ * undefined rather than judge part of the file.
+ */
+export async function scanResults(path: string, name: string, options: { signal?: AbortSignal } = {}): Promise<ResultsIndex | undefined> {
+  const scan = new ResultsScan(name);
+  for await (const batch of readLineBatches(path, { ...options, offsets: true })) {
+    for (const line of batch) scan.add(line);
   }
-  return reader.result();
+  return options.signal?.aborted ? undefined : scan.result();
 }

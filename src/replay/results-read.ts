@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { InputError } from "../errors.js";
 import { isPlainObject } from "../util/json.js";
 import { userIdOf } from "../messages/check.js";
-import type { Line } from "./ndjson.js";
+import type { Line, SplitStart } from "./ndjson.js";
 import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from "./results.js";
 
 /**
@@ -11,6 +11,7 @@ import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from 
  * order, or a `listen --record` recording whose lines carry the app's
  * `response` (docs/recording.md#forwarded-response). A recording line is keyed by its own line
  * number, the number a replay of that recording gives the same message.
+ * Nothing is kept: the scan checks the file, old-results.ts reads it again beside the replay.
  */
 
 /** A response body as compared: text (maybe JSON), an already parsed JSON value (recordings), a digest, or nothing. */
@@ -36,17 +37,42 @@ export interface Answer {
   urls: AnswerUrl[];
 }
 
-export interface ReadResults {
-  /** By input line; a later line for the same number wins (a resumed run appends). */
-  answers: Map<number, Answer>;
+/**
+ * How many runs in line order an OLD file may hold: each results file of a
+ * run or shard is one, so shards concatenated in any order or a run resumed
+ * into the same file stay far below it; a file in no order at all is refused.
+ */
+export const MAX_RUNS = 1024;
+
+/** What a pass over the --compare file found, so it can be read again as a merge of its runs. */
+export interface ResultsIndex {
+  /**
+   * Where each run of answers in ascending line order starts (the first at the
+   * file's start). A results file appends runs (a resumed run, shards
+   * concatenated); within a run each line is answered once, in input order.
+   */
+  runs: SplitStart[];
+  /** Where the last answer ends: lines after it (appended since) are left out. */
+  end: number;
+  answers: number;
   /** Lines that carry no answer: recordings without `response`, bare messages. */
   unanswered: number;
+  /** Whether every line's quickKey, where it has one, is its answer's line (so it can stand for a parse). */
+  quickKeys: boolean;
 }
 
-/** Collects answers from numbered lines; a malformed line is an InputError naming `name` and the line. */
-export class ResultsReader {
-  readonly answers = new Map<number, Answer>();
-  unanswered = 0;
+/**
+ * Checks every line of the --compare file and finds its runs, keeping no
+ * answer: a malformed line is an InputError naming `name` and the line.
+ * Lines must carry their offsets (readLineBatches' `offsets`).
+ */
+export class ResultsScan {
+  private readonly runs: SplitStart[] = [{ offset: 0, line: 1 }];
+  private previous = 0;
+  private answers = 0;
+  private unanswered = 0;
+  private end = 0;
+  private quickKeys = true;
 
   constructor(private readonly name: string) {}
 
@@ -54,16 +80,43 @@ export class ResultsReader {
     if ("error" in line) throw new InputError(line.error, { file: this.name, line: line.number });
     const answer = parseAnswerLine(line.text, line.number);
     if (typeof answer === "string") throw new InputError(answer, { file: this.name, line: line.number });
-    if (answer === undefined) this.unanswered += 1;
-    else this.answers.set(answer.line, answer);
+    const quick = quickKey(line.text);
+    if (quick !== undefined && quick !== answer?.line) this.quickKeys = false;
+    if (answer === undefined) {
+      this.unanswered += 1;
+      return;
+    }
+    const offset = line.offset as number;
+    if (answer.line <= this.previous) {
+      if (this.runs.length >= MAX_RUNS) {
+        const why = `answers out of input order: line ${answer.line} after line ${this.previous}, and ${MAX_RUNS} runs in order already (one per results file concatenated or run resumed)`;
+        throw new InputError(`${why}; sort the file by "line"`, { file: this.name, line: line.number });
+      }
+      this.runs.push({ offset, line: line.number });
+    }
+    this.previous = answer.line;
+    this.answers += 1;
+    this.end = offset + Buffer.byteLength(line.text);
   }
 
-  result(): ReadResults {
-    if (this.answers.size === 0) {
+  result(): ResultsIndex {
+    if (this.answers === 0) {
       throw new InputError("no answers to compare with: neither --results lines nor a recording with responses (listen --forward-to)", { file: this.name });
     }
-    return { answers: this.answers, unanswered: this.unanswered };
+    return { runs: this.runs, end: this.end, answers: this.answers, unanswered: this.unanswered, quickKeys: this.quickKeys };
   }
+}
+
+/**
+ * A results line's number read from its first bytes (`{"line":12,` as
+ * formatResultLine writes it), so a line outside the selection is passed over
+ * unparsed. Trusted only where the scan found it agrees with the parse on
+ * every line (a repeated "line" key would not).
+ */
+export function quickKey(text: string): number | undefined {
+  if (!text.startsWith('{"line":')) return undefined;
+  const match = /^\{"line":([1-9]\d{0,14}),/.exec(text);
+  return match ? Number(match[1]) : undefined;
 }
 
 /** The answer on one line; undefined when the line carries none; a string says why the line is bad. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { UsageError } from "../../src/errors.js";
 import { compareAnswers } from "../../src/replay/compare.js";
-import { Comparison, compareResults, comparisonFailed, formatComparison, formatCompareSummary } from "../../src/replay/comparison.js";
+import { answersInOrder, Comparison, compareResults, comparisonFailed, formatComparison, formatCompareSummary } from "../../src/replay/comparison.js";
 import { ABSENT, diffJson } from "../../src/replay/json-diff.js";
 import { formatPath, parseJsonPath } from "../../src/replay/jsonpath.js";
 import type { Answer, AnswerBody } from "../../src/replay/results-read.js";
@@ -172,9 +172,9 @@ describe("Comparison", () => {
   });
 
   it("counts as missing only the old lines in this run's scope", () => {
-    const comparison = new Comparison(old);
+    const comparison = new Comparison(answersInOrder(old), {}, (before) => before.line % 2 === 1);
     comparison.add(answer(1, 200, text('{"total":10}')));
-    const { summary, missing } = comparison.finish((line) => line % 2 === 1);
+    const { summary, missing } = comparison.finish();
     expect(missing).toEqual([3, 5]);
     expect(summary).toEqual({ same: 1, changed: 0, new: 0, missing: 2 });
     expect(comparisonFailed(summary)).toBe(false);

@@ -66,6 +66,47 @@ describe("LineSplitter", () => {
   });
 });
 
+describe("LineSplitter offsets, and starting mid-file", () => {
+  const bytes = Buffer.from('\uFEFF{"a":1}\r\n\n{"name":"Zoë ✓"}\n{"c":3}');
+
+  function splitWithOffsets(source: Buffer, chunkSize: number, start?: { offset: number; line: number }): Line[] {
+    const splitter = new LineSplitter({ offsets: true, ...(start ? { start } : {}) });
+    const lines: Line[] = [];
+    for (let at = start?.offset ?? 0; at < source.length; at += chunkSize) lines.push(...splitter.push(source.subarray(at, Math.min(at + chunkSize, source.length))));
+    lines.push(...splitter.end());
+    return lines;
+  }
+
+  it("gives each line the file offset of its first byte, whatever the chunks (BOM, CRLF, a line across reads)", () => {
+    // From 3 bytes on: a BOM cut across reads is not looked for.
+    for (const chunkSize of [3, 4, 5, 7, 64]) {
+      const lines = splitWithOffsets(bytes, chunkSize);
+      expect(lines.map((l) => "text" in l && [l.number, l.offset])).toEqual([
+        [1, 3],
+        [3, 13],
+        [4, 33],
+      ]);
+      // Each offset and the text's length find the line's bytes again.
+      for (const line of lines) {
+        if (!("text" in line)) throw new Error("unexpected error line");
+        const at = line.offset as number;
+        expect(bytes.subarray(at, at + Buffer.byteLength(line.text)).toString()).toBe(line.text);
+      }
+    }
+  });
+
+  it("starts at a line's offset with its number, looking for no BOM there", () => {
+    expect(splitWithOffsets(bytes, 4, { offset: 13, line: 3 })).toEqual([
+      { number: 3, text: '{"name":"Zoë ✓"}', offset: 13 },
+      { number: 4, text: '{"c":3}', offset: 33 },
+    ]);
+  });
+
+  it("adds no offset unless asked (the replay's own passes)", () => {
+    expect(split(['{"a":1}\n'])).toEqual([{ number: 1, text: '{"a":1}' }]);
+  });
+});
+
 describe("readLineBatches", () => {
   it("streams a file's lines in batches", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ndjson-"));

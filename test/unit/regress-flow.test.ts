@@ -3,11 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { junitXml } from "../../src/report/junit.js";
-import { Comparison } from "../../src/replay/comparison.js";
+import { answersInOrder, Comparison } from "../../src/replay/comparison.js";
 import { parseExpectStatus, unexpectedStatuses } from "../../src/replay/expect-status.js";
 import { parseJsonPath } from "../../src/replay/jsonpath.js";
 import { comparisonCase, withExpectStatus } from "../../src/replay/regress-junit.js";
-import { readResults, ResultsFile } from "../../src/replay/results-file.js";
+import { ResultsFile } from "../../src/replay/results-file.js";
+import { readAnswers } from "../helpers/old-results.js";
 import { answerOfResult } from "../../src/replay/results-read.js";
 import { ResultsOrder } from "../../src/replay/results-order.js";
 import { keepBody, messageFacts, resultLine, type MessageOutcome, type ResultLine } from "../../src/replay/results.js";
@@ -67,11 +68,11 @@ describe("results, shards and compare together", () => {
       runShard(newBuild, `${k}/3`, part);
       appendFileSync(joined, readFileSync(part));
     }
-    const old = await readResults(whole, "old.ndjson");
-    const now = await readResults(joined, "new.ndjson");
+    const old = await readAnswers(whole, "old.ndjson");
+    const now = await readAnswers(joined, "new.ndjson");
     expect(now.answers.size).toBe(log.length);
 
-    const comparison = new Comparison(old.answers, { ignore: [parseJsonPath("$.requestId")] });
+    const comparison = new Comparison(answersInOrder(old.answers), { ignore: [parseJsonPath("$.requestId")] });
     const changed = [...now.answers.values()].sort((a, b) => a.line - b.line).map((a) => comparison.add(a)).filter((r) => r.status === "changed");
     const { summary } = comparison.finish();
     const user3 = log.filter((e) => e.user === "user-3").map((e) => e.line);
@@ -90,12 +91,12 @@ describe("results, shards and compare together", () => {
     const b = join(dir, "b.ndjson");
     runShard(oldBuild, undefined, a);
     runShard(oldBuild, undefined, b);
-    const old = await readResults(a, "a");
-    const now = await readResults(b, "b");
-    const without = new Comparison(old.answers);
+    const old = await readAnswers(a, "a");
+    const now = await readAnswers(b, "b");
+    const without = new Comparison(answersInOrder(old.answers));
     for (const answer of now.answers.values()) without.add(answer);
     expect(without.finish().summary.changed).toBe(log.length);
-    const withIgnore = new Comparison(old.answers, { ignore: [parseJsonPath("$.requestId")] });
+    const withIgnore = new Comparison(answersInOrder(old.answers), { ignore: [parseJsonPath("$.requestId")] });
     for (const answer of now.answers.values()) withIgnore.add(answer);
     expect(withIgnore.finish().summary).toEqual({ same: log.length, changed: 0, new: 0, missing: 0 });
   });

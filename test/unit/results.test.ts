@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { WebhookCliError } from "../../src/errors.js";
-import { ResultsFile, readResults } from "../../src/replay/results-file.js";
+import { ResultsFile, scanResults } from "../../src/replay/results-file.js";
+import { readAnswers } from "../helpers/old-results.js";
 import { ResultsOrder } from "../../src/replay/results-order.js";
 import { answerOfResult, parseAnswerLine } from "../../src/replay/results-read.js";
 import {
@@ -168,7 +169,7 @@ describe("ResultsOrder", () => {
   });
 });
 
-describe("ResultsFile and readResults", () => {
+describe("ResultsFile, and reading it back for --compare", () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "webhook-cli-results-"));
@@ -190,7 +191,7 @@ describe("ResultsFile and readResults", () => {
     const again = new ResultsFile(path);
     again.write([resultLine(outcome(1))]);
     again.close();
-    const { answers } = await readResults(path, "results.ndjson");
+    const { answers } = await readAnswers(path, "results.ndjson");
     expect([...answers.keys()].sort()).toEqual([1, 2, 3]);
     expect(answers.get(2)?.urls[0]?.status).toBe(500);
   });
@@ -213,8 +214,9 @@ describe("ResultsFile and readResults", () => {
   it("reads shards' files concatenated in any order, the last line for a number winning", async () => {
     const path = join(dir, "all.ndjson");
     writeFileSync(path, [format(7), "\n", format(2), format(7, 503, "later")].join(""));
-    const { answers } = await readResults(path, "all.ndjson");
-    expect([...answers.keys()]).toEqual([7, 2]);
+    const { answers, runs } = await readAnswers(path, "all.ndjson");
+    expect(runs).toBe(2);
+    expect([...answers.keys()]).toEqual([2, 7]);
     expect(answers.get(7)?.urls[0]?.status).toBe(503);
   });
 
@@ -230,7 +232,7 @@ describe("ResultsFile and readResults", () => {
         JSON.stringify({ ...envelope, response: { status: 200, ms: 4, headers: {}, bodySha256: "a".repeat(64), bodySize: 70000 } }),
       ].join("\n"),
     );
-    const { answers, unanswered } = await readResults(path, "rec.ndjson");
+    const { answers, unanswered } = await readAnswers(path, "rec.ndjson");
     expect(unanswered).toBe(1);
     expect([...answers.keys()]).toEqual([1, 4]);
     expect(answers.get(1)).toMatchObject({ delivered: true, facts: { userId: "user-42", event: "Order Completed" }, urls: [{ status: 202, contentType: "application/json", body: { kind: "value", value: { total: 10 } } }] });
@@ -248,7 +250,7 @@ describe("ResultsFile and readResults", () => {
         JSON.stringify({ ...envelope, response: { status: 200, ms: 4, headers: {}, bodyBase64: bytes.toString("base64") } }),
       ].join("\n"),
     );
-    const { answers } = await readResults(path, "rec-odd.ndjson");
+    const { answers } = await readAnswers(path, "rec-odd.ndjson");
     expect(answers.get(1)).toMatchObject({ delivered: false, urls: [{ status: null, error: "connection refused", body: { kind: "none" } }] });
     expect(answers.get(2)?.urls[0]?.body).toEqual({ kind: "hash", sha256: createHash("sha256").update(bytes).digest("hex"), size: 3 });
   });
@@ -256,13 +258,13 @@ describe("ResultsFile and readResults", () => {
   it("names the file and line of a bad line, and refuses a file with no answers", async () => {
     const bad = join(dir, "bad.ndjson");
     writeFileSync(bad, `${format(1)}{"line":0,"urls":[]}\n`);
-    const error = await readResults(bad, "bad.ndjson").catch((e: unknown) => e);
+    const error = await scanResults(bad, "bad.ndjson").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(WebhookCliError);
     expect((error as WebhookCliError).describe()).toMatch(/^bad\.ndjson:2: not a results line: key "line"/);
 
     const messages = join(dir, "messages.ndjson");
     writeFileSync(messages, `${JSON.stringify(track)}\n`);
-    await expect(readResults(messages, "messages.ndjson")).rejects.toThrow(/no answers to compare with/);
+    await expect(scanResults(messages, "messages.ndjson")).rejects.toThrow(/no answers to compare with/);
   });
 });
 

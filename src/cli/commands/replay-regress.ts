@@ -1,4 +1,4 @@
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, createReadStream, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../../errors.js";
 import type { DeliveryResult } from "../../delivery/types.js";
@@ -7,11 +7,13 @@ import type { ReplayOptions } from "../../replay/replay.js";
 import type { JunitCase } from "../../report/junit.js";
 import type { CompareSummary, MessageComparison } from "../../replay/compare.js";
 import { Comparison, comparisonFailed, formatCompareSummary, formatComparison } from "../../replay/comparison.js";
+import { OldResults } from "../../replay/old-results.js";
+import { spoolToTempFile } from "../../replay/spool.js";
 import { parseExpectStatus, unexpectedStatuses, type ExpectedStatuses } from "../../replay/expect-status.js";
 import { parseJsonPath, type JsonPath } from "../../replay/jsonpath.js";
 import { comparisonCase, withExpectStatus } from "../../replay/regress-junit.js";
 import { answerOfResult, type Answer } from "../../replay/results-read.js";
-import { readResults } from "../../replay/results-file.js";
+import { scanResults } from "../../replay/results-file.js";
 import { createSelection, parseIds, parseLineRange, type LineRange, type Selection } from "../../replay/select.js";
 import { parseShard, type Shard } from "../../replay/shard.js";
 import type { ResultLine } from "../../replay/results.js";
@@ -53,12 +55,15 @@ export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" 
 const LISTED_CHANGES = 100;
 
 /**
- * Reads the --compare file before anything is sent (a bad one is exit 2),
- * then compares answers as the run releases them, checks --expect-status per
- * message, and reports both after the replay summary.
+ * Checks the --compare file before anything is sent (a bad one is exit 2),
+ * then compares answers as the run releases them, reading the file beside the
+ * run (old-results.ts), checks --expect-status per message, and reports both
+ * after the replay summary.
  */
 export class RegressReporter {
-  private readonly comparison: Comparison | undefined;
+  private comparison: Comparison | undefined;
+  private old: OldResults | undefined;
+  private removeSpool: (() => void) | undefined;
   private readonly changed: MessageComparison[] = [];
   private readonly junitChanged: JunitCase[] = [];
   private readonly unexpected = new Map<number, string[]>();
@@ -69,23 +74,47 @@ export class RegressReporter {
     private readonly output: Output,
     private readonly flags: RegressFlags & { types?: readonly string[] | undefined; fromLine?: number | undefined; junit?: string | undefined },
     private readonly name: string,
-    private readonly old: ReadonlyMap<number, Answer> | undefined,
-  ) {
-    this.comparison = old ? new Comparison(old, flags.ignore ? { ignore: flags.ignore } : {}) : undefined;
-  }
+  ) {}
 
   static async open(output: Output, flags: RegressReporter["flags"], io: CliIo, name: string): Promise<RegressReporter> {
-    let old: Map<number, Answer> | undefined;
-    if (flags.compare !== undefined) {
-      const path = resolve(io.cwd, flags.compare);
-      try {
-        accessSync(path, constants.R_OK);
-      } catch (error) {
-        throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--compare", file: flags.compare });
-      }
-      old = (await readResults(path, flags.compare, io.signal ? { signal: io.signal } : {})).answers;
+    const reporter = new RegressReporter(output, flags, name);
+    try {
+      if (flags.compare !== undefined) await reporter.openComparison(flags.compare, io);
+    } catch (error) {
+      reporter.close();
+      throw error;
     }
-    return new RegressReporter(output, flags, name, old);
+    return reporter;
+  }
+
+  /** Scans the old file (nothing kept), then opens it for reading beside the run. */
+  private async openComparison(compare: string, io: CliIo): Promise<void> {
+    let path = resolve(io.cwd, compare);
+    let isFile = false;
+    try {
+      accessSync(path, constants.R_OK);
+      isFile = statSync(path).isFile();
+    } catch (error) {
+      throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--compare", file: compare });
+    }
+    const signal = io.signal ? { signal: io.signal } : {};
+    if (!isFile) {
+      // A pipe (`--compare <(zcat old.ndjson.gz)`) is read twice, so it is copied to a temporary file first, as stdin is.
+      const spool = await spoolToTempFile(createReadStream(path), io.signal).catch((error: unknown) => {
+        if (io.signal?.aborted) return undefined;
+        throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--compare", file: compare });
+      });
+      if (spool === undefined) return;
+      this.removeSpool = spool.remove;
+      path = spool.path;
+    }
+    const index = await scanResults(path, compare, signal);
+    // Interrupted while checking: nothing will be sent, so nothing is compared.
+    if (index === undefined) return;
+    const selection = this.selection();
+    this.old = new OldResults(path, compare, index, { wanted: selection.lineMayMatch, last: selection.lastLine });
+    const inScope = (old: Answer): boolean => selection.matches({ line: old.line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
+    this.comparison = new Comparison(this.old, this.flags.ignore ? { ignore: this.flags.ignore } : {}, inScope);
   }
 
   /** What replay() takes: the selectors, the results file, the comparison's feed. */
@@ -120,9 +149,17 @@ export class RegressReporter {
     return this.junitChanged;
   }
 
+  /**
+   * After a run that was not interrupted: reads the rest of the old file for the
+   * lines this run did not answer. False when the stop signal came first.
+   */
+  async settle(signal: AbortSignal | undefined): Promise<boolean> {
+    return this.comparison === undefined || this.comparison.drain(signal);
+  }
+
   /** After the replay summary: the diffs, the comparison's summary, the --expect-status count. */
   report(interrupted: boolean): void {
-    if (this.comparison) this.reportComparison(this.comparison, interrupted);
+    if (this.flags.compare !== undefined) this.reportComparison(this.comparison, interrupted);
     if (this.flags.expectStatus !== undefined && this.unexpectedCount > 0) {
       const n = this.unexpectedCount;
       this.output.line(`${n} message${n === 1 ? "" : "s"} answered outside --expect-status ${this.flags.expectStatus.text}`);
@@ -134,9 +171,19 @@ export class RegressReporter {
     return (this.summary !== undefined && comparisonFailed(this.summary)) || this.unexpectedCount > 0;
   }
 
+  /** The old file, and its temporary copy when it was a pipe. */
+  close(): void {
+    this.old?.close();
+    this.old = undefined;
+    this.removeSpool?.();
+    this.removeSpool = undefined;
+  }
+
   private compare(released: readonly ResultLine[]): void {
+    // Interrupted while the old file was checked: the run sends nothing.
+    if (this.comparison === undefined) return;
     for (const line of released) {
-      const result = (this.comparison as Comparison).add(answerOfResult(line));
+      const result = this.comparison.add(answerOfResult(line));
       if (result.status === "same") continue;
       this.output.event("compare", { line: result.line, label: result.label, status: result.status, changes: result.changes });
       if (result.status !== "changed") continue;
@@ -145,10 +192,9 @@ export class RegressReporter {
     }
   }
 
-  private reportComparison(comparison: Comparison, interrupted: boolean): void {
-    const selection = this.selection();
+  private reportComparison(comparison: Comparison | undefined, interrupted: boolean): void {
     // An interrupted run did not reach the rest: those lines are not missing answers.
-    const { summary, missing } = comparison.finish((line) => !interrupted && selection(line));
+    const { summary, missing } = comparison?.finish(interrupted) ?? { summary: { same: 0, changed: 0, new: 0, missing: 0 }, missing: [] };
     this.summary = summary;
     const { output } = this;
     for (const result of this.changed) for (const text of formatComparison(result)) output.line(`${output.color.red("≠")} ${text}`);
@@ -158,10 +204,10 @@ export class RegressReporter {
     output.event("compareSummary", { compare: this.flags.compare, ...summary, missingLines: missing });
   }
 
-  /** Whether an old answer's line is one this run selected (it could have been in this run). */
-  private selection(): (line: number) => boolean {
+  /** The lines this run selects: an old answer outside them is not missing from it. */
+  private selection(): Selection {
     const { lines, messageIds, userIds, shard, types, fromLine } = this.flags;
-    const selection: Selection = createSelection({
+    return createSelection({
       ...(lines ? { lines } : {}),
       ...(messageIds ? { messageIds } : {}),
       ...(userIds ? { userIds } : {}),
@@ -169,10 +215,6 @@ export class RegressReporter {
       ...(types ? { types } : {}),
       ...(fromLine !== undefined ? { fromLine } : {}),
     });
-    return (line) => {
-      const old = this.old?.get(line);
-      return old !== undefined && selection.matches({ line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
-    };
   }
 
   private checkStatus(entry: ReplayEntry, result: DeliveryResult | undefined): void {

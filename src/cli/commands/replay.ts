@@ -51,10 +51,11 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const input = await openInput(options.file, io, output);
   if (input === INTERRUPTED) return interruptedExitCode(io.signal);
   let reporter: ReplayCommandReporter | undefined;
+  let regress: RegressReporter | undefined;
   const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;
   try {
     const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
-    const regress = await RegressReporter.open(output, flags, io, input.name);
+    regress = await RegressReporter.open(output, flags, io, input.name);
     reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(output, settings));
     const summary = await replay({
       path: input.path,
@@ -81,9 +82,11 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...regress.replayOptions(io),
     });
     reporter.finish();
+    // Stopped while the rest of the --compare file was read: an interruption too (nothing counted missing).
+    const interrupted = summary.resumeLine !== undefined || (!summary.dryRun && !(await regress.settle(io.signal)));
     // The summary and the resume hint come first: a file that cannot be written after them loses no line.
     printSummary(output, summary, options.deadLetter);
-    if (!summary.dryRun) regress.report(summary.resumeLine !== undefined);
+    if (!summary.dryRun) regress.report(interrupted);
     if (summary.resumeLine !== undefined) printResume(output, summary, options.deadLetter);
     if (options.junit !== undefined) {
       const cases = [...reporter.cases, ...regress.junitCases];
@@ -91,10 +94,11 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     }
     // What stopped the run part way: reported last, with its own exit status (never 0).
     if (summary.error) throw summary.error.value;
-    if (summary.resumeLine !== undefined) return interruptedExitCode(io.signal);
+    if (interrupted) return interruptedExitCode(io.signal);
     return summary.failed > 0 || regress.failed ? 1 : 0;
   } finally {
     reporter?.stopStatus();
+    regress?.close();
     await dryRun?.close();
     input.remove?.();
   }
