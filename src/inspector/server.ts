@@ -101,13 +101,9 @@ class InspectorApp {
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
     if (match && !row) return sendJson(res, 404, { error: `request ${match[1]} is no longer kept (--ui-keep ${store.keep})` });
-    if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: this.options.secret, curlUrl: this.curlUrl(row) }));
+    if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: this.options.secret, curl: this.options }));
     if (row && match?.[2] && req.method === "POST") return this.resendRow(req, res, row);
     sendJson(res, 404, { error: `no ${req.method ?? ""} ${url.pathname}` });
-  }
-
-  private curlUrl(row: Inspected): string {
-    return this.options.forwardUrl ?? `${this.options.receiverUrl}${row.path}`;
   }
 
   private openStream(res: ServerResponse): void {

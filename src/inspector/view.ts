@@ -1,7 +1,7 @@
 import { isUtf8 } from "node:buffer";
-import { relayedHeaders } from "../receiver/forward.js";
-import { formatRequestLine, redactHeaders, REDACTED } from "../receiver/record.js";
+import { formatRequestLine, redactHeaders } from "../receiver/record.js";
 import { redactResponseHeaders } from "../util/redact.js";
+import { curlCommand, type CurlTarget } from "./curl.js";
 import type { Inspected, PeerResponse } from "./store.js";
 
 /** What the list needs of a row (the page filters on these fields). */
@@ -57,8 +57,9 @@ export function summarize(row: Inspected): RowSummary {
 }
 
 /** One row in full for the detail pane: headers redacted as in recordings, the body pretty and raw. */
-export function detail(row: Inspected, context: { secret: string | undefined; curlUrl: string }): Record<string, unknown> {
+export function detail(row: Inspected, context: { secret: string | undefined; curl: CurlTarget }): Record<string, unknown> {
   const v = row.verdict;
+  const curl = curlCommand(row, context.curl, context.secret);
   return {
     ...summarize(row),
     headers: redactHeaders(row.headers, context.secret),
@@ -69,7 +70,9 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
     signatureError: v.signatureError,
     diagnosis: v.diagnosis?.message ?? null,
     response: row.response ? responseView(row.response) : null,
-    curl: curlCommand(row, context.curlUrl, context.secret),
+    // null, with the reason in curlProblem, when the request cannot be copied as a command.
+    curl: curl.command,
+    curlProblem: curl.problem,
   };
 }
 
@@ -87,39 +90,4 @@ function responseView(response: PeerResponse): Record<string, unknown> {
 /** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical. */
 export function recordLine(row: Inspected, secret: string | undefined): string {
   return formatRequestLine(row, secret);
-}
-
-/**
- * `curl` that sends the same bytes with the same end-to-end headers (the
- * signature included, which still matches the bytes). Credential headers are
- * left out: the page never shows them.
- */
-export function curlCommand(row: Inspected, url: string, secret: string | undefined): string {
-  const flat: string[] = [];
-  for (const [name, value] of Object.entries(row.headers)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) flat.push(name, one);
-  }
-  const shown = redactHeaders(Object.fromEntries(pairs(relayedHeaders(flat))), secret);
-  const parts = [`curl -sS -X ${row.method} ${shellQuote(url)}`];
-  for (const [name, value] of Object.entries(shown)) {
-    if (value === REDACTED) continue;
-    for (const one of Array.isArray(value) ? value : [value]) parts.push(`-H ${shellQuote(`${name}: ${one}`)}`);
-  }
-  // Bytes that survive a shell argument go inline; anything else through base64.
-  if (row.verdict.text !== null && !row.verdict.text.includes("\0")) return [...parts, `--data-binary ${shellQuote(row.verdict.text)}`].join(" \\\n  ");
-  return `printf %s ${shellQuote(row.raw.toString("base64"))} | base64 -d | ${[...parts, "--data-binary @-"].join(" \\\n  ")}`;
-}
-
-function pairs(flat: readonly string[]): [string, string[]][] {
-  const map = new Map<string, string[]>();
-  for (let i = 0; i + 1 < flat.length; i += 2) {
-    const name = (flat[i] as string).toLowerCase();
-    map.set(name, [...(map.get(name) ?? []), flat[i + 1] as string]);
-  }
-  return [...map];
-}
-
-export function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -14,6 +14,7 @@ import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
+import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
@@ -54,8 +55,9 @@ export interface ReceiverOptions extends ConnectionLimits {
   bodyBudgetBytes?: number;
   clock?: Clock;
   /**
-   * Called once per POST (and per non-POST other than the health check, judged invalid), before
-   * its answer is sent; when forwarding, once the app has answered.
+   * Called once per POST, and per request refused unread (405 for another method but the health
+   * check, 400 for a request-target that is not a path, 413), before its answer is sent; when
+   * forwarding, once the app has answered.
    */
   onRequest?: (request: ReceivedRequest) => void;
   /**
@@ -134,6 +136,7 @@ class ReceiverCore {
 
   onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
     if (this.responder.closing) return this.refuseWhileClosing(req, res);
+    if (!isOriginForm(req.url ?? "")) return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
     if (req.method !== "POST") return this.notPost(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
@@ -150,9 +153,8 @@ class ReceiverCore {
   private notPost(req: IncomingMessage, res: ServerResponse): void {
     const { health } = this.options;
     if (health && isHealthCheck(req)) return this.responder.early(req, res, 200, JSON.stringify(health()));
-    this.notifyUnread(req, req.method ?? "", notPostVerdict(req.method), 405);
     res.setHeader("allow", "POST");
-    this.responder.early(req, res, 405, '{"error":"only POST is accepted"}');
+    this.refuseUnread(req, res, req.method ?? "", notPostVerdict(req.method), 405, '{"error":"only POST is accepted"}');
   }
 
   private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
@@ -268,13 +270,13 @@ class ReceiverCore {
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
     const verdict = unreadVerdict(size ?? this.maxBody + 1, "(body)", `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}`);
-    this.notifyUnread(req, "POST", verdict, 413);
-    this.responder.early(req, res, 413, `{"error":"body over ${this.maxBody} bytes"}`);
+    this.refuseUnread(req, res, "POST", verdict, 413, `{"error":"body over ${this.maxBody} bytes"}`);
   }
 
-  /** Tells the caller about a request answered without reading its body (405, 413). */
-  private notifyUnread(req: IncomingMessage, method: string, verdict: RequestVerdict, status: number): void {
+  /** Refuses a request without reading its body (400, 405, 413) and tells the caller about it, as invalid. */
+  private refuseUnread(req: IncomingMessage, res: ServerResponse, method: string, verdict: RequestVerdict, status: number, body: string): void {
     this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method, path: req.url ?? "/", headers: req.headers, verdict, status, fault: null, injected: false, raw: EMPTY, forwarded: null });
+    this.responder.early(req, res, status, body);
   }
 }
 

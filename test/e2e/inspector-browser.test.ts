@@ -6,6 +6,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
 import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
+import { sendRaw } from "../helpers/hostile-requests.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { tempDir } from "../helpers/setup.js";
 
@@ -127,6 +128,18 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
     } finally {
       await target.close();
     }
+  });
+
+  it("says why a request whose target is not a path cannot be copied as curl", async () => {
+    const { port } = new URL(receiverUrl);
+    const answer = await sendRaw(Number(port), Buffer.from(`POST *@127.0.0.1:9/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 2\r\n\r\n{}`));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const row = rows().filter({ hasText: "*@127.0.0.1:9/x" });
+    await row.click();
+    await expect.poll(() => page.locator("#curl-problem").textContent()).toContain("Cannot be copied as curl: its request-target is not a path starting with /");
+    expect(await page.locator("#curl-text").count()).toBe(0);
+    await page.locator("#copy-curl").click();
+    await expect.poll(() => page.locator("#action-note").textContent()).toContain("Cannot be copied as curl");
   });
 
   it("saves a screenshot of the page with a request open", async () => {

@@ -7,6 +7,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
 import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
+import { sendRaw } from "../helpers/hostile-requests.js";
 import { startServer } from "../helpers/http-server.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 import { killChildrenAfterEach } from "../helpers/setup.js";
@@ -68,6 +69,18 @@ describe("webhook-cli listen (built CLI)", () => {
     expect(events[2]).toMatchObject({ path: "/b", signatureValid: false, status: 401, diagnosis: "the digest is upper-case hex: send it lowercase" });
     expect(events[3]).toMatchObject({ path: "/c", signatureValid: true, status: 200, shapeErrors: [{ key: "properties", message: 'missing required key "properties"' }] });
     expect(events[4]).toMatchObject({ event: "summary", received: 3, valid: 1, invalid: 2 });
+  });
+
+  it("a request-target that is not a path gets 400 and counts as an invalid request (--count exits 1)", async () => {
+    const { url, done } = await listen(["--count", "1", "--json"]);
+    const port = Number(new URL(url).port);
+    const answer = await sendRaw(port, Buffer.from(`POST *@127.0.0.1:9/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 2\r\n\r\n{}`));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const result = await done;
+    expect(result.code, result.stderr).toBe(1);
+    const events = jsonLines(result.stdout);
+    expect(events[1]).toMatchObject({ event: "request", method: "POST", path: "*@127.0.0.1:9/x", status: 400 });
+    expect(events.at(-1)).toMatchObject({ event: "summary", received: 1, valid: 0, invalid: 1 });
   });
 
   it("--exit-after before --count exits 1; --junit writes one test case per request", async () => {

@@ -81,7 +81,8 @@ describe("inspector page server", () => {
     const detail = JSON.parse((await get(`${page}/api/requests/2`)).body) as Record<string, unknown>;
     expect(detail).toMatchObject({ label: "2", signature: "failed", userId: "bob", diagnosis: expect.stringContaining('"sha1=" prefix') });
     expect(detail["headers"]).toMatchObject({ authorization: "[redacted]", "x-env": "ci" });
-    expect(detail["curl"]).toContain(`curl -sS -X POST '${receiver.url}/hooks'`);
+    expect(detail["curl"]).toContain(`curl -q -sS -g --path-as-is --noproxy '*' -X POST '${receiver.url}/hooks'`);
+    expect(detail["curlProblem"]).toBeNull();
     expect(detail["curl"]).toContain(`-H 'x-env: ci'`);
     expect(detail["curl"]).not.toContain("app-token");
     expect(detail["curl"]).not.toMatch(/authorization/i);

@@ -15,6 +15,7 @@ import { FaultPlan, parseScript } from "../../src/receiver/faults.js";
 import { RecordingFile } from "../../src/receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver, type ReceiverOptions } from "../../src/receiver/server.js";
 import { seededRandom } from "../../src/util/clock.js";
+import { sendRaw } from "../helpers/hostile-requests.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
 const SECRET = "integration-secret";
@@ -151,6 +152,21 @@ describe("listen's receiver over real HTTP", () => {
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({ method: "GET", path: "/", status: 405, verdict: { valid: false } });
     expect(events[1]).toMatchObject({ method: "POST", status: 200 });
+  });
+
+  it("answers 400 to a request-target that is not a path (glued to its URL it names another host), shown as invalid", async () => {
+    const { receiver: r, events } = await receiver();
+    const targets = [["POST", "*@127.0.0.1:9/x"], ["POST", "http://evil.example/x"], ["OPTIONS", "*"], ["GET", `http://127.0.0.1:${r.port}/health`]] as const;
+    for (const [method, target] of targets) {
+      const body = method === "POST" ? track : "";
+      const head = `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${r.port}\r\nX-Signature: ${hmac(track)}\r\nContent-Length: ${body.length}\r\n\r\n`;
+      const answer = await sendRaw(r.port, Buffer.from(head + body));
+      expect(answer, target).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), target).toEqual({ error: expect.stringContaining("origin-form") });
+    }
+    expect(events.map((e) => [e.method, e.path, e.status, e.verdict.valid, e.verdict.shapeErrors[0]?.key])).toEqual(targets.map(([method, target]) => [method, target, 400, false, "(request-target)"]));
+    // A path that merely looks odd is still a path.
+    expect((await post(`${r.url}//evil.example/x`, track, { "x-signature": hmac(track) })).status).toBe(200);
   });
 
   it("refuses a port in use with a PortError naming it", async () => {

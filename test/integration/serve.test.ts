@@ -8,6 +8,7 @@ import { listenCollector, type ServeServer } from "../../src/service/server.js";
 import type { DestinationSettings } from "../../src/settings.js";
 import { verify } from "../../src/signing.js";
 import { startServer, statuses, type Responder, type TestServer } from "../helpers/http-server.js";
+import { sendRaw } from "../helpers/hostile-requests.js";
 import { slowUpload, trickle } from "../helpers/slow-upload.js";
 
 const SECRET = "s3cret";
@@ -90,6 +91,18 @@ async function setup(options: { respond?: Responder; settings?: Partial<Destinat
 const bodies = (receiver: TestServer) => receiver.requests.map((r) => JSON.parse(r.body.toString("utf8")) as Record<string, unknown>);
 
 describe("serve: ingest → queue → THE delivery engine", () => {
+  it("routes request-targets that are paths only: absolute-form or `*@host/…` targets are no endpoint (404), nothing queued", async () => {
+    const s = await setup();
+    const body = JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Signed Up" }] });
+    const basic = Buffer.from("wk_web:").toString("base64");
+    for (const target of [`http://127.0.0.1:${s.receiver.port}/v1/batch`, `*@127.0.0.1:${s.receiver.port}/v1/batch`, "*"]) {
+      const request = `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${basic}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      expect(await sendRaw(s.server.port, Buffer.from(request)), target).toMatch(/^HTTP\/1\.1 404 Not Found\r\n[\s\S]*"code":"not_found"/);
+    }
+    expect(await s.health()).toMatchObject({ accepted: 0 });
+    expect(s.receiver.requests).toHaveLength(0);
+  });
+
   it("forwards batch and single calls of all types as signed messages of the exact shapes", async () => {
     const s = await setup({ sqlite: true });
     const batch = await s.post("/v1/batch", {

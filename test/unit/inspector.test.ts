@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { watchKeys, type KeyInput } from "../../src/cli/keys.js";
 import { isLoopbackHost } from "../../src/inspector/server.js";
 import { RequestStore, type NewInspected } from "../../src/inspector/store.js";
-import { curlCommand, recordLine, shellQuote } from "../../src/inspector/view.js";
+import { curlCommand, shellWord } from "../../src/inspector/curl.js";
+import { recordLine } from "../../src/inspector/view.js";
 import { recordedResponse, relayedHeaders, type ForwardResult } from "../../src/receiver/forward.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 
@@ -49,22 +50,28 @@ describe("RequestStore", () => {
 });
 
 describe("Copy as curl and Download", () => {
-  it("curl sends the same bytes with the end-to-end headers, without credentials or hop-by-hop ones", () => {
+  it("curl pipes the bytes through base64 with the end-to-end headers, without credentials, hop-by-hop ones or curl's own", () => {
     const text = `{"name":"O'Brien"}`;
     const stored = new RequestStore().add(row(Buffer.from(text)));
-    const curl = curlCommand(stored, "http://localhost:3000/webhook", undefined);
-    expect(curl).toBe(
-      `curl -sS -X POST 'http://localhost:3000/webhook' \\\n  -H 'content-type: application/json' \\\n  -H 'x-signature: abc' \\\n  --data-binary '{"name":"O'\\''Brien"}'`,
-    );
-    // The shell gives back exactly the bytes.
-    expect(execFileSync("sh", ["-c", `printf %s ${shellQuote(text)}`]).toString()).toBe(text);
+    const curl = curlCommand(stored, { receiverUrl: "http://localhost:3000", forwardUrl: null }, undefined);
+    expect(curl).toEqual({
+      problem: null,
+      command:
+        `printf '%s' '${Buffer.from(text).toString("base64")}' | base64 --decode | curl -q -sS -g --path-as-is --noproxy '*' -X POST 'http://localhost:3000/hooks' \\\n` +
+        `  -H 'content-type: application/json' \\\n  -H 'x-signature: abc' \\\n  -H 'Accept:' -H 'User-Agent:' -H 'Expect:' \\\n  --data-binary @-`,
+    });
   });
 
-  it("curl pipes a body that is not UTF-8 through base64", () => {
-    const raw = Buffer.from([0x7b, 0xff, 0x7d]);
-    const curl = curlCommand(new RequestStore().add(row(raw)), "http://h/", undefined);
-    expect(curl.startsWith(`printf %s '${raw.toString("base64")}' | base64 -d | curl`)).toBe(true);
-    expect(curl.endsWith("--data-binary @-")).toBe(true);
+  it("quotes a word for bash, zsh and fish alike: ' and \\ outside single quotes", () => {
+    expect(shellWord("POST")).toBe("POST");
+    expect(shellWord("")).toBe("''");
+    expect(shellWord("a b")).toBe("'a b'");
+    expect(shellWord("O'Brien")).toBe(`'O'"'"'Brien'`);
+    expect(shellWord("\\'x\\")).toBe(`"\\\\'"'x'"\\\\"`);
+    // The shell gives back exactly the text.
+    for (const text of ["O'Brien", "a\\b", "'\\''", "$(x) `y` !! ~ * {a,b} [1-2]"]) {
+      expect(execFileSync("sh", ["-c", `printf %s ${shellWord(text)}`]).toString()).toBe(text);
+    }
   });
 
   it("a downloaded line is a recording line with rawBody when the bytes are not JSON.stringify's", () => {

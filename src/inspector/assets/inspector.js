@@ -147,7 +147,7 @@ function renderDetail(d) {
     keyValues(d.headers),
     h("h3", {}, "Body"),
     bodySection(d),
-    h("details", {}, h("summary", {}, "curl"), h("pre", { id: "curl-text" }, d.curl)),
+    h("details", { open: d.curl === null }, h("summary", {}, "curl"), d.curl !== null ? h("pre", { id: "curl-text" }, d.curl) : h("p", { id: "curl-problem", class: "problem warn" }, curlProblem(d))),
   ];
 }
 
@@ -169,8 +169,12 @@ function actions(d) {
       resend.disabled = false;
     }
   });
-  const copy = h("button", { id: "copy-curl", type: "button", class: "secondary" }, "Copy as curl");
+  const copy = h("button", { id: "copy-curl", type: "button", class: "secondary", title: d.curl === null ? curlProblem(d) : null }, "Copy as curl");
   copy.addEventListener("click", async () => {
+    if (d.curl === null) {
+      note.textContent = curlProblem(d);
+      return;
+    }
     try {
       await navigator.clipboard.writeText(d.curl);
       note.textContent = "curl command copied";
@@ -180,6 +184,8 @@ function actions(d) {
   });
   return h("div", {}, h("div", { class: "actions" }, url, resend, copy), note);
 }
+
+const curlProblem = (d) => `Cannot be copied as curl: ${d.curlProblem}.`;
 
 function signatureSection(d) {
   if (d.signature === "ok") return h("p", { class: "problem ok" }, "X-Signature matches the body");
