@@ -15,7 +15,7 @@ import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
-import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
+import { judgeRequest, readJsonBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -140,9 +140,10 @@ class ReceiverCore {
     if (req.method !== "POST") return this.notPost(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
-        this.handle(req, res, raw);
-        // The verdict holds a parsed copy until the answer; the budget only counts buffered bytes.
-        body.release();
+        const relaying = this.handle(req, res, raw);
+        // A relayed body stays in the budget until the app has answered; any other is done with once judged.
+        if (relaying) void relaying.finally(() => body.release());
+        else body.release();
       },
       onTooLarge: (size) => this.tooLarge(req, res, size),
       onOverBudget: () => this.responder.early(req, res, 503, '{"error":"too many request bodies in progress: retry later"}'),
@@ -157,28 +158,31 @@ class ReceiverCore {
     this.refuseUnread(req, res, req.method ?? "", notPostVerdict(req.method), 405, '{"error":"only POST is accepted"}');
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
-    if (this.responder.closing) return this.refuseWhileClosing(req, res);
+  /** Judges, records and answers one complete POST; returns the relay when the app is to answer it. */
+  private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> | undefined {
+    if (this.responder.closing) {
+      this.refuseWhileClosing(req, res);
+      return undefined;
+    }
     const receivedAt = new Date(this.clock.now());
     let decided: Decided;
     let line: string | undefined;
     try {
       decided = this.decide(req, res, raw, receivedAt);
       const { action } = decided;
-      if (this.options.forward && action.kind === "answer" && !action.injected) {
-        void this.relay(decided, action.delayMs, this.options.forward);
-        return;
-      }
+      if (this.options.forward && action.kind === "answer" && !action.injected) return this.relay(withoutBody(decided), action.delayMs, this.options.forward);
       if (this.batcher) line = this.recordLine(decided);
     } catch (error) {
       // No request may stop the receiver: this one gets a 500 and its bytes are still recorded.
       this.options.onError?.(error as Error);
       if (this.batcher) this.batcher.add(formatUnjudgedLine({ receivedAt, method: "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }), () => {});
-      return this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
+      this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
+      return undefined;
     }
     if (this.batcher && line !== undefined) {
       this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
     } else this.answer(decided);
+    return undefined;
   }
 
   /** Decides the answer to one complete POST: the verdict, then the fault plan. */
@@ -210,15 +214,20 @@ class ReceiverCore {
     this.relays.add(stop);
     try {
       if (delayMs > 0) await sleep(this.clock, delayMs, stop.signal).catch(() => {});
-      const { req, request } = decided;
-      const result = stop.signal.aborted ? interruptedAnswer(0) : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal });
+      const { req, res, request } = decided;
+      const result = stop.signal.aborted
+        ? interruptedAnswer(0)
+        : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
+      // The app's answer is in the budget until it has gone out (or the sender has gone).
+      if (result.fromApp) whenClosed(res, () => this.budget.give(result.body.length));
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
       const send = (): void => {
         this.notify(relayed.request);
         this.responder.relay(relayed.res, result);
       };
       if (!this.batcher) return send();
-      this.batcher.add(this.recordLine(relayed, recordedResponse(result)), (failure) => (failure === null ? send() : this.afterRecording(relayed, failure)));
+      const recorded = { ...relayed, request: { ...relayed.request, verdict: { ...request.verdict, ...parsedBody(request.raw) } } };
+      this.batcher.add(this.recordLine(recorded, recordedResponse(result)), (failure) => (failure === null ? send() : this.afterRecording(relayed, failure)));
     } catch (error) {
       this.options.onError?.(error as Error);
       this.responder.answer(decided.res, 500, '{"error":"internal error forwarding the request"}');
@@ -278,6 +287,22 @@ class ReceiverCore {
     this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method, path: req.url ?? "/", headers: req.headers, verdict, status, fault: null, injected: false, raw: EMPTY, forwarded: null });
     this.responder.early(req, res, status, body);
   }
+}
+
+/** The same decision without the decoded text and parsed body (a parsed body can take 25 times its bytes), for the wait on the app. */
+function withoutBody(decided: Decided): Decided {
+  return { ...decided, request: { ...decided.request, verdict: { ...decided.request.verdict, text: null, body: undefined } } };
+}
+
+function parsedBody(raw: Buffer): Pick<RequestVerdict, "text" | "body"> {
+  const { text, body } = readJsonBody(raw);
+  return { text, body };
+}
+
+/** Runs `done` once the response is finished or its connection closed (at once if it already is). */
+function whenClosed(res: ServerResponse, done: () => void): void {
+  if (res.destroyed || res.writableFinished) done();
+  else res.once("close", done);
 }
 
 function closeServer(server: Server, receiver: ReceiverCore): Promise<void> {
