@@ -205,8 +205,11 @@ describe.skipIf(!hasScript)("plain listen on a terminal", () => {
     expect(sent).toBe(40);
     child.stdin.write("r");
     await waitForLine(child, /↻ R1 resend of #40 → \S+ {2}200/, 15_000);
+    // The resend went to listen itself, so it is now the latest request.
+    child.stdin.write("r");
+    await waitForLine(child, /↻ R2 resend of #41 → \S+ {2}200/, 15_000);
     listen.rss.stop();
     child.stdin.write("\u0003");
-    expect((await done).stdout).toContain("Summary: 41 requests");
+    expect((await done).stdout).toContain("Summary: 42 requests");
   }, 90_000);
 });

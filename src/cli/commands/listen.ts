@@ -205,7 +205,7 @@ function createInspection(options: ListenOptions, io: CliIo, secret: string | un
   if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
   // Without the page, only the latest request is kept (for `r`).
   const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
-  const onDropped = (notice: DropNotice): void => output.warn(`inspector: ${notice.message}; the page shows the newest requests, --record keeps them all`);
+  const onDropped = (notice: DropNotice): void => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`);
   return new Inspection({ secret, forwardUrl, ...limits, onResent: (row) => reportResend(row, output), onDropped });
 }
 
