@@ -1,9 +1,12 @@
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
 import { keepResponse, keepVerdict, rowBytes, type KeptResponse, type KeptVerdict, type PeerResponse } from "./kept.js";
 
-import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "./limits.js";
-
 export type { KeptResponse, KeptVerdict, PeerResponse } from "./kept.js";
+
+/** Default of `--ui-keep` (its option table repeats it, to stay light): the recording file is the full history, the page the recent one. */
+export const DEFAULT_KEEP = 1_000;
+/** Default of `--ui-history-mb` (likewise): what the kept rows may cost in memory (raw bodies, kept answers, headers). */
+export const DEFAULT_HISTORY_MB = 128;
 
 /** One row of the inspector: a request listen received, or one the inspector resent. */
 export interface Inspected {
