@@ -107,7 +107,7 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
       const ms = elapsed();
       if (relay.signal.reason === INTERRUPTED) return interruptedAnswer(ms);
       if ((error as { code?: unknown } | null)?.code === OVER_BUDGET && input.budget) {
-        const bound = `listen's ${input.budget.limitBytes / (1024 * 1024)} MiB budget for bodies in memory`;
+        const bound = `listen's ${input.budget.describe()}`;
         const reason = `answer not relayed: it would pass ${bound}`;
         return { ...ourAnswer(503, ms, reason, { error: `the app's answer was not relayed: it would pass ${bound}; retry later`, reason }), headers: { "content-type": "application/json", "retry-after": "1" } };
       }

@@ -104,6 +104,17 @@ export function readJsonBody(raw: Uint8Array): JsonBody {
   }
 }
 
+/** The verdict without its text and parsed body, for a request that waits (a parsed body can take 25 times its bytes). */
+export function withoutBody(verdict: RequestVerdict): RequestVerdict {
+  return { ...verdict, text: null, body: undefined };
+}
+
+/** The verdict with its text and parsed body read again from the bytes it was made from. */
+export function withBody(verdict: RequestVerdict, raw: Uint8Array): RequestVerdict {
+  const { text, body } = readJsonBody(raw);
+  return { ...verdict, text, body };
+}
+
 function checkSignature(
   raw: Uint8Array,
   headers: RequestHeaders,
