@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../../errors.js";
 import { Inspection } from "../../inspector/session.js";
-import type { DropNotice, Inspected } from "../../inspector/store.js";
+import type { Inspected } from "../../inspector/store.js";
 import { FaultPlan } from "../../receiver/faults.js";
 import { createForwarder } from "../../receiver/forward.js";
 import { RecordingFile } from "../../receiver/record.js";
@@ -203,10 +203,9 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
 /** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
 function createInspection(options: ListenOptions, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
   if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
-  // Without the page, only the latest request is kept (for `r`).
+  // Without the page only the latest request is kept (for `r`); a bound that drops rows is named once.
   const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
-  const onDropped = (notice: DropNotice): void => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`);
-  return new Inspection({ secret, forwardUrl, ...limits, onResent: (row) => reportResend(row, output), onDropped });
+  return new Inspection({ secret, forwardUrl, ...limits, onResent: (row) => reportResend(row, output), onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`) });
 }
 
 /** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
