@@ -1,7 +1,9 @@
 import type { ChalkInstance } from "chalk";
 import type { ForwardResult } from "../receiver/forward.js";
 import type { ReceivedRequest } from "../receiver/server.js";
+import { readJsonBody } from "../receiver/verdict.js";
 import { formatDuration } from "../util/duration.js";
+import { prettyJson } from "../util/pretty-json.js";
 
 /*
  * How a received request is shown, one line (and its problems) or one JSON event:
@@ -47,10 +49,17 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
   for (const error of v.shapeErrors) text += `\n    ${paint.bad("shape:")} ${error.message}`;
   if (verbose) {
     for (const warning of v.shapeWarnings) text += `\n    ${paint.warn("warning:")} ${warning.message}`;
-    const body = v.body !== undefined ? JSON.stringify(v.body, null, 2) : v.text ?? "(not UTF-8)";
-    text += `\n${body.replace(/^/gm, "    ")}`;
+    text += `\n${shownBody(request).replace(/^/gm, "    ")}`;
   }
   return text;
+}
+
+/** The body for --verbose, read again from the bytes: pretty when that stays small (MAX_PRETTY_CHARS), else as received. */
+function shownBody(request: ReceivedRequest): string {
+  if (request.raw.length < request.verdict.size) return "(body not read)";
+  const { text, body } = readJsonBody(request.raw);
+  if (text === null) return "(not UTF-8)";
+  return (body !== undefined ? prettyJson(body) : null) ?? text;
 }
 
 /** `201 from the app in 12ms`, or listen's own 502/504 with the reason. */

@@ -100,7 +100,7 @@ class InspectorApp {
     if (req.method === "GET" && url.pathname === "/api/download") return this.download(res, url);
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
-    if (match && !row) return sendJson(res, 404, { error: `request ${match[1]} is no longer kept (--ui-keep ${store.keep})` });
+    if (match && !row) return sendJson(res, 404, { error: store.whyGone(Number(match[1])) });
     if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: this.options.secret, curl: this.options }));
     if (row && match?.[2] && req.method === "POST") return this.resendRow(req, res, row);
     sendJson(res, 404, { error: `no ${req.method ?? ""} ${url.pathname}` });
@@ -109,10 +109,13 @@ class InspectorApp {
   private openStream(res: ServerResponse): void {
     const { store, options, streams } = this;
     res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
-    const hello = { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, rows: store.list().map(summarize) };
+    const hello = { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, dropped: store.dropNotice(), rows: store.list().map(summarize) };
     res.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify(hello)}\n\n`);
     streams.add(res);
-    const unsubscribe = store.subscribe((row) => res.write(`event: row\ndata: ${JSON.stringify(summarize(row))}\n\n`));
+    const unsubscribe = store.subscribe((row, dropped) => {
+      res.write(`event: row\ndata: ${JSON.stringify(summarize(row))}\n\n`);
+      if (dropped) res.write(`event: dropped\ndata: ${JSON.stringify(dropped)}\n\n`);
+    });
     const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
     res.on("close", () => {
       clearInterval(heartbeat);

@@ -1,16 +1,16 @@
 import type { ReceivedRequest } from "../receiver/server.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
-import { RequestStore, type Inspected } from "./store.js";
+import { RequestStore, type DropNotice, type Inspected, type StoreLimits } from "./store.js";
 
-export interface InspectionOptions {
+export interface InspectionOptions extends StoreLimits {
   secret: string | undefined;
   /** The app behind --forward-to: the default Resend target. */
   forwardUrl?: string | undefined;
-  /** Rows kept in memory (--ui-keep). */
-  keep?: number | undefined;
   /** Called with each resent row once its answer is in (the terminal reports it). */
   onResent?: (row: Inspected) => void;
+  /** Called when a bound first drops rows, once per bound (the terminal says so). */
+  onDropped?: (notice: DropNotice) => void;
 }
 
 /**
@@ -25,12 +25,19 @@ export class Inspection {
   private server: InspectorServer | undefined;
 
   constructor(private readonly options: InspectionOptions) {
-    this.store = new RequestStore(options.keep);
+    this.store = new RequestStore(options);
+    const told = new Set<string>();
+    this.store.subscribe((_row, dropped) => {
+      if (!dropped || told.has(dropped.message)) return;
+      told.add(dropped.message);
+      options.onDropped?.(dropped);
+    });
   }
 
   /** The receiver's observer: one row per request listen answered. */
   readonly add = (request: ReceivedRequest): void => {
-    const forwarded = request.forwarded;
+    // Without a page only the `r` key reads rows, and it needs no answer.
+    const forwarded = this.store.keep > 0 ? request.forwarded : null;
     this.store.add({
       label: String(request.index),
       receivedAt: request.receivedAt,
@@ -63,17 +70,20 @@ export class Inspection {
   /** Resends row `id` (to `url` or the default target); resolves with the new row. */
   async resend(id: number, url?: string): Promise<Inspected | undefined> {
     const original = this.store.get(id);
-    if (!original) return undefined;
-    const resent = await resend(original, url ?? this.defaultTarget(), { secret: this.options.secret });
-    const row = this.store.add({ ...resent, label: `R${++this.resends}` });
-    this.options.onResent?.(row);
-    return row;
+    return original ? this.resendRow(original, url) : undefined;
   }
 
   /** The `r` key: resends the newest request listen received. */
   async resendLatest(): Promise<Inspected | undefined> {
     const latest = this.store.latestReceived();
-    return latest ? this.resend(latest.id) : undefined;
+    return latest ? this.resendRow(latest) : undefined;
+  }
+
+  private async resendRow(original: Inspected, url?: string): Promise<Inspected> {
+    const resent = await resend(original, url ?? this.defaultTarget(), { secret: this.options.secret });
+    const row = this.store.add({ ...resent, label: `R${++this.resends}` });
+    this.options.onResent?.(row);
+    return row;
   }
 
   /** Serves the page on 127.0.0.1 (`port` 0 = any); resolves with its URL. */

@@ -1,17 +1,12 @@
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
+import { keepResponse, keepVerdict, rowBytes, type KeptResponse, type KeptVerdict, type PeerResponse } from "./kept.js";
 
-/** Default of `--ui-keep`: the recording file is the full history, the page the recent one. */
-const DEFAULT_KEEP = 1_000;
+export type { KeptResponse, KeptVerdict, PeerResponse } from "./kept.js";
 
-/** An answer from an HTTP peer: the app behind --forward-to, or a Resend target. */
-export interface PeerResponse {
-  /** null when no status arrived (unreachable, timed out). */
-  status: number | null;
-  ms: number;
-  headers: Record<string, string | string[]>;
-  body: Buffer;
-  error: string | null;
-}
+/** Default of `--ui-keep` (its option table repeats it, to stay light): the recording file is the full history, the page the recent one. */
+export const DEFAULT_KEEP = 1_000;
+/** Default of `--ui-history-mb` (likewise): what the kept rows may cost in memory (raw bodies, kept answers, headers). */
+export const DEFAULT_HISTORY_MB = 128;
 
 /** One row of the inspector: a request listen received, or one the inspector resent. */
 export interface Inspected {
@@ -24,65 +19,140 @@ export interface Inspected {
   path: string;
   headers: RequestHeaders;
   raw: Buffer;
-  verdict: RequestVerdict;
+  verdict: KeptVerdict;
   /** The status the sender got (null: held or dropped by a fault flag). */
   status: number | null;
   fault: "timeout" | "drop" | null;
   injected: boolean;
   /** The app's answer when forwarding; a Resend target's answer for resent rows. */
-  response: PeerResponse | null;
+  response: KeptResponse | null;
   /** Resent rows only: the row resent and where to. */
   resend?: { of: number; ofLabel: string; url: string };
+  /** What the row costs in memory, as the history bound counts it. */
+  bytes: number;
 }
 
-export type NewInspected = Omit<Inspected, "id">;
+/** A row as it is handed to the store, with the verdict and answer in full (the store keeps less). */
+export interface NewInspected extends Omit<Inspected, "id" | "verdict" | "response" | "bytes"> {
+  verdict: RequestVerdict | KeptVerdict;
+  response: PeerResponse | KeptResponse | null;
+}
 
-/** The last N requests in memory, in arrival order, with subscribers told of each new one. */
+export interface StoreLimits {
+  /** Rows kept (`--ui-keep`); 0 keeps none but the latest received (the `r` key alone). */
+  keep?: number;
+  /** Bytes the kept rows may cost (`--ui-history-mb`); the newest row is kept whatever it costs. */
+  maxBytes?: number;
+}
+
+/** Why the oldest rows went: shown on the page and once in the terminal. */
+export interface DropNotice {
+  /** The oldest row still kept (older ids are gone). */
+  oldestId: number;
+  /** Rows dropped so far. */
+  dropped: number;
+  /** e.g. `oldest rows dropped: history over 128 MB (--ui-history-mb)`. */
+  message: string;
+}
+
+/**
+ * The last rows in memory, in arrival order, bounded in rows and in bytes,
+ * with subscribers told of each new one (and of what it pushed out).
+ */
 export class RequestStore {
-  private readonly rows: Inspected[] = [];
-  private readonly listeners = new Set<(row: Inspected) => void>();
+  readonly keep: number;
+  readonly maxBytes: number;
+  // Rows before `head` are gone (their slots cleared at once, the array compacted now and then).
+  private rows: (Inspected | undefined)[] = [];
+  private head = 0;
+  private bytes = 0;
+  private dropped = 0;
+  private notice: DropNotice | null = null;
+  private readonly listeners = new Set<(row: Inspected, dropped: DropNotice | null) => void>();
   private nextId = 1;
   private latest: Inspected | undefined;
 
-  constructor(readonly keep: number = DEFAULT_KEEP) {}
+  constructor(limits: StoreLimits = {}) {
+    this.keep = limits.keep ?? DEFAULT_KEEP;
+    this.maxBytes = limits.maxBytes ?? DEFAULT_HISTORY_MB * 1024 * 1024;
+  }
 
   add(row: NewInspected): Inspected {
-    const stored: Inspected = { id: this.nextId++, ...row };
-    this.rows.push(stored);
+    const verdict = keepVerdict(row.verdict);
+    const response = row.response && ("bodySize" in row.response ? row.response : keepResponse(row.response));
+    const kept = { ...row, verdict, response };
+    const stored: Inspected = { id: this.nextId++, ...kept, bytes: rowBytes(kept) };
     if (!stored.resend) this.latest = stored;
-    // Dropping from the front in bulk keeps add() O(1) amortised.
-    if (this.rows.length > this.keep + 64) this.rows.splice(0, this.rows.length - this.keep);
-    for (const listener of this.listeners) listener(stored);
+    let notice: DropNotice | null = null;
+    if (this.keep > 0) {
+      this.rows.push(stored);
+      this.bytes += stored.bytes;
+      notice = this.trim();
+    }
+    for (const listener of this.listeners) listener(stored, notice);
     return stored;
   }
 
   get(id: number): Inspected | undefined {
-    // Only the last `keep` rows are visible (up to 64 older ones wait to be dropped in bulk).
-    const visible = this.firstVisible();
-    const first = this.rows[visible];
+    const first = this.rows[this.head];
     if (!first || id < first.id) return undefined;
     // Ids are consecutive in arrival order, so the position is known.
-    const row = this.rows[visible + id - first.id];
+    const row = this.rows[this.head + id - first.id];
     return row?.id === id ? row : undefined;
   }
 
-  /** Oldest first, at most `keep`. */
+  /** Oldest first. */
   list(): Inspected[] {
-    const visible = this.firstVisible();
-    return visible > 0 ? this.rows.slice(visible) : this.rows;
+    return this.rows.slice(this.head) as Inspected[];
   }
 
-  private firstVisible(): number {
-    return Math.max(0, this.rows.length - this.keep);
-  }
-
-  /** The newest row that listen received (not a resend). */
+  /** The newest row that listen received (not a resend), kept even when the list keeps nothing. */
   latestReceived(): Inspected | undefined {
     return this.latest;
   }
 
-  subscribe(listener: (row: Inspected) => void): () => void {
+  /** The last reason rows were dropped, or null while nothing was. */
+  dropNotice(): DropNotice | null {
+    return this.notice;
+  }
+
+  /** Why row `id` is not kept (or never existed). */
+  whyGone(id: number): string {
+    const first = this.rows[this.head];
+    if (this.notice && id < (first?.id ?? this.nextId)) return `request ${id} is no longer kept: ${this.notice.message}`;
+    return `no request ${id}`;
+  }
+
+  subscribe(listener: (row: Inspected, dropped: DropNotice | null) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+
+  /** Drops the oldest rows past either bound; the notice says which bound, or null when none was passed. */
+  private trim(): DropNotice | null {
+    let reason: string | undefined;
+    while (this.rows.length - this.head > this.keep) reason = this.dropOldest(`history over ${this.keep} request${this.keep === 1 ? "" : "s"} (--ui-keep)`);
+    while (this.bytes > this.maxBytes && this.rows.length - this.head > 1) reason = this.dropOldest(`history over ${formatMb(this.maxBytes)} (--ui-history-mb)`);
+    if (reason === undefined) return null;
+    if (this.head > 1024 && this.head * 2 > this.rows.length) {
+      this.rows = this.rows.slice(this.head);
+      this.head = 0;
+    }
+    const oldest = this.rows[this.head] as Inspected;
+    this.notice = { oldestId: oldest.id, dropped: this.dropped, message: `oldest rows dropped: ${reason}` };
+    return this.notice;
+  }
+
+  private dropOldest(reason: string): string {
+    const row = this.rows[this.head] as Inspected;
+    this.rows[this.head] = undefined;
+    this.head += 1;
+    this.bytes -= row.bytes;
+    this.dropped += 1;
+    return reason;
+  }
+}
+
+function formatMb(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MB`;
 }

@@ -1,8 +1,10 @@
 import { isUtf8 } from "node:buffer";
 import { formatRequestLine, redactHeaders } from "../receiver/record.js";
+import { readJsonBody } from "../receiver/verdict.js";
+import { MAX_PRETTY_CHARS, prettyJson } from "../util/pretty-json.js";
 import { redactResponseHeaders } from "../util/redact.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
-import type { Inspected, PeerResponse } from "./store.js";
+import type { Inspected, KeptResponse } from "./store.js";
 
 /** What the list needs of a row (the page filters on these fields). */
 export interface RowSummary {
@@ -56,17 +58,24 @@ export function summarize(row: Inspected): RowSummary {
   };
 }
 
-/** One row in full for the detail pane: headers redacted as in recordings, the body pretty and raw. */
+/**
+ * One row in full for the detail pane: headers redacted as in recordings, the
+ * body raw and, when its pretty form is not too large, pretty. The body is
+ * read again from the row's bytes: rows keep no parsed copy.
+ */
 export function detail(row: Inspected, context: { secret: string | undefined; curl: CurlTarget }): Record<string, unknown> {
   const v = row.verdict;
   const curl = curlCommand(row, context.curl, context.secret);
+  const { text, body } = readJsonBody(row.raw);
+  const pretty = body !== undefined ? prettyJson(body) : null;
   return {
     ...summarize(row),
     headers: redactHeaders(row.headers, context.secret),
-    bodyPretty: v.body !== undefined ? JSON.stringify(v.body, null, 2) : null,
-    bodyRaw: v.text ?? `(not UTF-8) base64: ${row.raw.toString("base64")}`,
-    shapeErrors: v.shapeErrors,
-    shapeWarnings: v.shapeWarnings,
+    bodyPretty: pretty,
+    bodyNote: body !== undefined && pretty === null ? `not pretty-printed: its pretty form would be over ${MAX_PRETTY_CHARS / (1024 * 1024)} MB (deep nesting adds indentation to every line); shown raw` : null,
+    bodyRaw: text ?? `(not UTF-8) base64: ${row.raw.toString("base64")}`,
+    shapeErrors: withMore(v.shapeErrors, v.moreShapeErrors, "errors"),
+    shapeWarnings: withMore(v.shapeWarnings, v.moreShapeWarnings, "warnings"),
     signatureError: v.signatureError,
     diagnosis: v.diagnosis?.message ?? null,
     response: row.response ? responseView(row.response) : null,
@@ -76,18 +85,21 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
   };
 }
 
-function responseView(response: PeerResponse): Record<string, unknown> {
-  const headers = redactResponseHeaders(response.headers);
-  return {
-    status: response.status,
-    ms: response.ms,
-    error: response.error,
-    headers,
-    body: isUtf8(response.body) ? response.body.toString("utf8") : `(not UTF-8) base64: ${response.body.toString("base64")}`,
-  };
+/** The kept issues, then one line counting the rest. */
+function withMore(issues: readonly { key: string; message: string }[], more: number, kind: string): { key: string; message: string }[] {
+  return more > 0 ? [...issues, { key: "(more)", message: `… and ${more} more ${kind} (the first ${issues.length} are kept)` }] : [...issues];
 }
 
-/** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical. */
+function responseView(response: KeptResponse): Record<string, unknown> {
+  const headers = redactResponseHeaders(response.headers);
+  const view: Record<string, unknown> = { status: response.status, ms: response.ms, error: response.error, headers, bodySize: response.bodySize };
+  if (response.body === null) return { ...view, body: null, bodyPretty: null, bodySha256: response.bodySha256 };
+  if (!isUtf8(response.body)) return { ...view, body: `(not UTF-8) base64: ${response.body.toString("base64")}`, bodyPretty: null };
+  const { text, body } = readJsonBody(response.body);
+  return { ...view, body: text, bodyPretty: body !== undefined ? prettyJson(body) : null };
+}
+
+/** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical; the body is read again from the row's bytes. */
 export function recordLine(row: Inspected, secret: string | undefined): string {
-  return formatRequestLine(row, secret);
+  return formatRequestLine({ ...row, verdict: { signatureValid: row.verdict.signatureValid, ...readJsonBody(row.raw) } }, secret);
 }

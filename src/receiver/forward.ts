@@ -2,6 +2,7 @@ import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import { parseHttpUrl } from "../settings.js";
 import { formatDuration } from "../util/duration.js";
+import type { BodyBudget } from "../util/http-limits.js";
 import { redactResponseHeaders } from "../util/redact.js";
 
 /** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
@@ -38,6 +39,12 @@ export interface ForwardRequest {
   /** node:http's `rawHeaders`: names as sent, in order, repeated names kept. */
   rawHeaders: readonly string[];
   body: Buffer;
+  /**
+   * The receiver's budget for bodies in memory: the app's answer takes from it
+   * as it arrives, and is refused (503) past it. When the answer is the app's,
+   * the caller gives `body.length` back once the answer is sent.
+   */
+  budget?: BodyBudget;
 }
 
 export interface ForwardResult {
@@ -94,11 +101,16 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
         body: input.body,
         signal: relay.signal,
       });
-      const body = await readCapped(response.body);
+      const body = await readCapped(response.body, input.budget);
       return { status: response.statusCode, fromApp: true, ms: elapsed(), headers: relayedResponseHeaders(response.headers), body, error: null };
     } catch (error) {
       const ms = elapsed();
       if (relay.signal.reason === INTERRUPTED) return interruptedAnswer(ms);
+      if ((error as { code?: unknown } | null)?.code === OVER_BUDGET && input.budget) {
+        const bound = `listen's ${input.budget.describe()}`;
+        const reason = `answer not relayed: it would pass ${bound}`;
+        return { ...ourAnswer(503, ms, reason, { error: `the app's answer was not relayed: it would pass ${bound}; retry later`, reason }), headers: { "content-type": "application/json", "retry-after": "1" } };
+      }
       if (relay.signal.aborted) {
         const reason = `no answer within ${formatDuration(timeoutMs)}`;
         return ourAnswer(504, ms, reason, { error: `the app at ${shown} did not answer in time`, reason });
@@ -193,16 +205,23 @@ function relayedResponseHeaders(headers: Record<string, string | string[] | unde
   return out;
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Buffer> {
+const OVER_BUDGET = "OVER_BUDGET";
+
+/** Buffers the app's answer, within MAX_RELAYED_BODY and the budget; on failure gives back what it took. */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, budget: BodyBudget | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_RELAYED_BODY) {
-      body.destroy();
-      throw Object.assign(new Error(`the app's answer is over ${MAX_RELAYED_BODY} bytes`), { code: "TOO_LARGE" });
+  try {
+    for await (const chunk of body) {
+      if (size + chunk.length > MAX_RELAYED_BODY) throw Object.assign(new Error(`the app's answer is over ${MAX_RELAYED_BODY} bytes`), { code: "TOO_LARGE" });
+      if (budget && !budget.take(chunk.length, size + chunk.length)) throw Object.assign(new Error("bodies in memory are over budget"), { code: OVER_BUDGET });
+      size += chunk.length;
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (error) {
+    body.destroy();
+    budget?.give(size);
+    throw error;
   }
   return Buffer.concat(chunks, size);
 }

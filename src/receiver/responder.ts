@@ -62,8 +62,10 @@ export class Responder {
       this.hold(req.socket);
       return;
     }
-    if (action.delayMs > 0 && !this.closing) this.delay(() => this.now(req, res, action, verdict), action.delayMs);
-    else this.now(req, res, action, verdict);
+    // The answer's text is made now: a delayed answer must not hold the verdict (and its parsed body) meanwhile.
+    const body = action.kind === "answer" ? answerBody(action, verdict) : "";
+    if (action.delayMs > 0 && !this.closing) this.delay(() => this.now(req, res, action, body), action.delayMs);
+    else this.now(req, res, action, body);
   }
 
   /** The receiver is closing: cuts the held connections and sends the delayed answers now. */
@@ -94,12 +96,12 @@ export class Responder {
     socket.once("close", () => this.held.delete(socket));
   }
 
-  private now(req: IncomingMessage, res: ServerResponse, action: Exclude<FaultAction, { kind: "timeout" }>, verdict: RequestVerdict): void {
+  private now(req: IncomingMessage, res: ServerResponse, action: Exclude<FaultAction, { kind: "timeout" }>, body: string): void {
     if (action.kind === "drop") {
       req.socket.destroy();
       return;
     }
-    this.answer(res, action.status, answerBody(action, verdict));
+    this.answer(res, action.status, body);
   }
 }
 

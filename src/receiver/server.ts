@@ -15,7 +15,7 @@ import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
-import { judgeRequest, type RequestHeaders, type RequestVerdict } from "./verdict.js";
+import { judgeRequest, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -140,12 +140,14 @@ class ReceiverCore {
     if (req.method !== "POST") return this.notPost(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
-        this.handle(req, res, raw);
-        // The verdict holds a parsed copy until the answer; the budget only counts buffered bytes.
-        body.release();
+        const relaying = this.handle(req, res, raw);
+        // A relayed body stays in the budget until the app has answered; any other is done with once judged.
+        if (relaying) void relaying.finally(() => body.release());
+        else body.release();
       },
       onTooLarge: (size) => this.tooLarge(req, res, size),
-      onOverBudget: () => this.responder.early(req, res, 503, '{"error":"too many request bodies in progress: retry later"}'),
+      // Named, with a Retry-After, as the relay's own refusal when an answer would pass the same budget.
+      onOverBudget: () => this.responder.early(req, res.setHeader("retry-after", "1"), 503, JSON.stringify({ error: `too many request bodies in progress (listen's ${this.budget.describe()}): retry later` })),
     });
   }
 
@@ -157,8 +159,9 @@ class ReceiverCore {
     this.refuseUnread(req, res, req.method ?? "", notPostVerdict(req.method), 405, '{"error":"only POST is accepted"}');
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
-    if (this.responder.closing) return this.refuseWhileClosing(req, res);
+  /** Judges, records and answers one complete POST; returns the relay when the app is to answer it. */
+  private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> | undefined {
+    if (this.responder.closing) return void this.refuseWhileClosing(req, res);
     const receivedAt = new Date(this.clock.now());
     let decided: Decided;
     let line: string | undefined;
@@ -166,19 +169,18 @@ class ReceiverCore {
       decided = this.decide(req, res, raw, receivedAt);
       const { action } = decided;
       if (this.options.forward && action.kind === "answer" && !action.injected) {
-        void this.relay(decided, action.delayMs, this.options.forward);
-        return;
+        return this.relay({ ...decided, request: { ...decided.request, verdict: withoutBody(decided.request.verdict) } }, action.delayMs, this.options.forward);
       }
       if (this.batcher) line = this.recordLine(decided);
     } catch (error) {
       // No request may stop the receiver: this one gets a 500 and its bytes are still recorded.
       this.options.onError?.(error as Error);
       if (this.batcher) this.batcher.add(formatUnjudgedLine({ receivedAt, method: "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }), () => {});
-      return this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
+      return void this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
     }
-    if (this.batcher && line !== undefined) {
-      this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
-    } else this.answer(decided);
+    if (this.batcher && line !== undefined) this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
+    else this.answer(decided);
+    return undefined;
   }
 
   /** Decides the answer to one complete POST: the verdict, then the fault plan. */
@@ -204,21 +206,25 @@ class ReceiverCore {
   /**
    * listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to
    * the sender. A stop cuts the delay or the relay short: the sender gets listen's 503 (interrupted).
+   * `decided` comes without the parsed body (read again for the recording line): it may wait long.
    */
   private async relay(decided: Decided, delayMs: number, forward: NonNullable<ReceiverOptions["forward"]>): Promise<void> {
     const stop = new AbortController();
     this.relays.add(stop);
     try {
       if (delayMs > 0) await sleep(this.clock, delayMs, stop.signal).catch(() => {});
-      const { req, request } = decided;
-      const result = stop.signal.aborted ? interruptedAnswer(0) : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal });
+      const { req, res, request } = decided;
+      const result = stop.signal.aborted ? interruptedAnswer(0) : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
+      // The app's answer is in the budget until it has gone out (or the sender has gone).
+      if (result.fromApp) this.budget.holdUntilClosed(res, result.body.length);
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
       const send = (): void => {
         this.notify(relayed.request);
         this.responder.relay(relayed.res, result);
       };
       if (!this.batcher) return send();
-      this.batcher.add(this.recordLine(relayed, recordedResponse(result)), (failure) => (failure === null ? send() : this.afterRecording(relayed, failure)));
+      const recorded = { ...relayed, request: { ...relayed.request, verdict: withBody(request.verdict, request.raw) } };
+      this.batcher.add(this.recordLine(recorded, recordedResponse(result)), (failure) => (failure === null ? send() : this.afterRecording(relayed, failure)));
     } catch (error) {
       this.options.onError?.(error as Error);
       this.responder.answer(decided.res, 500, '{"error":"internal error forwarding the request"}');

@@ -46,25 +46,16 @@ export interface RequestVerdict {
  */
 export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: VerdictOptions = {}): RequestVerdict {
   const { signatureValid, signatureError, diagnosis } = checkSignature(raw, headers, options.secret);
-  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-  const text = isUtf8(bytes) ? bytes.toString("utf8") : null;
+  const { text, body, problem } = readJsonBody(raw);
 
-  let body: unknown;
   let shapeErrors: ShapeIssue[];
   let shapeWarnings: ShapeIssue[] = [];
-  if (text === null) {
-    shapeErrors = [{ key: "(body)", message: "the body is not valid UTF-8" }];
-  } else if (text.length === 0) {
-    shapeErrors = [{ key: "(body)", message: "the body is empty" }];
+  if (problem !== null) {
+    shapeErrors = [{ key: "(body)", message: problem }];
   } else {
-    try {
-      body = parseJson(text);
-      const check = checkShape(body, options.strict ?? false);
-      shapeErrors = check.errors;
-      shapeWarnings = check.warnings;
-    } catch (error) {
-      shapeErrors = [{ key: "(body)", message: `not JSON: ${(error as Error).message}` }];
-    }
+    const check = checkShape(body, options.strict ?? false);
+    shapeErrors = check.errors;
+    shapeWarnings = check.warnings;
   }
 
   const message = isPlainObject(body) ? body : undefined;
@@ -83,6 +74,45 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     shapeWarnings,
     valid: signatureValid !== false && shapeErrors.length === 0,
   };
+}
+
+/** A body as the verifier reads it: its UTF-8 text, its parsed JSON, or why it has none. */
+export interface JsonBody {
+  /** null when the bytes are not valid UTF-8. */
+  text: string | null;
+  /** undefined when the body is not JSON. */
+  body: unknown;
+  /** Why there is no parsed body (not UTF-8, empty, not JSON), or null. */
+  problem: string | null;
+}
+
+/**
+ * Decodes and parses a body the way judgeRequest does. The views that show a
+ * body later (the inspector, --verbose, a relayed request's recording line)
+ * call it again rather than keep the parsed copy: a parsed body can take 25
+ * times its size in memory.
+ */
+export function readJsonBody(raw: Uint8Array): JsonBody {
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const text = isUtf8(bytes) ? bytes.toString("utf8") : null;
+  if (text === null) return { text, body: undefined, problem: "the body is not valid UTF-8" };
+  if (text.length === 0) return { text, body: undefined, problem: "the body is empty" };
+  try {
+    return { text, body: parseJson(text), problem: null };
+  } catch (error) {
+    return { text, body: undefined, problem: `not JSON: ${(error as Error).message}` };
+  }
+}
+
+/** The verdict without its text and parsed body, for a request that waits (a parsed body can take 25 times its bytes). */
+export function withoutBody(verdict: RequestVerdict): RequestVerdict {
+  return { ...verdict, text: null, body: undefined };
+}
+
+/** The verdict with its text and parsed body read again from the bytes it was made from. */
+export function withBody(verdict: RequestVerdict, raw: Uint8Array): RequestVerdict {
+  const { text, body } = readJsonBody(raw);
+  return { ...verdict, text, body };
 }
 
 function checkSignature(

@@ -80,6 +80,18 @@ export class BodyBudget {
   give(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
   }
+
+  /** `32 MiB budget for bodies in memory`: how a refusal names it. */
+  describe(): string {
+    const mib = this.limitBytes / (1024 * 1024);
+    return `${Number.isInteger(mib) ? `${mib} MiB` : `${this.limitBytes} bytes`} budget for bodies in memory`;
+  }
+
+  /** Gives `bytes` back once the response has gone out or its connection closed (at once if it already has). */
+  holdUntilClosed(res: ServerResponse, bytes: number): void {
+    if (res.destroyed || res.writableFinished) this.give(bytes);
+    else res.once("close", () => this.give(bytes));
+  }
 }
 
 /** Bodies up to this size may use a reserve past the limit, so ordinary requests still pass while large uploads fill the rest. */

@@ -25,6 +25,10 @@ describe.skipIf(!hasScript)("listen on a terminal", () => {
     expect(app.requests).toHaveLength(2);
     expect(app.requests[1]?.body.equals(app.requests[0]?.body ?? Buffer.alloc(0))).toBe(true);
     expect(app.requests[1]?.headers["x-signature"]).toBe(createHmac("sha1", SECRET).update(app.requests[1]?.body ?? "").digest("hex"));
+    // Again: the resent row does not push the latest request out.
+    child.stdin.write("r");
+    await waitForLine(child, /↻ R2 resend of #1 → \S+ {2}200/);
+    expect(app.requests).toHaveLength(3);
     child.stdin.write("\u0003");
     const result = await done;
     expect(result.stdout).toContain("Summary: 1 request, 1 valid, 0 invalid");

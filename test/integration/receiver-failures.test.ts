@@ -94,6 +94,9 @@ describe("bounded work per request", () => {
     await trickle(second.socket, 100_000, 2, 10);
     await waitUntil(() => second.received().length > 0);
     expect(second.received()).toMatch(/^HTTP\/1\.1 503 /);
+    // Named, and with a Retry-After, as a relayed answer over the same budget is.
+    expect(second.received()).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(second.received()).toContain(`{"error":"too many request bodies in progress (listen's 200000 bytes budget for bodies in memory): retry later"}`);
     expect(first.received()).toBe("");
     expect((await post(`${receiver.url}/c`, track)).status).toBe(200);
     first.socket.destroy();

@@ -4,9 +4,9 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { watchKeys, type KeyInput } from "../../src/cli/keys.js";
 import { isLoopbackHost } from "../../src/inspector/server.js";
-import { RequestStore, type NewInspected } from "../../src/inspector/store.js";
+import { RequestStore, type DropNotice, type NewInspected } from "../../src/inspector/store.js";
 import { curlCommand, shellWord } from "../../src/inspector/curl.js";
-import { recordLine } from "../../src/inspector/view.js";
+import { detail, recordLine } from "../../src/inspector/view.js";
 import { recordedResponse, relayedHeaders, type ForwardResult } from "../../src/receiver/forward.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 
@@ -30,7 +30,7 @@ function row(raw: Buffer, extra: Partial<NewInspected> = {}): NewInspected {
 
 describe("RequestStore", () => {
   it("keeps the newest N rows, finds them by id, and tells subscribers of each", () => {
-    const store = new RequestStore(3);
+    const store = new RequestStore({ keep: 3 });
     const seen: number[] = [];
     store.subscribe((added) => seen.push(added.id));
     for (let i = 0; i < 100; i++) store.add(row(Buffer.from("{}"), { label: String(i + 1) }));
@@ -41,11 +41,100 @@ describe("RequestStore", () => {
     expect(seen).toHaveLength(100);
   });
 
+  it("bounds the rows in bytes: the oldest go first, the newest stays, and the notice names the bound", () => {
+    const store = new RequestStore({ maxBytes: 5 * 1024 * 1024 });
+    const notices: (DropNotice | null)[] = [];
+    store.subscribe((_row, dropped) => notices.push(dropped));
+    const mib = Buffer.alloc(1024 * 1024, 0x20);
+    for (let i = 0; i < 20; i++) store.add(row(mib, { label: String(i + 1) }));
+    const kept = store.list();
+    expect(kept.map((r) => r.label)).toEqual(["17", "18", "19", "20"]);
+    expect(kept.reduce((sum, r) => sum + r.bytes, 0)).toBeLessThanOrEqual(5 * 1024 * 1024);
+    expect(notices.slice(0, 4)).toEqual([null, null, null, null]);
+    expect(notices[4]).toEqual({ oldestId: 2, dropped: 1, message: "oldest rows dropped: history over 5 MB (--ui-history-mb)" });
+    expect(store.dropNotice()).toMatchObject({ oldestId: 17, dropped: 16 });
+    expect(store.whyGone(3)).toBe("request 3 is no longer kept: oldest rows dropped: history over 5 MB (--ui-history-mb)");
+    expect(store.whyGone(99)).toBe("no request 99");
+    // One row larger than the bound is still kept: the newest is always shown.
+    const tiny = new RequestStore({ maxBytes: 1024 });
+    tiny.add(row(mib));
+    tiny.add(row(mib));
+    expect(tiny.list().map((r) => r.id)).toEqual([2]);
+  });
+
+  it("keeps exactly `keep` rows (no older ones waiting to be dropped), and with keep 0 only the latest received", () => {
+    const store = new RequestStore({ keep: 1 });
+    for (let i = 0; i < 100; i++) store.add(row(Buffer.from("{}"), { label: String(i + 1) }));
+    expect(store.list().map((r) => r.label)).toEqual(["100"]);
+    expect((store as unknown as { rows: unknown[] }).rows.filter((r) => r !== undefined)).toHaveLength(1);
+    expect(store.dropNotice()?.message).toBe("oldest rows dropped: history over 1 request (--ui-keep)");
+
+    const latestOnly = new RequestStore({ keep: 0 });
+    latestOnly.add(row(Buffer.from("{}"), { label: "1" }));
+    latestOnly.add(row(Buffer.from("{}"), { label: "R1", resend: { of: 1, ofLabel: "1", url: "http://x" } }));
+    expect(latestOnly.list()).toEqual([]);
+    expect(latestOnly.latestReceived()?.label).toBe("1");
+    expect(latestOnly.dropNotice()).toBeNull();
+  });
+
+  it("a row keeps the raw bytes but no decoded text or parsed body, and an app's answer whole only under 64 KB", () => {
+    const store = new RequestStore();
+    const stored = store.add(row(Buffer.from('{"type":"track"}')));
+    expect(Object.keys(stored.verdict)).not.toContain("body");
+    expect(Object.keys(stored.verdict)).not.toContain("text");
+    const answer = (body: Buffer) => store.add(row(Buffer.from("{}"), { response: { status: 200, ms: 1, headers: {}, body, error: null } })).response;
+    expect(answer(Buffer.from("ok"))).toMatchObject({ body: Buffer.from("ok"), bodySize: 2, bodySha256: null });
+    const big = Buffer.alloc(7 * 1024 * 1024, 0x61);
+    expect(answer(big)).toEqual({ status: 200, ms: 1, headers: {}, error: null, body: null, bodySize: big.length, bodySha256: createHash("sha256").update(big).digest("hex") });
+  });
+
+  it("a row cuts long user ids and keeps at most 50 issues of each kind, counting the rest", () => {
+    const message: Record<string, unknown> = { type: "track", userId: "u".repeat(100_000), event: "E" };
+    for (let i = 0; i < 5_000; i++) message[`unknown${i}`] = i;
+    const stored = new RequestStore().add(row(Buffer.from(JSON.stringify(message))));
+    expect(stored.verdict.userId).toBe(`${"u".repeat(256)}…`);
+    expect(stored.verdict.shapeWarnings).toHaveLength(50);
+    expect(stored.verdict.moreShapeWarnings).toBe(4_950);
+    expect(stored.bytes).toBeLessThan(stored.raw.length + 32 * 1024);
+  });
+
   it("latestReceived skips resent rows", () => {
     const store = new RequestStore();
     store.add(row(Buffer.from("{}"), { label: "1" }));
     store.add(row(Buffer.from("{}"), { label: "R1", resend: { of: 1, ofLabel: "1", url: "http://x" } }));
     expect(store.latestReceived()?.label).toBe("1");
+  });
+});
+
+describe("one row in detail", () => {
+  const context = { secret: undefined, curl: { receiverUrl: "http://127.0.0.1:1", forwardUrl: null } };
+
+  it("pretty-prints the body read again from the bytes, or gives it raw with a note when the pretty form would be too large", () => {
+    const store = new RequestStore();
+    const small = detail(store.add(row(Buffer.from('{"type":"track","a":[1]}'))), context);
+    expect(small).toMatchObject({ bodyPretty: '{\n  "type": "track",\n  "a": [\n    1\n  ]\n}', bodyNote: null, bodyRaw: '{"type":"track","a":[1]}' });
+    const nested = `${'{"a":'.repeat(499)}[${Array(260_000).fill("0").join(",")}]${"}".repeat(499)}`;
+    const deep = detail(store.add(row(Buffer.from(nested))), context);
+    expect(deep["bodyPretty"]).toBeNull();
+    expect(deep["bodyNote"]).toMatch(/^not pretty-printed: its pretty form would be over 4 MB/);
+    expect(deep["bodyRaw"]).toBe(nested);
+    expect(JSON.stringify(deep).length).toBeLessThan(3 * nested.length);
+  });
+
+  it("shows a kept answer pretty, and a large one as its size and digest", () => {
+    const store = new RequestStore();
+    const answered = (body: Buffer) => detail(store.add(row(Buffer.from("{}"), { response: { status: 200, ms: 1, headers: {}, body, error: null } })), context)["response"];
+    expect(answered(Buffer.from('{"ok":true}'))).toMatchObject({ body: '{"ok":true}', bodyPretty: '{\n  "ok": true\n}', bodySize: 11 });
+    const big = Buffer.alloc(100 * 1024, 0x61);
+    expect(answered(big)).toMatchObject({ body: null, bodyPretty: null, bodySize: big.length, bodySha256: createHash("sha256").update(big).digest("hex") });
+  });
+
+  it("lists the kept shape warnings and one line counting the rest", () => {
+    const message: Record<string, unknown> = { type: "track", userId: "u", event: "E" };
+    for (let i = 0; i < 60; i++) message[`unknown${i}`] = i;
+    const shown = detail(new RequestStore().add(row(Buffer.from(JSON.stringify(message)))), context)["shapeWarnings"] as { message: string }[];
+    expect(shown).toHaveLength(51);
+    expect(shown[50]?.message).toBe("… and 10 more warnings (the first 50 are kept)");
   });
 });
 

@@ -7,6 +7,7 @@ import { thrownBy } from "../helpers/errors.js";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { DEMO_OPTIONS, GENERATE_OPTIONS } from "../../src/cli/options/generate.js";
 import { LISTEN_OPTIONS } from "../../src/cli/options/listen.js";
+import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/inspector/store.js";
 import { parseTable } from "../../src/cli/options/parse.js";
 import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/options/replay.js";
 import { SEND_OPTIONS } from "../../src/cli/options/send.js";
@@ -43,6 +44,13 @@ describe("option tables", () => {
     expect(helpOfFlag(REPLAY_OPTIONS, "--concurrency")).toContain(`${REPLAY_CONCURRENCY_HELP} (default: ${REPLAY_DEFAULT})`);
     expect(helpOfFlag(SERVE_OPTIONS, "--concurrency")).toContain(`${SERVE_CONCURRENCY_HELP} (default: ${SERVE_DEFAULT})`);
     expect(helpOfFlag(AUDIENCE_SYNC_OPTIONS, "--concurrency")).toMatch(new RegExp(`lower than replay's ${REPLAY_DEFAULT} because .+ \\(default: ${DEFAULT_AUDIENCE_CONCURRENCY}\\)$`));
+  });
+
+  it("listen's inspector bounds default to the store's own defaults (the table repeats them to stay light)", () => {
+    const defaultOf = (flag: string) => (LISTEN_OPTIONS as readonly OptionSpec[]).find((spec) => spec.flag === flag)?.default;
+    expect(defaultOf("--ui-keep")).toBe(String(DEFAULT_KEEP));
+    expect(defaultOf("--ui-history-mb")).toBe(String(DEFAULT_HISTORY_MB));
+    expect(parse(LISTEN_OPTIONS, ["--ui-history-mb", "64"]).uiHistoryMb).toBe(64);
   });
 
   it("parses to typed values under the options' own keys", () => {

@@ -203,7 +203,9 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
 /** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
 function createInspection(options: ListenOptions, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
   if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
-  return new Inspection({ secret, forwardUrl, keep: options.ui ? options.uiKeep : 1, onResent: (row) => reportResend(row, output) });
+  // Without the page only the latest request is kept (for `r`); a bound that drops rows is named once.
+  const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
+  return new Inspection({ secret, forwardUrl, ...limits, onResent: (row) => reportResend(row, output), onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`) });
 }
 
 /** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */

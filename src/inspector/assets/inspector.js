@@ -209,7 +209,8 @@ function responseSection(d) {
     { id: "app-response" },
     h("p", {}, r.status !== null ? badge(String(r.status), statusKind(r.status)) : badge("no answer", "bad"), ` in ${r.ms} ms`, r.error ? h("span", { class: "muted" }, ` · ${r.error}`) : null),
     Object.keys(r.headers).length > 0 ? keyValues(r.headers) : null,
-    r.body ? h("pre", {}, prettyIfJson(r.body)) : null,
+    r.body ? h("pre", {}, r.bodyPretty ?? r.body) : null,
+    r.body === null && r.bodySha256 ? h("p", { id: "app-body-digest", class: "muted" }, `body not kept (${size(r.bodySize)}): sha256 ${r.bodySha256}`) : null,
   );
 }
 
@@ -225,7 +226,9 @@ function bodySection(d) {
     });
     return button;
   };
-  return h("div", {}, h("div", { class: "tabs" }, tab("Pretty", pretty, raw), tab("Raw", raw, pretty)), pretty, raw);
+  // A body whose pretty form would be too large comes raw only, with the reason.
+  const note = d.bodyNote ? h("p", { id: "body-note", class: "note muted" }, d.bodyNote) : null;
+  return h("div", {}, h("div", { class: "tabs" }, tab("Pretty", pretty, raw), tab("Raw", raw, pretty)), note, pretty, raw);
 }
 
 function keyValues(record) {
@@ -233,12 +236,10 @@ function keyValues(record) {
   return h("table", { class: "kv" }, h("tbody", {}, rows));
 }
 
-function prettyIfJson(text) {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
+function showDropped(dropped) {
+  const note = $("history-note");
+  note.hidden = !dropped;
+  if (dropped) note.textContent = `${dropped.message} (${dropped.dropped} so far)`;
 }
 
 function download() {
@@ -257,6 +258,7 @@ function connect() {
     Object.assign(state, { rows: hello.rows, keep: hello.keep, forwardUrl: hello.forwardUrl, receiverUrl: hello.receiverUrl });
     $("receiver-url").textContent = hello.receiverUrl;
     $("forward-url").textContent = hello.forwardUrl ?? "– (not forwarding)";
+    showDropped(hello.dropped);
     scheduleRender();
   });
   events.addEventListener("row", (event) => {
@@ -264,6 +266,13 @@ function connect() {
     state.rows.push(row);
     if (state.rows.length > state.keep) state.rows.splice(0, state.rows.length - state.keep);
     state.fresh.add(row.id);
+    scheduleRender();
+  });
+  // listen dropped its oldest rows (too many, or too many bytes): drop them here too, and say why.
+  events.addEventListener("dropped", (event) => {
+    const dropped = JSON.parse(event.data);
+    state.rows = state.rows.filter((row) => row.id >= dropped.oldestId);
+    showDropped(dropped);
     scheduleRender();
   });
   events.addEventListener("open", () => {
