@@ -1,6 +1,7 @@
 import { redactHeaders } from "../util/redact.js";
 import type { AttemptEvent, PreparedRequest } from "../delivery/types.js";
 import { formatDuration } from "../util/duration.js";
+import { printable, printableLines } from "../util/printable.js";
 import type { Output } from "./output.js";
 
 /** A request's headers as `Name: value` lines, credentials redacted. */
@@ -16,8 +17,8 @@ export function logAttempt(output: Output, event: AttemptEvent): void {
   output.log(`> ${request.body.toString("utf8")}`);
   if (event.response && event.status !== null) {
     output.log(`< ${event.status} (${formatDuration(event.ms)})`);
-    for (const [name, value] of Object.entries(event.response.headers)) output.log(`< ${name}: ${Array.isArray(value) ? value.join(", ") : value}`);
-    if (event.response.body !== "") output.log(`< ${event.response.body}`);
+    for (const [name, value] of Object.entries(event.response.headers)) output.log(`< ${name}: ${printable(Array.isArray(value) ? value.join(", ") : value)}`);
+    if (event.response.body !== "") output.log(`< ${printableLines(event.response.body)}`);
   } else {
     output.log(`< no response (${formatDuration(event.ms)}): ${event.error ?? ""}`);
   }

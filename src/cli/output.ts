@@ -1,6 +1,7 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
+import { jsonTerminalSafe, terminalSafe } from "../util/printable.js";
 import { redactText } from "../util/redact.js";
 
 /**
@@ -76,7 +77,7 @@ export function colorLevel(env: NodeJS.ProcessEnv, isTTY: boolean): 0 | 1 {
   return isTTY ? 1 : 0;
 }
 
-/** Every line printed goes through the one redaction: credential-like query values and URL passwords are masked. */
+/** Every line printed goes through the one redaction (credential-like query values and URL passwords masked) and shows control characters escaped. */
 export function createOutput(io: CliIo, options: { json?: boolean } = {}): Output {
   const noColor = io.env["NO_COLOR"] !== undefined && io.env["NO_COLOR"] !== "";
   const stdoutColor = new Chalk({ level: colorLevel(io.env, io.stdoutIsTTY) });
@@ -105,16 +106,16 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     json,
     spins,
     line(text) {
-      if (!json) withSpinnerCleared(() => io.stdout.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
+      if (!json) withSpinnerCleared(() => io.stdout.write(`${terminalSafe(resetsBeforeNewlines(redactText(text, secret)))}\n`));
     },
     event(event, fields) {
-      if (json) io.stdout.write(`${redactText(JSON.stringify({ event, ...fields }), secret)}\n`);
+      if (json) io.stdout.write(`${jsonTerminalSafe(redactText(JSON.stringify({ event, ...fields }), secret))}\n`);
     },
     log(text) {
-      withSpinnerCleared(() => io.stderr.write(`${resetsBeforeNewlines(redactText(text, secret))}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${terminalSafe(resetsBeforeNewlines(redactText(text, secret)))}\n`));
     },
     warn(text) {
-      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${resetsBeforeNewlines(redactText(text, secret))}\n`));
+      withSpinnerCleared(() => io.stderr.write(`${stderrColor.yellow("warning:")} ${terminalSafe(resetsBeforeNewlines(redactText(text, secret)))}\n`));
     },
     maskSecret(value) {
       secret = value;

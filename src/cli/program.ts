@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { createRequire } from "node:module";
+import { terminalSafe } from "../util/printable.js";
 import { exitReportFor } from "./exit-codes.js";
 import type { CliIo, CommandContext } from "./io.js";
 import { registerAudience, registerCompletion, registerDemo, registerGenerate, registerListen, registerReplay, registerSend, registerServe } from "./register.js";
@@ -65,7 +66,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return context.exitCode;
   } catch (error) {
     const report = exitReportFor(error);
-    if (report.message) io.stderr.write(`${report.message}\n`);
+    if (report.message) io.stderr.write(`${terminalSafe(report.message)}\n`);
     if (report.stack) io.stderr.write(`${report.stack}\n`);
     return report.code;
   }

@@ -3,6 +3,7 @@ import type { ForwardResult } from "../receiver/forward.js";
 import type { ReceivedRequest } from "../receiver/server.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { formatDuration } from "../util/duration.js";
+import { printable, printableLines } from "../util/printable.js";
 import { prettyJson } from "../util/pretty-json.js";
 
 /*
@@ -38,18 +39,19 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
       : request.fault === "drop"
         ? "dropped"
         : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
+  // Every field a sender chose is escaped before it is painted: no control character reaches the terminal.
   let text =
-    `#${request.index} ${request.method} ${request.path}  ${v.type ?? paint.bad("?")}  ${v.userId ?? "-"}` +
-    `${v.name !== undefined ? `  ${JSON.stringify(v.name)}` : ""}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
+    `#${request.index} ${printable(request.method)} ${printable(request.path)}  ${v.type ?? paint.bad("?")}  ${v.userId !== undefined ? printable(v.userId) : "-"}` +
+    `${v.name !== undefined ? `  ${printable(JSON.stringify(v.name))}` : ""}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
   if (!verbose && v.shapeWarnings.length > 0) text += paint.dim(`  (+${v.shapeWarnings.length} unknown key${v.shapeWarnings.length === 1 ? "" : "s"})`);
   if (v.signatureValid === false) {
-    text += `\n    ${paint.bad("signature:")} ${v.signatureError ?? ""}`;
-    if (v.diagnosis) text += `\n    ${paint.warn("likely cause:")} ${v.diagnosis.message}`;
+    text += `\n    ${paint.bad("signature:")} ${printable(v.signatureError ?? "")}`;
+    if (v.diagnosis) text += `\n    ${paint.warn("likely cause:")} ${printable(v.diagnosis.message)}`;
   }
-  for (const error of v.shapeErrors) text += `\n    ${paint.bad("shape:")} ${error.message}`;
+  for (const error of v.shapeErrors) text += `\n    ${paint.bad("shape:")} ${printable(error.message)}`;
   if (verbose) {
-    for (const warning of v.shapeWarnings) text += `\n    ${paint.warn("warning:")} ${warning.message}`;
-    text += `\n${shownBody(request).replace(/^/gm, "    ")}`;
+    for (const warning of v.shapeWarnings) text += `\n    ${paint.warn("warning:")} ${printable(warning.message)}`;
+    text += `\n${printableLines(shownBody(request)).replace(/^/gm, "    ")}`;
   }
   return text;
 }

@@ -21,6 +21,7 @@ import { createOutput, type Output } from "../output.js";
 import { painter, requestEvent, requestLines, type Painter } from "../request-lines.js";
 import { resolveListenSecret, warnUnsigned } from "../secret.js";
 import type { ListenFlags } from "../options/listen.js";
+import { jsonTerminalSafe } from "../../util/printable.js";
 
 export type ListenOptions = ListenFlags;
 
@@ -101,7 +102,7 @@ class Tally {
     readonly secret: string | undefined,
   ) {
     this.paint = painter(output.color);
-    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(text) : output.line(text.slice(0, -1))));
+    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.line(text.slice(0, -1))));
     this.spinning = io.stderrIsTTY;
   }
 

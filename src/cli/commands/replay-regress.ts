@@ -20,6 +20,7 @@ import type { ResultLine } from "../../replay/results.js";
 import type { CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
 import type { Output } from "../output.js";
+import { printable } from "../../util/printable.js";
 
 /**
  * replay as a regression test (issue 16): the selectors, `--results`,
@@ -197,7 +198,7 @@ export class RegressReporter {
     const { summary, missing } = comparison?.finish(interrupted) ?? { summary: { same: 0, changed: 0, new: 0, missing: 0 }, missing: [] };
     this.summary = summary;
     const { output } = this;
-    for (const result of this.changed) for (const text of formatComparison(result)) output.line(`${output.color.red("≠")} ${text}`);
+    for (const result of this.changed) for (const text of formatComparison(result)) output.line(`${output.color.red("≠")} ${printable(text)}`);
     if (summary.changed > this.changed.length) output.line(`… and ${summary.changed - this.changed.length} more changed messages`);
     if (missing.length > 0) output.line(`missing from this run: line${missing.length === 1 ? "" : "s"} ${listed(missing)}`);
     output.line(formatCompareSummary(this.flags.compare as string, summary));
@@ -226,8 +227,8 @@ export class RegressReporter {
     this.unexpectedCount += 1;
     const { output } = this;
     output.event("unexpectedStatus", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, problems });
-    const user = entry.orderKey !== undefined ? ` ${entry.orderKey}` : "";
-    output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${problems.join("; ")}`);
+    const user = entry.orderKey !== undefined ? ` ${printable(entry.orderKey)}` : "";
+    output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${printable(problems.join("; "))}`);
   }
 }
 

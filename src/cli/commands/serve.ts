@@ -12,6 +12,7 @@ import { onceEach } from "../once-each.js";
 import type { ServeFlags } from "../options/serve.js";
 import { createOutput, type Output } from "../output.js";
 import { writeReadyFile } from "../ready-file.js";
+import { printable } from "../../util/printable.js";
 
 export type ServeOptions = ServeFlags;
 
@@ -70,7 +71,7 @@ function createCollector(options: ServeOptions, output: Output, parts: Pick<Coll
     strict: options.strict ?? false,
     onRejected: (rejection) => {
       output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
-      output.log(`${output.color.yellow("!")} rejected ${rejection.where} (${rejection.source}): ${rejection.reason}`);
+      output.log(`${output.color.yellow("!")} rejected ${printable(rejection.where)} (${printable(rejection.source)}): ${printable(rejection.reason)}`);
     },
   });
 }
@@ -121,7 +122,7 @@ function reportFailure(output: Output, message: QueuedMessage, result: DeliveryR
   const { type, userId } = describe(message.body);
   output.event("delivery", { id: message.id, type, userId, delivered: false, urls: result.urls });
   const reasons = result.urls.map((url) => `${url.url} ${url.status ?? "---"} after ${url.attempts} attempt${url.attempts === 1 ? "" : "s"}${url.error ? `: ${url.error}` : ""}`);
-  output.log(`${output.color.red("✗")} gave up on ${type ?? "message"}${userId !== null ? ` ${userId}` : ""} (#${message.id}): ${reasons.join("; ")}`);
+  output.log(`${output.color.red("✗")} gave up on ${type ?? "message"}${userId !== null ? ` ${printable(userId)}` : ""} (#${message.id}): ${printable(reasons.join("; "))}`);
 }
 
 /** `serve --failed`: the messages given up, one JSON line each (body, failure, failedAt). */
