@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PortError, WebhookCliError } from "../errors.js";
+import { EventStreams } from "./events.js";
 import type { Inspected, RequestStore } from "./store.js";
 import { detail, recordLine, summarize } from "./view.js";
 
@@ -13,6 +14,8 @@ export interface InspectorServerOptions {
   forwardUrl: string | null;
   receiverUrl: string;
   resend: (id: number, url?: string) => Promise<Inspected | undefined>;
+  /** Live event streams open at once (default 16); more are answered 503. */
+  maxStreams?: number;
 }
 
 export interface InspectorServer {
@@ -20,7 +23,8 @@ export interface InspectorServer {
   close(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 15_000;
+/** When a page refused a stream (too many open) tries again. */
+const STREAM_RETRY_S = 3;
 // The page's own files only: no inline script, nothing from elsewhere.
 const SECURITY_HEADERS = {
   "content-security-policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
@@ -49,7 +53,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     close: () =>
       new Promise<void>((resolve) => {
         // Nothing here is worth waiting for: open pages reconnect to the next run.
-        app.endStreams();
+        app.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
@@ -68,11 +72,12 @@ function listenOn(server: Server, port: number): Promise<number> {
 /** The page's routes: its files, the event stream, one row's detail, Resend and Download. */
 class InspectorApp {
   private readonly assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
-  private readonly streams = new Set<ServerResponse>();
+  private readonly streams: EventStreams;
   private readonly store: RequestStore;
 
   constructor(private readonly options: InspectorServerOptions) {
     this.store = options.store;
+    this.streams = new EventStreams(options.store, options.maxStreams);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -88,8 +93,8 @@ class InspectorApp {
     });
   }
 
-  endStreams(): void {
-    for (const stream of this.streams) stream.end();
+  close(): void {
+    this.streams.close();
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -112,17 +117,10 @@ class InspectorApp {
 
   private openStream(res: ServerResponse): void {
     const { store, options, streams } = this;
+    const refusal = streams.refusal();
+    if (refusal) return sendJson(res, 503, { error: refusal, limit: streams.maxClients }, { "retry-after": String(STREAM_RETRY_S) });
     res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
-    const hello = { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, rows: store.list().map(summarize) };
-    res.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify(hello)}\n\n`);
-    streams.add(res);
-    const unsubscribe = store.subscribe((row) => res.write(`event: row\ndata: ${JSON.stringify(summarize(row))}\n\n`));
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
-    res.on("close", () => {
-      clearInterval(heartbeat);
-      unsubscribe();
-      streams.delete(res);
-    });
+    streams.open(res, { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep });
   }
 
   private download(res: ServerResponse, url: URL): void {
@@ -178,12 +176,12 @@ function readAsset(file: string): Buffer {
   return readFileSync(new URL(`./assets/${file}`, import.meta.url));
 }
 
-function send(res: ServerResponse, status: number, type: string, body: Buffer | string): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, "content-type": type }).end(body);
+function send(res: ServerResponse, status: number, type: string, body: Buffer | string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": type }).end(body);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(value), headers);
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
