@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PortError, WebhookCliError } from "../errors.js";
+import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
 import { EventStreams } from "./events.js";
 import type { Inspected, RequestStore } from "./store.js";
 import { detail, recordLine, summarize } from "./view.js";
@@ -74,6 +75,7 @@ class InspectorApp {
   private readonly assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
   private readonly streams: EventStreams;
   private readonly store: RequestStore;
+  private downloads = 0;
 
   constructor(private readonly options: InspectorServerOptions) {
     this.store = options.store;
@@ -102,7 +104,7 @@ class InspectorApp {
     const asset = req.method === "GET" ? this.assets.get(url.pathname) : undefined;
     if (asset) return send(res, 200, asset.type, asset.body);
     if (req.method === "GET" && url.pathname === "/api/events") return this.openStream(res);
-    if (req.method === "GET" && url.pathname === "/api/download") return this.download(res, url);
+    if (req.method === "GET" && url.pathname === "/api/download") return await this.download(res, url);
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
     if (match && !row) return sendJson(res, 404, { error: `request ${match[1]} is no longer kept (--ui-keep ${store.keep})` });
@@ -123,17 +125,26 @@ class InspectorApp {
     streams.open(res, { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep });
   }
 
-  private download(res: ServerResponse, url: URL): void {
-    const wanted = (url.searchParams.get("ids") ?? "").split(",").filter((id) => /^\d+$/.test(id)).map(Number);
-    // Oldest first, as a recording is written.
-    const rows = wanted.map((id) => this.store.get(id)).filter((row): row is Inspected => row !== undefined).sort((a, b) => a.id - b.id);
-    const body = rows.map((row) => recordLine(row, this.options.secret)).join("");
+  private async download(res: ServerResponse, url: URL): Promise<void> {
+    const ids = downloadIds(url.searchParams.get("ids") ?? "", this.store.keep);
+    if ("error" in ids) return sendJson(res, 400, ids);
+    if (this.downloads >= MAX_DOWNLOADS) return sendJson(res, 503, { error: `at most ${MAX_DOWNLOADS} downloads at once; try again when one ends`, limit: MAX_DOWNLOADS }, { "retry-after": "5" });
+    this.downloads += 1;
+    res.once("close", () => (this.downloads -= 1));
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-type": "application/x-ndjson; charset=utf-8",
       "content-disposition": 'attachment; filename="webhook-requests.ndjson"',
     });
-    res.end(body);
+    await writeLines(res, this.lines(ids));
+  }
+
+  /** Each row still kept, as a recording line, built only when the previous one is sent. */
+  private *lines(ids: readonly number[]): Generator<string> {
+    for (const id of ids) {
+      const row = this.store.get(id);
+      if (row) yield recordLine(row, this.options.secret);
+    }
   }
 
   private async resendRow(req: IncomingMessage, res: ServerResponse, row: Inspected): Promise<void> {
