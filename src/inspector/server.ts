@@ -83,12 +83,18 @@ class InspectorApp {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
-    const refusal = refuse(req);
+    const target = req.url ?? "/";
+    // Node accepts request-targets such as `http://[` that are no URL.
+    if (!URL.canParse(target, "http://localhost")) {
+      req.resume();
+      return sendJson(res, 400, { error: "the request-target is not a URL path" });
+    }
+    const url = new URL(target, "http://localhost");
+    const refusal = refuse(req, url.pathname);
     if (refusal) {
       req.resume();
       return sendJson(res, 403, { error: refusal });
     }
-    const url = new URL(req.url ?? "/", "http://localhost");
     this.route(req, res, url).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) });
       else res.destroy();
@@ -163,17 +169,25 @@ class InspectorApp {
 
 /**
  * Why a request must not be answered, or null. Host must be a loopback name
- * (DNS rebinding); a POST must be JSON from this page (another site's form
- * cannot send application/json without a CORS preflight, which gets no allow).
+ * (DNS rebinding). The API (and anything but GET/HEAD) answers only this page
+ * and clients that are not browsers: a foreign `Origin` is refused, and so is a
+ * `Sec-Fetch-Site` other than `same-origin` (the page's own requests) or `none`
+ * (a typed URL), since a no-cors request (`<img>`, a no-cors fetch, a link)
+ * carries no Origin; another port of 127.0.0.1 is another origin but the same
+ * site. A POST must be JSON (another site's form cannot send application/json
+ * without a CORS preflight, which gets no allow). The page itself stays open to
+ * top-level navigation from anywhere.
  */
-export function refuse(req: IncomingMessage): string | null {
+export function refuse(req: IncomingMessage, pathname: string): string | null {
   const host = req.headers.host ?? "";
   if (!isLoopbackHost(host)) return `the inspector answers only loopback names (Host: ${host || "none"}); open it at http://127.0.0.1:PORT`;
-  if (req.method === "POST") {
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin} refused`;
-    if (!(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
-  }
+  const readOnly = req.method === "GET" || req.method === "HEAD";
+  if (readOnly && !pathname.startsWith("/api/")) return null;
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin} refused`;
+  const site = req.headers["sec-fetch-site"];
+  if (site !== undefined && site !== "same-origin" && site !== "none") return `request from another page refused (Sec-Fetch-Site: ${site}); open the inspector at http://${host}/`;
+  if (!readOnly && !(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
   return null;
 }
 
