@@ -32,7 +32,7 @@ interface Client {
 export class EventStreams {
   private readonly clients = new Set<Client>();
   private newest: number;
-  private lastRowEvent: { row: Inspected; text: string } | undefined;
+  private lastRowEvent: { id: number; text: string } | undefined;
   private readonly unsubscribe: () => void;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
 
@@ -107,9 +107,9 @@ export class EventStreams {
     return parts;
   }
 
-  /** Every client gets a new row at about the same time: it is serialized once. */
+  /** Every client gets a new row at about the same time: it is serialized once (keeping its id, not the row). */
   private rowEvent(row: Inspected): string {
-    if (this.lastRowEvent?.row !== row) this.lastRowEvent = { row, text: `event: row\ndata: ${JSON.stringify(listSummary(row))}\n\n` };
+    if (this.lastRowEvent?.id !== row.id) this.lastRowEvent = { id: row.id, text: `event: row\ndata: ${JSON.stringify(listSummary(row))}\n\n` };
     return this.lastRowEvent.text;
   }
 
