@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PortError, WebhookCliError } from "../errors.js";
+import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
+import { EventStreams } from "./events.js";
 import type { Inspected, RequestStore } from "./store.js";
 import { detail, recordLine, summarize } from "./view.js";
 
@@ -13,6 +15,8 @@ export interface InspectorServerOptions {
   forwardUrl: string | null;
   receiverUrl: string;
   resend: (id: number, url?: string) => Promise<Inspected | undefined>;
+  /** Live event streams open at once (default 16); more are answered 503. */
+  maxStreams?: number;
 }
 
 export interface InspectorServer {
@@ -20,7 +24,8 @@ export interface InspectorServer {
   close(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 15_000;
+/** When a page refused a stream (too many open) tries again. */
+const STREAM_RETRY_S = 3;
 // The page's own files only: no inline script, nothing from elsewhere.
 const SECURITY_HEADERS = {
   "content-security-policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
@@ -49,7 +54,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     close: () =>
       new Promise<void>((resolve) => {
         // Nothing here is worth waiting for: open pages reconnect to the next run.
-        app.endStreams();
+        app.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
@@ -68,28 +73,36 @@ function listenOn(server: Server, port: number): Promise<number> {
 /** The page's routes: its files, the event stream, one row's detail, Resend and Download. */
 class InspectorApp {
   private readonly assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
-  private readonly streams = new Set<ServerResponse>();
+  private readonly streams: EventStreams;
   private readonly store: RequestStore;
+  private downloads = 0;
 
   constructor(private readonly options: InspectorServerOptions) {
     this.store = options.store;
+    this.streams = new EventStreams(options.store, options.maxStreams);
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
-    const refusal = refuse(req);
+    const target = req.url ?? "/";
+    // Node accepts request-targets such as `http://[` that are no URL.
+    if (!URL.canParse(target, "http://localhost")) {
+      req.resume();
+      return sendJson(res, 400, { error: "the request-target is not a URL path" });
+    }
+    const url = new URL(target, "http://localhost");
+    const refusal = refuse(req, url.pathname);
     if (refusal) {
       req.resume();
       return sendJson(res, 403, { error: refusal });
     }
-    const url = new URL(req.url ?? "/", "http://localhost");
     this.route(req, res, url).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) });
       else res.destroy();
     });
   }
 
-  endStreams(): void {
-    for (const stream of this.streams) stream.end();
+  close(): void {
+    this.streams.close();
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -97,7 +110,7 @@ class InspectorApp {
     const asset = req.method === "GET" ? this.assets.get(url.pathname) : undefined;
     if (asset) return send(res, 200, asset.type, asset.body);
     if (req.method === "GET" && url.pathname === "/api/events") return this.openStream(res);
-    if (req.method === "GET" && url.pathname === "/api/download") return this.download(res, url);
+    if (req.method === "GET" && url.pathname === "/api/download") return await this.download(res, url);
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
     if (match && !row) return sendJson(res, 404, { error: store.whyGone(Number(match[1])) });
@@ -108,33 +121,32 @@ class InspectorApp {
 
   private openStream(res: ServerResponse): void {
     const { store, options, streams } = this;
+    const refusal = streams.refusal();
+    if (refusal) return sendJson(res, 503, { error: refusal, limit: streams.maxClients }, { "retry-after": String(STREAM_RETRY_S) });
     res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
-    const hello = { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, dropped: store.dropNotice(), rows: store.list().map(summarize) };
-    res.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify(hello)}\n\n`);
-    streams.add(res);
-    const unsubscribe = store.subscribe((row, dropped) => {
-      res.write(`event: row\ndata: ${JSON.stringify(summarize(row))}\n\n`);
-      if (dropped) res.write(`event: dropped\ndata: ${JSON.stringify(dropped)}\n\n`);
-    });
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
-    res.on("close", () => {
-      clearInterval(heartbeat);
-      unsubscribe();
-      streams.delete(res);
-    });
+    streams.open(res, { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, dropped: store.dropNotice() });
   }
 
-  private download(res: ServerResponse, url: URL): void {
-    const wanted = (url.searchParams.get("ids") ?? "").split(",").filter((id) => /^\d+$/.test(id)).map(Number);
-    // Oldest first, as a recording is written.
-    const rows = wanted.map((id) => this.store.get(id)).filter((row): row is Inspected => row !== undefined).sort((a, b) => a.id - b.id);
-    const body = rows.map((row) => recordLine(row, this.options.secret)).join("");
+  private async download(res: ServerResponse, url: URL): Promise<void> {
+    const ids = downloadIds(url.searchParams.get("ids") ?? "", this.store.keep);
+    if ("error" in ids) return sendJson(res, 400, ids);
+    if (this.downloads >= MAX_DOWNLOADS) return sendJson(res, 503, { error: `at most ${MAX_DOWNLOADS} downloads at once; try again when one ends`, limit: MAX_DOWNLOADS }, { "retry-after": "5" });
+    this.downloads += 1;
+    res.once("close", () => (this.downloads -= 1));
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       "content-type": "application/x-ndjson; charset=utf-8",
       "content-disposition": 'attachment; filename="webhook-requests.ndjson"',
     });
-    res.end(body);
+    await writeLines(res, this.lines(ids));
+  }
+
+  /** Each row still kept, as a recording line, built only when the previous one is sent. */
+  private *lines(ids: readonly number[]): Generator<string> {
+    for (const id of ids) {
+      const row = this.store.get(id);
+      if (row) yield recordLine(row, this.options.secret);
+    }
   }
 
   private async resendRow(req: IncomingMessage, res: ServerResponse, row: Inspected): Promise<void> {
@@ -153,17 +165,25 @@ class InspectorApp {
 
 /**
  * Why a request must not be answered, or null. Host must be a loopback name
- * (DNS rebinding); a POST must be JSON from this page (another site's form
- * cannot send application/json without a CORS preflight, which gets no allow).
+ * (DNS rebinding). The API (and anything but GET/HEAD) answers only this page
+ * and clients that are not browsers: a foreign `Origin` is refused, and so is a
+ * `Sec-Fetch-Site` other than `same-origin` (the page's own requests) or `none`
+ * (a typed URL), since a no-cors request (`<img>`, a no-cors fetch, a link)
+ * carries no Origin; another port of 127.0.0.1 is another origin but the same
+ * site. A POST must be JSON (another site's form cannot send application/json
+ * without a CORS preflight, which gets no allow). The page itself stays open to
+ * top-level navigation from anywhere.
  */
-export function refuse(req: IncomingMessage): string | null {
+export function refuse(req: IncomingMessage, pathname: string): string | null {
   const host = req.headers.host ?? "";
   if (!isLoopbackHost(host)) return `the inspector answers only loopback names (Host: ${host || "none"}); open it at http://127.0.0.1:PORT`;
-  if (req.method === "POST") {
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin} refused`;
-    if (!(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
-  }
+  const readOnly = req.method === "GET" || req.method === "HEAD";
+  if (readOnly && !pathname.startsWith("/api/")) return null;
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin} refused`;
+  const site = req.headers["sec-fetch-site"];
+  if (site !== undefined && site !== "same-origin" && site !== "none") return `request from another page refused (Sec-Fetch-Site: ${site}); open the inspector at http://${host}/`;
+  if (!readOnly && !(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
   return null;
 }
 
@@ -177,12 +197,12 @@ function readAsset(file: string): Buffer {
   return readFileSync(new URL(`./assets/${file}`, import.meta.url));
 }
 
-function send(res: ServerResponse, status: number, type: string, body: Buffer | string): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, "content-type": type }).end(body);
+function send(res: ServerResponse, status: number, type: string, body: Buffer | string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": type }).end(body);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
+function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(value), headers);
 }
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {

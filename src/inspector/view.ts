@@ -1,6 +1,8 @@
 import { isUtf8 } from "node:buffer";
 import { formatRequestLine, redactHeaders } from "../receiver/record.js";
+import { userIdOf } from "../messages/check.js";
 import { readJsonBody } from "../receiver/verdict.js";
+import { isPlainObject } from "../util/json.js";
 import { MAX_PRETTY_CHARS, prettyJson } from "../util/pretty-json.js";
 import { redactResponseHeaders } from "../util/redact.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
@@ -68,8 +70,13 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
   const curl = curlCommand(row, context.curl, context.secret);
   const { text, body } = readJsonBody(row.raw);
   const pretty = body !== undefined ? prettyJson(body) : null;
+  // The row keeps its texts cut for the list; the detail reads them whole from the body.
+  const message = isPlainObject(body) ? body : undefined;
+  const event = message?.["event"];
+  const name = typeof event === "string" ? event : message?.["name"];
   return {
     ...summarize(row),
+    ...(message ? { userId: userIdOf(message) ?? null, name: typeof name === "string" ? name : null } : {}),
     headers: redactHeaders(row.headers, context.secret),
     bodyPretty: pretty,
     bodyNote: body !== undefined && pretty === null ? `not pretty-printed: its pretty form would be over ${MAX_PRETTY_CHARS / (1024 * 1024)} MB (deep nesting adds indentation to every line); shown raw` : null,

@@ -54,7 +54,9 @@ describe("received text on the terminal", () => {
   });
 
   it("send --verbose shows a receiver's answer escaped", async () => {
-    const app = await server((_req, res) => res.writeHead(200, { "x-note": "a\x9bb" }).end("ok\x1b]0;title\x07\n\x1b[2J"));
+    const app = await server((_req, res) => {
+      res.writeHead(200, { "x-note": "a\x9bb" }).end("ok\x1b]0;title\x07\n\x1b[2J");
+    });
     const run = startInProcess(["send", "--type", "track", "--url", app.url, "--verbose"]);
     expect(await run.code).toBe(0);
     expect(run.stderr()).not.toMatch(CONTROL);

@@ -250,6 +250,10 @@ function download() {
   link.remove();
 }
 
+const keepNewest = () => {
+  if (state.rows.length > state.keep) state.rows.splice(0, state.rows.length - state.keep);
+};
+
 function connect() {
   const live = $("live");
   const events = new EventSource("/api/events");
@@ -261,10 +265,16 @@ function connect() {
     showDropped(hello.dropped);
     scheduleRender();
   });
+  // The rest of the kept rows, in batches after hello; then each new row on its own.
+  events.addEventListener("rows", (event) => {
+    for (const row of JSON.parse(event.data)) state.rows.push(row);
+    keepNewest();
+    scheduleRender();
+  });
   events.addEventListener("row", (event) => {
     const row = JSON.parse(event.data);
     state.rows.push(row);
-    if (state.rows.length > state.keep) state.rows.splice(0, state.rows.length - state.keep);
+    keepNewest();
     state.fresh.add(row.id);
     scheduleRender();
   });
@@ -280,9 +290,34 @@ function connect() {
     live.classList.remove("off");
   });
   events.addEventListener("error", () => {
-    live.textContent = "disconnected: retrying…";
     live.classList.add("off");
+    if (events.readyState !== EventSource.CLOSED) {
+      live.textContent = "disconnected: retrying…";
+      return;
+    }
+    // Refused (any answer but a stream): the browser gives up, so ask why, say it, and try again later.
+    events.close();
+    void explainRefusal(live);
   });
+}
+
+async function explainRefusal(live) {
+  let reason = "disconnected: retrying…";
+  let retryMs = 3000;
+  try {
+    const response = await fetch("/api/events");
+    if (response.ok) {
+      // A stream is free again: this probe lets it go and the page connects.
+      await response.body?.cancel();
+      return connect();
+    }
+    retryMs = Number(response.headers.get("retry-after") ?? 3) * 1000 || retryMs;
+    reason = (await response.json()).error ?? `the live stream was refused (${response.status})`;
+  } catch {
+    // No answer at all: listen has stopped; keep trying.
+  }
+  live.textContent = reason;
+  setTimeout(connect, retryMs);
 }
 
 $("filters").addEventListener("input", scheduleRender);

@@ -1,0 +1,46 @@
+import type { ServerResponse } from "node:http";
+
+/** Downloads answered at once; each holds one recording line while its client reads. */
+export const MAX_DOWNLOADS = 4;
+
+/**
+ * The distinct row ids of `?ids=1,2,…`, oldest first (as a recording is
+ * written), or why not: there cannot be more distinct rows than are kept.
+ */
+export function downloadIds(param: string, keep: number): number[] | { error: string } {
+  const ids = new Set<number>();
+  for (const part of param.split(",")) {
+    if (!/^\d{1,15}$/.test(part)) continue;
+    ids.add(Number(part));
+    if (ids.size > keep) return { error: `more than ${keep} distinct ids: the inspector keeps ${keep} requests (--ui-keep)` };
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+/**
+ * Writes the lines one by one, building the next only once the client has
+ * taken the previous one, so a download of any size holds one line in memory.
+ * Stops early when the client goes away.
+ */
+export async function writeLines(res: ServerResponse, lines: Iterable<string>): Promise<void> {
+  for (const line of lines) {
+    if (res.destroyed) return;
+    if (!res.write(line) && !(await drained(res))) return;
+  }
+  res.end();
+}
+
+/** Resolves true once `res` drains, false if it closes first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (value: boolean): void => {
+      res.off("drain", onDrain);
+      res.off("close", onClose);
+      resolve(value);
+    };
+    const onDrain = (): void => done(true);
+    const onClose = (): void => done(false);
+    res.on("drain", onDrain);
+    res.on("close", onClose);
+  });
+}
