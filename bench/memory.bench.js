@@ -4,15 +4,18 @@
 //   three nested 500 deep (500 MB if pretty-printed);
 // - an app that answers each with 8 MiB;
 // - 200 senders at once that leave their 8 MiB answers unread for 2 s;
-// - two page clients opening rows one after another (the nested ones included).
+// - two page clients opening rows one after another (the nested ones included);
+// - 100 event streams that never read (16 are let in), and Downloads asking for row 1 a thousand
+//   times over, one after another.
 // Peak RSS is sampled every 20 ms; past 1.5 times the ceiling listen is killed and the run fails.
 // Run it by name: `node bench/run.js memory` (after `npm run build`).
 import { createServer } from "node:http";
+import { connect } from "node:net";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "undici";
 import { BIN, report, row, startListening, stopChild } from "./lib.js";
 
-const CEILING_MB = 512;
+const CEILING_MB = 640;
 const SECONDS = Number(process.env.MEMORY_BENCH_SECONDS ?? 15);
 const MIB = 1024 * 1024;
 
@@ -37,7 +40,7 @@ await new Promise((resolve) => app.listen(0, "127.0.0.1", resolve));
 const appUrl = `http://127.0.0.1:${app.address().port}/webhook`;
 
 let inspector;
-const listen = await startListening([BIN, "listen", "--port", "0", "--ui", "--ui-port", "0", "--forward-to", appUrl], {
+const listen = await startListening([BIN, "listen", "--port", "0", "--ui", "--ui-port", "0", "--forward-to", appUrl, ...(process.env.MEMORY_BENCH_ARGS ?? "").split(" ").filter(Boolean)], {
   timeoutMs: 20_000,
   onSpawn: (child) => (inspector = inspectorUrl(child)),
 });
@@ -94,9 +97,35 @@ const viewer = async () => {
   }
 };
 
+// A page that opens the live list and never reads it: only its socket's buffer may fill.
+const idleStream = () =>
+  new Promise((resolve) => {
+    const { hostname, port } = new URL(page);
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+      socket.pause();
+      resolve(socket);
+    });
+    socket.on("error", () => resolve(socket));
+  });
+const downloader = async () => {
+  const ids = Array(1000).fill(1).join(",");
+  while (Date.now() < end && !over) {
+    try {
+      const response = await request(`${page}/api/download?ids=${ids}`, { dispatcher });
+      count(`download ${response.statusCode}`);
+      await response.body.dump({ limit: 64 * MIB });
+    } catch {
+      // listen was killed: the sampler says why.
+    }
+  }
+};
+
+const streams = await Promise.all(Array.from({ length: 100 }, idleStream));
 try {
-  await Promise.all([...Array.from({ length: 10 }, sender), viewer(), viewer(), ...Array.from({ length: 200 }, slowReader)]);
+  await Promise.all([...Array.from({ length: 10 }, sender), viewer(), viewer(), downloader(), ...Array.from({ length: 200 }, slowReader)]);
 } finally {
+  for (const socket of streams) socket.destroy();
   clearInterval(sampler);
   await dispatcher.close();
   await stopChild(listen.child, "SIGTERM");

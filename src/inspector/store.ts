@@ -6,7 +6,7 @@ export type { KeptResponse, KeptVerdict, PeerResponse } from "./kept.js";
 /** Default of `--ui-keep` (its option table repeats it, to stay light): the recording file is the full history, the page the recent one. */
 export const DEFAULT_KEEP = 1_000;
 /** Default of `--ui-history-mb` (likewise): what the kept rows may cost in memory (raw bodies, kept answers, headers). */
-export const DEFAULT_HISTORY_MB = 128;
+export const DEFAULT_HISTORY_MB = 64;
 
 /** One row of the inspector: a request listen received, or one the inspector resent. */
 export interface Inspected {
@@ -51,7 +51,7 @@ export interface DropNotice {
   oldestId: number;
   /** Rows dropped so far. */
   dropped: number;
-  /** e.g. `oldest rows dropped: history over 128 MB (--ui-history-mb)`. */
+  /** e.g. `oldest rows dropped: history over 64 MB (--ui-history-mb)`. */
   message: string;
 }
 

@@ -79,12 +79,12 @@ describe("listen keeps within its documented memory ceiling", () => {
     // The oldest rows went, and both the page and the terminal say why.
     const gone = await request(`${listen.page}/api/requests/1`);
     expect(gone.statusCode).toBe(404);
-    expect(((await gone.body.json()) as { error: string }).error).toBe("request 1 is no longer kept: oldest rows dropped: history over 128 MB (--ui-history-mb)");
+    expect(((await gone.body.json()) as { error: string }).error).toBe("request 1 is no longer kept: oldest rows dropped: history over 64 MB (--ui-history-mb)");
     const newest = await request(`${listen.page}/api/requests/140`);
     expect(newest.statusCode).toBe(200);
     expect(((await newest.body.json()) as { bodyRaw: string }).bodyRaw).toBe(LONG_STRING);
     const result = await stop(listen);
-    expect(result.stderr).toContain("warning: inspector: oldest rows dropped: history over 128 MB (--ui-history-mb)");
+    expect(result.stderr).toContain("warning: inspector: oldest rows dropped: history over 64 MB (--ui-history-mb)");
   }, 90_000);
 
   it("--ui --forward-to: the app's 7 MiB answers are kept as a digest, not whole", async () => {

@@ -30,7 +30,7 @@ export const LISTEN_OPTIONS = [
   { key: "ui", flag: "--ui", kind: "switch", default: false, help: "serve the inspector page on 127.0.0.1 (--ui-port)" },
   { key: "uiPort", flag: "--ui-port", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "4040", help: "port of the inspector page (0 = any free port)" },
   { key: "uiKeep", flag: "--ui-keep", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, default: "1000", help: "requests the inspector keeps in memory" },
-  { key: "uiHistoryMb", flag: "--ui-history-mb", arg: "<n>", kind: "integer", min: 1, max: 65_536, default: "128", help: "memory the inspector's requests may take (bodies, kept answers); the oldest go first" },
+  { key: "uiHistoryMb", flag: "--ui-history-mb", arg: "<n>", kind: "integer", min: 1, max: 65_536, default: "64", help: "memory the inspector's requests may take (bodies, kept answers); the oldest go first" },
 ] as const satisfies readonly OptionSpec[];
 
 export type ListenFlags = OptionsOf<typeof LISTEN_OPTIONS>;
