@@ -13,7 +13,7 @@ import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/options/r
 import { SEND_OPTIONS } from "../../src/cli/options/send.js";
 import { SERVE_CONCURRENCY_HELP, SERVE_OPTIONS } from "../../src/cli/options/serve.js";
 import { addOptions, helpOf, type OptionSpec } from "../../src/cli/options/spec.js";
-import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/service/audience-sync.js";
+import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/audience/audience-sync.js";
 import { DEFAULT_DELIVERY_CONCURRENCY as REPLAY_DEFAULT, DEFAULT_DELIVERY_CONCURRENCY as SERVE_DEFAULT } from "../../src/dispatch/dispatcher.js";
 
 const TABLES = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS };

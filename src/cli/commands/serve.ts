@@ -1,10 +1,10 @@
 import { resolve } from "node:path";
 import type { DeliveryResult } from "../../delivery/types.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
-import { Collector, type CollectorCounts, type CollectorOptions } from "../../service/collector.js";
-import { DEFAULT_SOURCE } from "../../service/ingest.js";
-import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../service/queue.js";
-import { listenCollector, type ServeServer } from "../../service/server.js";
+import { Collector, type CollectorCounts, type CollectorOptions } from "../../serve/collector.js";
+import { DEFAULT_SOURCE } from "../../serve/ingest.js";
+import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../serve/queue.js";
+import { listenCollector, type ServeServer } from "../../serve/server.js";
 import { userIdOf } from "../../messages/check.js";
 import { resolveDeliveryOptions, warnIfUnsigned } from "../delivery-options.js";
 import type { CliIo } from "../io.js";

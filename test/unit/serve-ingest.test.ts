@@ -8,7 +8,7 @@ import {
   parseJsonBody,
   routeFor,
   writeKeyOf,
-} from "../../src/service/ingest.js";
+} from "../../src/serve/ingest.js";
 
 const basic = (key: string): string => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
 
