@@ -17,7 +17,7 @@ describe("what a process loads", () => {
     expect(dist).toContain("client/analytics.js");
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
-    expect(dist.filter((path) => /^(cli|replay|serve|audience|delivery)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience|delivery)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
   });
 
   it.each([["--version"], ["--help"]])("webhook-cli %s loads no undici, zod or ora, nor any command's implementation", async (flag) => {

@@ -5,8 +5,8 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { main } from "../../src/cli/program.js";
-import { formatResultLine, keepBody, messageFacts, resultLine } from "../../src/replay/results.js";
-import { MAX_RUNS } from "../../src/replay/results-read.js";
+import { formatResultLine, keepBody, messageFacts, resultLine } from "../../src/regress/results.js";
+import { MAX_RUNS } from "../../src/regress/results-read.js";
 import type { ReceivedRequest } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 

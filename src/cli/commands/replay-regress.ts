@@ -5,18 +5,18 @@ import type { DeliveryResult } from "../../delivery/types.js";
 import type { ReplayEntry } from "../../replay/envelope.js";
 import type { ReplayOptions } from "../../replay/replay.js";
 import type { JunitCase } from "../../report/junit.js";
-import type { CompareSummary, MessageComparison } from "../../replay/compare.js";
-import { Comparison, comparisonFailed, formatCompareSummary, formatComparison } from "../../replay/comparison.js";
-import { OldResults } from "../../replay/old-results.js";
+import type { CompareSummary, MessageComparison } from "../../regress/message-comparison.js";
+import { Comparison, comparisonFailed, formatCompareSummary, formatComparison } from "../../regress/run-comparison.js";
+import { OldResults } from "../../regress/old-results.js";
 import { spoolToTempFile } from "../../replay/spool.js";
-import { parseExpectStatus, unexpectedStatuses, type ExpectedStatuses } from "../../replay/expect-status.js";
-import { parseJsonPath, type JsonPath } from "../../replay/jsonpath.js";
-import { comparisonCase, withExpectStatus } from "../../replay/regress-junit.js";
-import { answerOfResult, type Answer } from "../../replay/results-read.js";
-import { scanResults } from "../../replay/results-file.js";
+import { parseExpectStatus, unexpectedStatuses, type ExpectedStatuses } from "../../regress/expect-status.js";
+import { parseJsonPath, type JsonPath } from "../../regress/jsonpath.js";
+import { comparisonCase, withExpectStatus } from "../../regress/regress-junit.js";
+import { answerOfResult, type Answer } from "../../regress/results-read.js";
+import { scanResults } from "../../regress/results-file.js";
 import { createSelection, parseIds, parseLineRange, type LineRange, type Selection } from "../../replay/select.js";
 import { parseShard, type Shard } from "../../replay/shard.js";
-import type { ResultLine } from "../../replay/results.js";
+import type { ResultLine } from "../../regress/results.js";
 import type { CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";
 import type { Output } from "../output.js";
@@ -25,7 +25,7 @@ import { printable } from "../../util/printable.js";
 /**
  * replay as a regression test (issue 16): the selectors, `--results`,
  * `--compare` with `--ignore`, and `--expect-status`, as the replay command
- * reports them. The pure parts live in src/replay/.
+ * reports them. The pure parts live in src/regress/.
  */
 interface RegressFlags {
   lines?: LineRange[];

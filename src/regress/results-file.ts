@@ -1,7 +1,7 @@
 import { UsageError } from "../errors.js";
 import { AppendFile } from "../util/append-file.js";
 import { sameFile } from "../util/same-file.js";
-import { readLineBatches } from "./ndjson.js";
+import { readLineBatches } from "../util/ndjson.js";
 import { ResultsScan, type ResultsIndex } from "./results-read.js";
 import { formatResultLine, type ResultLine } from "./results.js";
 

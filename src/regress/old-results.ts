@@ -1,8 +1,8 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { ReadyHeap } from "../dispatch/heap.js";
 import { InputError } from "../errors.js";
-import type { OldAnswers } from "./comparison.js";
-import { LineSplitter, READ_CHUNK_BYTES, type Line, type SplitStart } from "./ndjson.js";
+import type { OldAnswers } from "./run-comparison.js";
+import { LineSplitter, READ_CHUNK_BYTES, type Line, type SplitStart } from "../util/ndjson.js";
 import { parseAnswerLine, quickKey, type Answer, type ResultsIndex } from "./results-read.js";
 
 /**

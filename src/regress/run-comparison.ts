@@ -1,4 +1,4 @@
-import { compareAnswers, labelOf, type CompareOptions, type CompareSummary, type MessageComparison } from "./compare.js";
+import { compareAnswers, labelOf, type CompareOptions, type CompareSummary, type MessageComparison } from "./message-comparison.js";
 import type { Answer } from "./results-read.js";
 
 /**

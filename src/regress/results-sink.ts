@@ -1,9 +1,18 @@
 import type { DeliveryResult, UrlResult } from "../delivery/types.js";
 import { maskSecret, redactText, redactUrl } from "../util/redact.js";
-import type { ReplayEntry } from "./envelope.js";
 import { ResultsFile } from "./results-file.js";
 import { ResultsOrder } from "./results-order.js";
 import { messageOutcome, resultLine, type ResultLine } from "./results.js";
+
+/** What a results line needs of a sent message: replay's entries carry these, so regress/ imports nothing of replay. */
+export interface ResultEntry {
+  line: number;
+  /** Undefined for a body sent raw (not a known message). */
+  type: string | undefined;
+  orderKey: string | undefined;
+  messageId: string | undefined;
+  event: string | undefined;
+}
 
 /**
  * Where replay's per-message results go (`--results FILE`, `--compare`):
@@ -30,7 +39,7 @@ export class ResultsSink {
   }
 
   /** Before the entry goes to the dispatcher (the sending pass reads in input order). */
-  admit(entry: ReplayEntry): void {
+  admit(entry: ResultEntry): void {
     this.order.admit(entry.line);
   }
 
@@ -52,7 +61,7 @@ export class ResultsSink {
     }
   }
 
-  finished(entry: ReplayEntry, result: DeliveryResult): void {
+  finished(entry: ResultEntry, result: DeliveryResult): void {
     if (result.interrupted) return this.dropped(entry);
     const facts = { type: entry.type ?? "raw", userId: entry.orderKey, messageId: entry.messageId, event: entry.event };
     const responses = result.urls.map((url) => url.response);
@@ -61,7 +70,7 @@ export class ResultsSink {
     this.release(this.order.finish(entry.line, maskedLine(line, this.secret)));
   }
 
-  dropped(entry: ReplayEntry): void {
+  dropped(entry: ResultEntry): void {
     this.release(this.order.drop(entry.line));
   }
 

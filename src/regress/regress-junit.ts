@@ -1,6 +1,6 @@
 import type { JunitCase, JunitFailure } from "../report/junit.js";
-import type { MessageComparison } from "./compare.js";
-import { formatComparison } from "./comparison.js";
+import type { MessageComparison } from "./message-comparison.js";
+import { formatComparison } from "./run-comparison.js";
 
 /**
  * JUnit test cases for `--compare` and `--expect-status` (written with
