@@ -1,7 +1,7 @@
 import type { z } from "zod";
-import { checkMessage, hasIdentity, type ShapeCheck } from "../messages/check.js";
-import { FIELDS, MESSAGE_TYPES, timestampSchema, versionSchema, type FieldSpec, type MessageType } from "../messages/schemas.js";
-import { isIsoDateTime } from "../messages/timestamps.js";
+import { checkMessage, hasIdentity, type ShapeCheck } from "./check.js";
+import { FIELDS, MESSAGE_TYPES, timestampSchema, versionSchema, type FieldSpec, type MessageType } from "./schemas.js";
+import { isIsoDateTime } from "./timestamps.js";
 import { isPlainObject } from "../util/json.js";
 
 /**
