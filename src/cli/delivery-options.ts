@@ -2,7 +2,7 @@ import { UsageError } from "../errors.js";
 import type { AttemptEvent } from "../delivery/types.js";
 import type { UndiciEngineOptions } from "../delivery/wire.js";
 import type { AliasKeys } from "../messages/schemas.js";
-import { readCaFiles, resolveSettings, type DestinationSettings } from "../settings.js";
+import { readCaFiles, resolveSettings, type DestinationSettings } from "../config/destination.js";
 import { formatDuration } from "../util/duration.js";
 import type { CliIo } from "./io.js";
 import type { DeliveryFlags } from "./options/delivery.js";

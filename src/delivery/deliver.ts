@@ -1,4 +1,4 @@
-import type { Target } from "../settings.js";
+import type { Target } from "../config/destination.js";
 import { sign, signingKey, type SecretKey } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";

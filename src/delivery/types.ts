@@ -1,4 +1,4 @@
-import type { Target } from "../settings.js";
+import type { Target } from "../config/destination.js";
 import type { CapturedResponse } from "./captured-body.js";
 import type { Clock, Random } from "../util/clock.js";
 import type { DeliveryTransport } from "./transport.js";

@@ -3,7 +3,7 @@ import type { DeliveryEngine } from "../delivery/deliver.js";
 import type { DeliveryResult } from "../delivery/types.js";
 import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
-import type { DestinationSettings } from "../settings.js";
+import type { DestinationSettings } from "../config/destination.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
 import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";

@@ -1,7 +1,7 @@
 import { checkMessage } from "../messages/check.js";
 import { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
-import type { Source } from "../settings.js";
+import type { Source } from "../config/destination.js";
 import { isPlainObject } from "../util/json.js";
 import { parseJson } from "../util/json-depth.js";
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Collector } from "../../src/serve/collector.js";
 import { MemoryQueue, openSqliteQueue, type MessageQueue } from "../../src/serve/queue.js";
 import { listenCollector, type ServeServer } from "../../src/serve/server.js";
-import type { DestinationSettings } from "../../src/settings.js";
+import type { DestinationSettings } from "../../src/config/destination.js";
 import { verify } from "../../src/signing.js";
 import { startServer, statuses, type Responder, type TestServer } from "../helpers/http-server.js";
 import { sendRaw } from "../helpers/hostile-requests.js";

@@ -13,7 +13,7 @@ import { SERVE_OPTIONS } from "../../src/cli/options/serve.js";
 import type { OptionSpec } from "../../src/cli/options/spec.js";
 import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/output.js";
 import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
-import { DEFAULT_USER_AGENT, SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/settings.js";
+import { DEFAULT_USER_AGENT, SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/config/destination.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { parseDuration } from "../../src/util/duration.js";
 import { DEFAULT_MAX_CONNECTIONS } from "../../src/util/http-limits.js";

@@ -5,7 +5,7 @@ import { dispatch, type DispatchEntry } from "../../dispatch/dispatcher.js";
 import { buildExamples } from "../../messages/examples.js";
 import { MESSAGE_TYPES, type Message } from "../../messages/schemas.js";
 import { startReceiver, type ReceivedRequest } from "../../receiver/server.js";
-import { DEFAULT_USER_AGENT } from "../../settings.js";
+import { DEFAULT_USER_AGENT } from "../../config/destination.js";
 import { formatDuration } from "../../util/duration.js";
 import type { CliIo } from "../io.js";
 import { interruptedExitCode } from "../io.js";

@@ -12,7 +12,7 @@ import { deliveryCase, writeJunitFile } from "../junit-file.js";
 import type { Clock } from "../../util/clock.js";
 import { formatDuration } from "../../util/duration.js";
 import { undiciEngine } from "../../delivery/wire.js";
-import type { DestinationSettings } from "../../settings.js";
+import type { DestinationSettings } from "../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../io.js";
 import type { ReplayFlags } from "../options/replay.js";

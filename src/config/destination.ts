@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { ConfigError, UsageError, type ErrorSource } from "./errors.js";
-import type { AliasKeys } from "./messages/schemas.js";
-import { parseJson } from "./util/json-depth.js";
-import { redactUrl } from "./util/redact.js";
+import { ConfigError, UsageError, type ErrorSource } from "../errors.js";
+import type { AliasKeys } from "../messages/schemas.js";
+import { parseJson } from "../util/json-depth.js";
+import { redactUrl } from "../util/redact.js";
 
 /** At most five webhook URLs (docs/delivery.md#targets). */
 const MAX_TARGETS = 5;
