@@ -8,7 +8,7 @@ import {
 } from "../util/http-limits.js";
 import { readBody } from "../util/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
-import { createServerFor, formatHost, listen } from "./http-server.js";
+import { createServerFor, formatHost, listen } from "../util/http-server.js";
 import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { PortError, UsageError } from "../errors.js";
-import { CONNECTIONS_CHECKING_INTERVAL_MS } from "../util/http-limits.js";
+import { CONNECTIONS_CHECKING_INTERVAL_MS } from "./http-limits.js";
 
 /* The receiver's node:http(s) server: made from its TLS options, hardened against bad requests, listening with clear port errors. */
 
