@@ -1,18 +1,18 @@
 import { resolve } from "node:path";
-import type { DeliveryResult } from "../../delivery/types.js";
-import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
-import { Collector, type CollectorCounts, type CollectorOptions } from "../../serve/collector.js";
-import { DEFAULT_SOURCE } from "../../serve/ingest.js";
-import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../serve/queue.js";
-import { listenCollector, type ServeServer } from "../../serve/server.js";
-import { userIdOf } from "../../messages/check.js";
-import { resolveDeliveryOptions, warnIfUnsigned } from "../delivery-options.js";
-import type { CliIo } from "../io.js";
-import { onceEach } from "../once-each.js";
-import type { ServeFlags } from "../options/serve.js";
-import { createOutput, type Output } from "../output.js";
-import { writeReadyFile } from "../ready-file.js";
-import { printable } from "../../util/printable.js";
+import type { DeliveryResult } from "../../../delivery/types.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../../../dispatch/dispatcher.js";
+import { Collector, type CollectorCounts, type CollectorOptions } from "../../../serve/collector.js";
+import { DEFAULT_SOURCE } from "../../../serve/ingest.js";
+import { MemoryQueue, openSqliteQueue, type MessageQueue, type QueuedMessage } from "../../../serve/queue.js";
+import { listenCollector, type ServeServer } from "../../../serve/server.js";
+import { userIdOf } from "../../../messages/check.js";
+import { resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
+import type { CliIo } from "../../io.js";
+import { onceEach } from "../../once-each.js";
+import type { ServeFlags } from "./options.js";
+import { createOutput, type Output } from "../../output.js";
+import { writeReadyFile } from "../../ready-file.js";
+import { printable } from "../../../util/printable.js";
 
 export type ServeOptions = ServeFlags;
 

@@ -1,12 +1,12 @@
 import type { Command } from "commander";
-import { UsageError } from "../../errors.js";
-import { didYouMean } from "../../util/suggest.js";
-import { bashScript } from "../completion/bash.js";
-import { fishScript } from "../completion/fish.js";
-import { completionModel } from "../completion/model.js";
-import { zshScript } from "../completion/zsh.js";
-import type { CliIo } from "../io.js";
-import { SHELLS, type Shell } from "../options/completion.js";
+import { UsageError } from "../../../errors.js";
+import { didYouMean } from "../../../util/suggest.js";
+import { bashScript } from "./bash.js";
+import { fishScript } from "./fish.js";
+import { completionModel } from "./model.js";
+import { zshScript } from "./zsh.js";
+import type { CliIo } from "../../io.js";
+import { SHELLS, type Shell } from "./options.js";
 
 const SCRIPTS: Record<Shell, typeof bashScript> = { bash: bashScript, zsh: zshScript, fish: fishScript };
 

@@ -1,20 +1,19 @@
 import { randomBytes } from "node:crypto";
-import type { DeliveryResult } from "../../delivery/types.js";
-import { undiciEngine } from "../../delivery/wire.js";
-import { dispatch, type DispatchEntry } from "../../dispatch/dispatcher.js";
-import { buildExamples } from "../../messages/examples.js";
-import { MESSAGE_TYPES, type Message } from "../../messages/schemas.js";
-import { startReceiver, type ReceivedRequest } from "../../receiver/server.js";
-import { DEFAULT_USER_AGENT } from "../../config/destination.js";
-import { formatDuration } from "../../util/duration.js";
-import type { CliIo } from "../io.js";
-import { interruptedExitCode } from "../io.js";
-import { createOutput, type Output } from "../output.js";
-import type { DEMO_OPTIONS } from "../options/generate.js";
-import type { OptionsOf } from "../options/spec.js";
-import { painter, requestEvent, requestLines } from "../request-lines.js";
+import type { DeliveryResult } from "../../../delivery/types.js";
+import { undiciEngine } from "../../../delivery/wire.js";
+import { dispatch, type DispatchEntry } from "../../../dispatch/dispatcher.js";
+import { buildExamples } from "../../../messages/examples.js";
+import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";
+import { startReceiver, type ReceivedRequest } from "../../../receiver/server.js";
+import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
+import { formatDuration } from "../../../util/duration.js";
+import type { CliIo } from "../../io.js";
+import { interruptedExitCode } from "../../io.js";
+import { createOutput, type Output } from "../../output.js";
+import type { DemoFlags } from "./options.js";
+import { painter, requestEvent, requestLines } from "../../request-lines.js";
 
-export type DemoOptions = OptionsOf<typeof DEMO_OPTIONS>;
+export type DemoOptions = DemoFlags;
 
 /**
  * Starts the receiver of `listen` on a free loopback port with a fresh random

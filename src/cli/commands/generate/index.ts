@@ -1,13 +1,12 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { UsageError } from "../../errors.js";
-import { buildExamples } from "../../messages/examples.js";
-import { MESSAGE_TYPES, type MessageType } from "../../messages/names.js";
-import type { CliIo } from "../io.js";
-import type { GENERATE_OPTIONS } from "../options/generate.js";
-import type { OptionsOf } from "../options/spec.js";
+import { UsageError } from "../../../errors.js";
+import { buildExamples } from "../../../messages/examples.js";
+import { MESSAGE_TYPES, type MessageType } from "../../../messages/names.js";
+import type { CliIo } from "../../io.js";
+import type { GenerateFlags } from "./options.js";
 
-export type GenerateOptions = OptionsOf<typeof GENERATE_OPTIONS> & { types: MessageType[] };
+export type GenerateOptions = GenerateFlags & { types: MessageType[] };
 
 /** Prints example messages: NDJSON by default, indented JSON with `pretty`. */
 export async function generate(options: GenerateOptions, io: CliIo): Promise<number> {

@@ -1,7 +1,7 @@
-import { MESSAGE_TYPES } from "../../messages/names.js";
-import { DELIVERY_OPTIONS } from "./delivery.js";
-import { exampleOptions } from "./example.js";
-import type { OptionsOf, OptionSpec } from "./spec.js";
+import { MESSAGE_TYPES } from "../../../messages/names.js";
+import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import { exampleOptions } from "../../options/example.js";
+import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
 export const SEND_OPTIONS = [
   // Parsed first: with a bad --type, that is the error reported.

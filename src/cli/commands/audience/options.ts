@@ -1,5 +1,5 @@
-import { DELIVERY_OPTIONS } from "./delivery.js";
-import { withHelp, type OptionsOf, type OptionSpec } from "./spec.js";
+import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
 
 const AUDIENCE_CONCURRENCY_DEFAULT = "8";
 

@@ -1,6 +1,6 @@
-import { MESSAGE_TYPES } from "../../messages/names.js";
-import { DELIVERY_OPTIONS } from "./delivery.js";
-import type { OptionsOf, OptionSpec } from "./spec.js";
+import { MESSAGE_TYPES } from "../../../messages/names.js";
+import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
 /** The dispatcher's default; test/unit/option-tables.test.ts checks the help states it. */
 const REPLAY_CONCURRENCY_DEFAULT = "64";
@@ -19,7 +19,7 @@ export const REPLAY_OPTIONS = [
   { key: "deadLetter", flag: "--dead-letter", arg: "<file>", kind: "string", help: "append every message not delivered to this file (replay accepts it again)" },
   { key: "allowEmpty", flag: "--allow-empty", kind: "switch", help: "exit 0 when there is nothing to send (empty input, --from-line past the end, nothing selected); exit 2 otherwise" },
   { key: "verbose", flag: "--verbose", kind: "switch", help: "show each attempt's request and response (stderr)" },
-  // Regression testing (issue 16): selectors, results, comparison. Parsed further in commands/replay-regress.ts.
+  // Regression testing: selectors, results, comparison. Parsed further in ./regress.ts.
   { key: "lines", flag: "--line", arg: "<n|a-b>", kind: "list", help: "only replay this line, or lines A to B (repeatable)" },
   { key: "messageIds", flag: "--message-id", arg: "<id>", kind: "list", help: "only replay the message with this messageId (repeatable)" },
   { key: "userIds", flag: "--user-id", arg: "<id>", kind: "list", help: "only replay this user's messages (the per-user order key; repeatable)" },

@@ -1,6 +1,6 @@
-import { DEFAULT_MAX_CONNECTIONS } from "../../util/http-limits.js";
-import { DELIVERY_OPTIONS } from "./delivery.js";
-import { withHelp, type OptionsOf, type OptionSpec } from "./spec.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
 
 const DEFAULT_SERVE_PORT = 8088;
 const DEFAULT_STATE_DIR = ".webhook-cli";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { fixedValuesOf } from "../options/spec.js";
+import { fixedValuesOf } from "../../options/spec.js";
 
 /**
  * What a shell needs to complete one command, read from the commander tree

@@ -1,26 +1,26 @@
 import { isUtf8 } from "node:buffer";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { InputError, UsageError } from "../../errors.js";
-import type { AttemptEvent, DeliveryResult } from "../../delivery/types.js";
-import { undiciEngine } from "../../delivery/wire.js";
-import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../dispatch/dispatcher.js";
-import { userIdOf } from "../../messages/check.js";
-import { exampleMessage } from "../../messages/examples.js";
-import { parseMessages, type InputMessage } from "../../messages/input.js";
-import type { AliasKeys } from "../../messages/schemas.js";
-import type { Clock, Random } from "../../util/clock.js";
-import { formatDuration } from "../../util/duration.js";
-import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../io.js";
-import { EXAMPLE_FLAGS } from "../options/example.js";
-import type { SendFlags } from "../options/send.js";
-import { createOutput, type Output, type Spinner } from "../output.js";
-import { logAttempt, printDryRun } from "../attempt-log.js";
-import { retryWindowNotice, StatusLine } from "../status-line.js";
-import { INTERRUPTED, readStdin } from "../stdin.js";
-import { deliveryCase, writeJunitFile } from "../junit-file.js";
-import type { JunitCase } from "../../report/junit.js";
+import { InputError, UsageError } from "../../../errors.js";
+import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
+import { undiciEngine } from "../../../delivery/wire.js";
+import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../../dispatch/dispatcher.js";
+import { userIdOf } from "../../../messages/check.js";
+import { exampleMessage } from "../../../messages/examples.js";
+import { parseMessages, type InputMessage } from "../../../messages/input.js";
+import type { AliasKeys } from "../../../messages/schemas.js";
+import type { Clock, Random } from "../../../util/clock.js";
+import { formatDuration } from "../../../util/duration.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../io.js";
+import { EXAMPLE_FLAGS } from "../../options/example.js";
+import type { SendFlags } from "./options.js";
+import { createOutput, type Output, type Spinner } from "../../output.js";
+import { logAttempt, printDryRun } from "../../attempt-log.js";
+import { retryWindowNotice, StatusLine } from "../../status-line.js";
+import { INTERRUPTED, readStdin } from "../../stdin.js";
+import { deliveryCase, writeJunitFile } from "../../junit-file.js";
+import type { JunitCase } from "../../../report/junit.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {

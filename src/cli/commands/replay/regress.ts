@@ -1,26 +1,26 @@
 import { accessSync, constants, createReadStream, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { InputError } from "../../errors.js";
-import type { DeliveryResult } from "../../delivery/types.js";
-import type { ReplayEntry } from "../../replay/envelope.js";
-import type { ReplayOptions } from "../../replay/replay.js";
-import type { JunitCase } from "../../report/junit.js";
-import type { CompareSummary, MessageComparison } from "../../regress/message-comparison.js";
-import { Comparison, comparisonFailed, formatCompareSummary, formatComparison } from "../../regress/run-comparison.js";
-import { OldResults } from "../../regress/old-results.js";
-import { spoolToTempFile } from "../../replay/spool.js";
-import { parseExpectStatus, unexpectedStatuses, type ExpectedStatuses } from "../../regress/expect-status.js";
-import { parseJsonPath, type JsonPath } from "../../regress/jsonpath.js";
-import { comparisonCase, withExpectStatus } from "../../regress/regress-junit.js";
-import { answerOfResult, type Answer } from "../../regress/results-read.js";
-import { scanResults } from "../../regress/results-file.js";
-import { createSelection, parseIds, parseLineRange, type LineRange, type Selection } from "../../replay/select.js";
-import { parseShard, type Shard } from "../../replay/shard.js";
-import type { ResultLine } from "../../regress/results.js";
-import type { CliIo } from "../io.js";
-import type { ReplayFlags } from "../options/replay.js";
-import type { Output } from "../output.js";
-import { printable } from "../../util/printable.js";
+import { InputError } from "../../../errors.js";
+import type { DeliveryResult } from "../../../delivery/types.js";
+import type { ReplayEntry } from "../../../replay/envelope.js";
+import type { ReplayOptions } from "../../../replay/replay.js";
+import type { JunitCase } from "../../../report/junit.js";
+import type { CompareSummary, MessageComparison } from "../../../regress/message-comparison.js";
+import { Comparison, comparisonFailed, formatCompareSummary, formatComparison } from "../../../regress/run-comparison.js";
+import { OldResults } from "../../../regress/old-results.js";
+import { spoolToTempFile } from "../../../replay/spool.js";
+import { parseExpectStatus, unexpectedStatuses, type ExpectedStatuses } from "../../../regress/expect-status.js";
+import { parseJsonPath, type JsonPath } from "../../../regress/jsonpath.js";
+import { comparisonCase, withExpectStatus } from "../../../regress/regress-junit.js";
+import { answerOfResult, type Answer } from "../../../regress/results-read.js";
+import { scanResults } from "../../../regress/results-file.js";
+import { createSelection, parseIds, parseLineRange, type LineRange, type Selection } from "../../../replay/select.js";
+import { parseShard, type Shard } from "../../../replay/shard.js";
+import type { ResultLine } from "../../../regress/results.js";
+import type { CliIo } from "../../io.js";
+import type { ReplayFlags } from "./options.js";
+import type { Output } from "../../output.js";
+import { printable } from "../../../util/printable.js";
 
 /**
  * replay as a regression test (issue 16): the selectors, `--results`,
@@ -38,7 +38,7 @@ interface RegressFlags {
   expectStatus?: ExpectedStatuses;
 }
 
-/** The option table's values (commands/options/replay.ts) as typed flags; a bad value is a UsageError naming its flag. */
+/** The option table's values (./options.ts) as typed flags; a bad value is a UsageError naming its flag. */
 export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">): RegressFlags {
   return {
     ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),

@@ -1,6 +1,6 @@
-import { DEFAULT_MAX_CONNECTIONS } from "../../util/http-limits.js";
-import { SECRET_ENV } from "./delivery.js";
-import type { OptionsOf, OptionSpec } from "./spec.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { SECRET_ENV } from "../../options/delivery.js";
+import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
 export const LISTEN_OPTIONS = [
   { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },

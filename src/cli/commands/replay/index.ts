@@ -1,26 +1,26 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { InputError, UsageError } from "../../errors.js";
-import type { DeliveryResult } from "../../delivery/types.js";
-import type { ReplayEntry } from "../../replay/envelope.js";
-import { DEFAULT_DELIVERY_CONCURRENCY } from "../../dispatch/dispatcher.js";
-import { replay, type ReplayOptions, type ReplaySummary } from "../../replay/replay.js";
-import type { Failure } from "../../delivery/failure.js";
-import { spoolToTempFile } from "../../replay/spool.js";
-import type { JunitCase } from "../../report/junit.js";
-import { deliveryCase, writeJunitFile } from "../junit-file.js";
-import type { Clock } from "../../util/clock.js";
-import { formatDuration } from "../../util/duration.js";
-import { undiciEngine } from "../../delivery/wire.js";
-import type { DestinationSettings } from "../../config/destination.js";
-import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../io.js";
-import type { ReplayFlags } from "../options/replay.js";
-import { createOutput, type Output } from "../output.js";
-import { logAttempt, printDryRun } from "../attempt-log.js";
-import { INTERRUPTED, readStdin } from "../stdin.js";
-import { retryWindowNotice, StatusLine } from "../status-line.js";
-import { parseRegressFlags, RegressReporter } from "./replay-regress.js";
+import { InputError, UsageError } from "../../../errors.js";
+import type { DeliveryResult } from "../../../delivery/types.js";
+import type { ReplayEntry } from "../../../replay/envelope.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../../../dispatch/dispatcher.js";
+import { replay, type ReplayOptions, type ReplaySummary } from "../../../replay/replay.js";
+import type { Failure } from "../../../delivery/failure.js";
+import { spoolToTempFile } from "../../../replay/spool.js";
+import type { JunitCase } from "../../../report/junit.js";
+import { deliveryCase, writeJunitFile } from "../../junit-file.js";
+import type { Clock } from "../../../util/clock.js";
+import { formatDuration } from "../../../util/duration.js";
+import { undiciEngine } from "../../../delivery/wire.js";
+import type { DestinationSettings } from "../../../config/destination.js";
+import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../io.js";
+import type { ReplayFlags } from "./options.js";
+import { createOutput, type Output } from "../../output.js";
+import { logAttempt, printDryRun } from "../../attempt-log.js";
+import { INTERRUPTED, readStdin } from "../../stdin.js";
+import { retryWindowNotice, StatusLine } from "../../status-line.js";
+import { parseRegressFlags, RegressReporter } from "./regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
