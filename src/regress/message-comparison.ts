@@ -152,6 +152,11 @@ function normalType(contentType: string | null): string | null {
   return contentType === null ? null : contentType.toLowerCase().replace(/\s+/g, "");
 }
 
+/** One output line per difference: `line 12 (track Order Completed, user-42): status 200 → 500`. */
+export function formatComparison(result: MessageComparison): string[] {
+  return result.changes.map((change) => `line ${result.line} (${result.label}): ${change}`);
+}
+
 /** `track Order Completed, user-42` from the answer's facts. */
 export function labelOf(answer: Answer): string {
   const { facts } = answer;

@@ -107,11 +107,6 @@ export function compareResults(
   return { ...comparison.finish(), changed, added };
 }
 
-/** One output line per difference: `line 12 (track Order Completed, user-42): status 200 → 500`. */
-export function formatComparison(result: MessageComparison): string[] {
-  return result.changes.map((change) => `line ${result.line} (${result.label}): ${change}`);
-}
-
 /** `compared with OLD: 96 same, 3 changed, 1 new, 0 missing`. */
 export function formatCompareSummary(name: string, summary: CompareSummary): string {
   return `compared with ${name}: ${summary.same} same, ${summary.changed} changed, ${summary.new} new, ${summary.missing} missing`;

@@ -7,8 +7,7 @@ import { FaultPlan } from "../../../receiver/faults.js";
 import { createForwarder } from "../../../receiver/forward.js";
 import { RecordingFile } from "../../../receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../../receiver/server.js";
-import type { JunitCase } from "../../../report/junit.js";
-import { writeJunitFile } from "../../junit-file.js";
+import { countNotReachedCase, requestCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
 import { writeReadyFile } from "../../ready-file.js";
 import { seededRandom } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
@@ -124,7 +123,7 @@ class Tally {
     if (!request.verdict.valid) this.invalid += 1;
     const options = this.options;
     this.lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, this.paint, options.verbose)}\n`);
-    if (options.junit !== undefined) this.junitCases.push(junitCase(request));
+    if (options.junit !== undefined) this.junitCases.push(requestCase(request));
     if (this.spinning) this.spinner.update(waitingText(this.received, this.invalid));
     return request;
   }
@@ -258,27 +257,6 @@ function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buff
   return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
 }
 
-function countNotReachedCase(count: number, exitAfterMs: number, message: string): JunitCase {
-  return { name: `--count ${count} requests`, classname: "webhook-cli.listen", time: exitAfterMs / 1000, failure: { message, type: "count" } };
-}
-
-function junitCase(request: ReceivedRequest): JunitCase {
-  const reasons = invalidReasons(request);
-  const test: JunitCase = {
-    name: `#${request.index} ${request.verdict.type ?? "unknown"} ${request.method} ${request.path}`,
-    classname: "webhook-cli.listen",
-    time: 0,
-  };
-  if (reasons.length > 0) {
-    test.failure = {
-      message: reasons[0] ?? "invalid",
-      type: request.verdict.signatureValid === false ? "signature" : "shape",
-      details: reasons.join("\n"),
-    };
-  }
-  return test;
-}
-
 function waitingText(received: number, invalid: number): string {
   return received === 0 ? "Waiting for requests…" : `${received} received (${invalid} invalid), waiting…`;
 }
@@ -307,13 +285,4 @@ function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line
     },
     flush,
   };
-}
-
-/** Why a request counts as invalid, one reason per problem (for JUnit and summaries). */
-function invalidReasons(request: ReceivedRequest): string[] {
-  const v = request.verdict;
-  const reasons: string[] = [];
-  if (v.signatureValid === false) reasons.push(`signature: ${v.signatureError ?? "invalid"}${v.diagnosis ? ` (likely cause: ${v.diagnosis.message})` : ""}`);
-  for (const error of v.shapeErrors) reasons.push(`shape: ${error.message}`);
-  return reasons;
 }

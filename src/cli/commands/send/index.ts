@@ -19,8 +19,7 @@ import { createOutput, type Output, type Spinner } from "../../output.js";
 import { logAttempt, printDryRun } from "../../attempt-log.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
 import { INTERRUPTED, readStdin } from "../../stdin.js";
-import { deliveryCase, writeJunitFile } from "../../junit-file.js";
-import type { JunitCase } from "../../../report/junit.js";
+import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
