@@ -1,24 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { PortError } from "../errors.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorBody, type Collector } from "./collector.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { readBody } from "../util/body-reader.js";
-import {
-  BodyBudget,
-  CONNECTIONS_CHECKING_INTERVAL_MS,
-  DEFAULT_BODY_BUDGET_BYTES,
-  lingeringClose,
-  limitConnections,
-  type ConnectionLimits,
-} from "../util/http-limits.js";
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES, lingeringClose, type ConnectionLimits } from "../util/http-limits.js";
+import { startHttpServer, type HttpServer } from "../util/http-server.js";
 
-export interface ServeServer {
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
+export type ServeServer = HttpServer;
 
 /** The node:http adapter of the collector: reads bodies (bounded), answers JSON, serves GET /health. */
 export async function listenCollector(
@@ -26,22 +14,12 @@ export async function listenCollector(
   options: { host: string; port: number; /** Request bodies held in memory at once (default 32 MiB). */ bodyBudgetBytes?: number } & ConnectionLimits,
 ): Promise<ServeServer> {
   const budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
-  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS }, (req, res) => handle(collector, req, res, budget));
-  limitConnections(server, options);
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => {
-      reject(new PortError(`cannot listen on ${options.host}:${options.port}: ${error.code ?? error.message}`, { cause: error }));
-    };
-    server.once("error", onError);
-    server.listen(options.port, options.host, () => {
-      server.off("error", onError);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  return { url: `http://${host}:${port}`, port, close: () => closeServer(server) };
+  const { url, port, close } = await startHttpServer(
+    // Connections still busy a moment after a stop are cut: a stop must not hang on a slow client.
+    { host: options.host, port: options.port, limits: options, keepAliveTimeoutMs: 30_000, closeGraceMs: 1_000 },
+    (req, res) => handle(collector, req, res, budget),
+  );
+  return { url, port, close };
 }
 
 function handle(collector: Collector, req: IncomingMessage, res: ServerResponse, budget: BodyBudget): void {
@@ -89,13 +67,4 @@ function send(res: ServerResponse, status: number, body: Record<string, unknown>
 function clientIp(req: IncomingMessage): string | undefined {
   const address = req.socket.remoteAddress;
   return address?.startsWith("::ffff:") ? address.slice(7) : address;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-    // Connections still busy after a moment are cut: a stop must not hang on a slow client.
-    setTimeout(() => server.closeAllConnections(), 1_000).unref();
-  });
 }
