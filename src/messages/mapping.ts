@@ -69,7 +69,7 @@ export type ResolvedData =
   | { readonly kind: "refused"; readonly reason: string };
 
 /** The default mapping, `{"@path": "$."}`: the whole message. */
-export const DEFAULT_MAPPING: Mapping = { spec: { "@path": "$." }, root: { kind: "path", path: "$.", keys: [] } };
+export const DEFAULT_MAPPING: Mapping = Object.freeze({ spec: Object.freeze({ "@path": "$." }), root: Object.freeze({ kind: "path", path: "$.", keys: Object.freeze([]) }) });
 
 /**
  * Parses MAPPING text: a path (`$.properties`) or a JSON object (see the module comment). Throws
