@@ -118,6 +118,8 @@ export function createInflater(coding: "gzip" | "deflate", limits: InflateLimits
   let compressed = 0;
   let inflated = 0;
   let finished = false;
+  // Bytes written after end() would be zlib's "write after end", not the sender's fault: ignored.
+  let ended = false;
 
   const finish = (): void => {
     finished = true;
@@ -155,7 +157,7 @@ export function createInflater(coding: "gzip" | "deflate", limits: InflateLimits
 
   return {
     write(chunk) {
-      if (finished || chunk.length === 0) return true;
+      if (finished || ended || chunk.length === 0) return true;
       compressed += chunk.length;
       if (compressed > maxCompressed) {
         finish();
@@ -175,7 +177,8 @@ export function createInflater(coding: "gzip" | "deflate", limits: InflateLimits
       return zlib.write(chunk);
     },
     end() {
-      if (finished) return;
+      if (finished || ended) return;
+      ended = true;
       // A deflate body of one byte (or none) ends before its kind is known: zlib says what is wrong with it.
       const rest = head;
       head = undefined;

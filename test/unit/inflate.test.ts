@@ -208,6 +208,18 @@ describe("createInflater", () => {
     expect(destroyed.calls).toEqual([]);
   });
 
+  it("ignores bytes after end and a second end", async () => {
+    const handlers = recorder();
+    const inflater = createInflater("gzip", limits, handlers);
+    inflater.write(gzipSync(body));
+    inflater.end();
+    inflater.write(Buffer.from("late"));
+    inflater.end();
+    await handlers.done;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(handlers.calls).toEqual([`end ${body.length}`]);
+  });
+
   it("calls exactly one ending when the body is corrupt after good data", async () => {
     const handlers = recorder();
     const inflater = createInflater("gzip", limits, handlers);
