@@ -4,7 +4,7 @@
 export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
 
 // The client library (docs/serve-api.md#client-library).
-export { Analytics } from "./client/edge.js";
+export { Analytics } from "./client/analytics.js";
 export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {
   AnalyticsOptions,
