@@ -1,7 +1,7 @@
 // The library's public face (docs/library.md): the client, signing, the message types with their
 // check, the receiver's verdict, and the delivery engine with its transport interface and retry
 // policy. Everything else is internal; test helpers are in the `webhook-cli/testing` subpath.
-// Re-exports only; test/unit/public-face.test.ts lists every name, so a change here shows as a diff.
+// Re-exports only; test/e2e/public-face.test.ts lists every name, so a change here shows as a diff.
 export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
 
 // The client library (docs/serve-api.md#client-library).
