@@ -16,8 +16,8 @@ import type { DeliveryTransport } from "./transport.js";
 export interface DeliveryEngineOptions {
   /** Where every message goes: URLs, or URLs with their static headers (docs/delivery.md#static-headers). */
   targets: readonly (string | { url: string; headers?: Record<string, string> })[];
-  /** The shared secret: each body is signed into X-Signature. Without one, nothing is signed. */
-  secret?: string;
+  /** The shared secret: each body is signed into X-Signature. Without one (or undefined), nothing is signed. */
+  secret?: string | undefined;
   /** Default `Segment.io/1.0`, as the real destination sends. */
   userAgent?: string;
   /** Deadline of one attempt, connect and TLS included, in ms. Default 5000. */

@@ -1,5 +1,10 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
+import { ROOT } from "../helpers/loaded-modules.js";
 
 // The delivery engine driven as a user of the package drives it: every name comes from
 // "webhook-cli" and "webhook-cli/testing", resolved by package name through package.json
@@ -137,5 +142,21 @@ describe("the delivery engine from the package, over its default (undici) transp
       "x-env": "ci",
       "x-signature": sign("s3cret", MESSAGE),
     });
+  });
+});
+
+describe("docs/library.md", () => {
+  // Each `js runnable` block runs as a script in the repository (so "webhook-cli" resolves to the
+  // package itself) and prints what its `console.log(…); // …` comments say.
+  const blocks = [...readFileSync(join(ROOT, "docs/library.md"), "utf8").matchAll(/^```js runnable\n([\s\S]*?)^```/gm)].map((match) => match[1] as string);
+
+  it("has runnable examples", () => {
+    expect(blocks.length).toBeGreaterThan(0);
+  });
+
+  it.each(blocks.map((code, i) => [i + 1, code]))("example %i prints what its comments say", async (_n, code) => {
+    const expected = code.split("\n").flatMap((line) => /console\.log\(.*\);\s*\/\/\s*(.*)$/.exec(line)?.[1] ?? []);
+    const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", code], { cwd: ROOT, timeout: 10_000 });
+    expect(stdout.trimEnd().split("\n")).toEqual(expected);
   });
 });
