@@ -1,6 +1,6 @@
 /**
- * One base error with a stable `code`. The CLI maps codes to exit statuses in
- * one place (src/cli/exit-codes.ts); library users can switch on `code`.
+ * One base error; every class has its own stable `code`. The CLI maps codes to
+ * exit statuses in one place (src/cli/exit-codes.ts); library users can switch on `code`.
  */
 
 /** Where a bad value came from, so a message can name it. */
@@ -18,15 +18,18 @@ export interface ErrorSource {
   env?: string;
 }
 
+/** One code per error class (docs/exit-codes.md#error-classes), stable across versions. */
 export type ErrorCode =
   | "E_USAGE"
   | "E_INPUT"
   | "E_CONFIG"
   | "E_VALIDATION"
   | "E_PORT"
-  | "E_TLS"
+  | "E_STATE"
   | "E_DELIVERY"
+  | "E_QUEUE_FULL"
   | "E_CLOSED"
+  | "E_WRITE"
   | "E_INTERNAL";
 
 export class WebhookCliError extends Error {
@@ -90,6 +93,13 @@ export class PortError extends WebhookCliError {
 export class ClosedError extends WebhookCliError {
   constructor(message: string) {
     super("E_CLOSED", message);
+  }
+}
+
+/** An output file (results, dead letters) that cannot be written: disk full, no permission. */
+export class WriteError extends WebhookCliError {
+  constructor(message: string, options?: { cause?: unknown; source?: ErrorSource }) {
+    super("E_WRITE", message, options);
   }
 }
 

@@ -1,10 +1,11 @@
-// The library's public face: the client, signing, the message types with their
-// check, and the receiver's verdict. Everything else is internal; test helpers
-// are in the `webhook-cli/testing` subpath. Re-exports only.
+// The library's public face (docs/library.md): the client, signing, the message types with their
+// check, the receiver's verdict, and the delivery engine with its transport interface and retry
+// policy. Everything else is internal; test helpers are in the `webhook-cli/testing` subpath.
+// Re-exports only; test/e2e/public-face.test.ts lists every name, so a change here shows as a diff.
 export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
 
 // The client library (docs/serve-api.md#client-library).
-export { Analytics } from "./client/edge.js";
+export { Analytics } from "./client/analytics.js";
 export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {
   AnalyticsOptions,
@@ -24,11 +25,11 @@ export type {
   GroupMessage as GroupCall,
   AliasMessage as AliasCall,
 } from "./client/types.js";
-// What AnalyticsOptions' `clock` and `random` take.
+// What AnalyticsOptions' and the engine's `clock` and `random` take.
 export type { Clock, Random, TimerHandle } from "./util/clock.js";
 
-// Signing and verifying X-Signature.
-export { sign, verify, type BodyBytes } from "./signing.js";
+// Signing and verifying X-Signature; signingKey makes the key once for many bodies.
+export { sign, verify, signingKey, type BodyBytes, type SecretKey } from "./signing.js";
 
 // The webhook messages and their shape check.
 export {
@@ -53,3 +54,33 @@ export { checkMessage, type ShapeCheck, type ShapeIssue, type CheckOptions } fro
 // The receiver's verdict on one request: signature, shape, diagnosis.
 export { judgeRequest, type RequestVerdict, type RequestHeaders, type VerdictOptions } from "./receiver/verdict.js";
 export type { Diagnosis, DiagnosisCause } from "./receiver/diagnose.js";
+
+// The delivery engine (docs/delivery.md): built by createDeliveryEngine, which loads it on first
+// use (so the client above loads none of it); DeliveryEngine is its type.
+export { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/create-engine.js";
+export type { DeliveryEngine } from "./delivery/deliver.js";
+export type { Target } from "./config/destination.js";
+export type {
+  AttemptEvent,
+  AttemptOutcome,
+  DeliverCall,
+  DeliveryResult,
+  PreparedRequest,
+  UrlResult,
+} from "./delivery/types.js";
+export type { CapturedResponse, KeptBody } from "./delivery/captured-body.js";
+// What the engine needs from the network; `webhook-cli/testing` has a fake one.
+export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
+// The retry policy as pure functions (docs/delivery.md#retry-schedule).
+export {
+  classifyOutcome,
+  honoursRetryAfter,
+  backoffCapMs,
+  backoffMs,
+  retryWaitMs,
+  mayStartAt,
+  planNextRound,
+  parseRetryAfter,
+  type Verdict as AttemptVerdict,
+  type NextRound,
+} from "./delivery/policy.js";

@@ -9,9 +9,11 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   E_CONFIG: 2,
   E_VALIDATION: 2,
   E_PORT: 2,
-  E_TLS: 1,
+  E_STATE: 2,
   E_DELIVERY: 1,
+  E_QUEUE_FULL: 1,
   E_CLOSED: 1,
+  E_WRITE: 1,
   E_INTERNAL: 1,
 };
 

@@ -16,6 +16,6 @@ export class BatchDeliveryError extends WebhookCliError {
 /** A call refused because the in-memory queue was full (the server is slower than the producer). */
 export class QueueFullError extends WebhookCliError {
   constructor(message: string) {
-    super("E_DELIVERY", message);
+    super("E_QUEUE_FULL", message);
   }
 }

@@ -1,7 +1,7 @@
-import { ConfigError, ValidationError } from "../errors.js";
+import { ValidationError } from "../errors.js";
 import { MAX_MESSAGE_BYTES } from "../messages/limits.js";
 import { isPlainObject } from "../util/json.js";
-import type { AnalyticsOptions, CallType } from "./types.js";
+import type { CallType } from "./types.js";
 
 /**
  * Synchronous checks of a call (pure). The required-field messages and their
@@ -91,46 +91,6 @@ export function wireIds(message: Record<string, unknown>): Record<string, string
 const ID_KEYS = ["userId", "anonymousId", "groupId", "previousId"] as const;
 const NO_IDS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof AnalyticsOptions>([
-  "endpoint",
-  "flushAt",
-  "flushAfter",
-  "timeout",
-  "maxRetries",
-  "maxQueueSize",
-  "maxQueueBytes",
-  "concurrency",
-  "clock",
-  "random",
-  "debug",
-  "log",
-]);
-
-/** What users of other clients (analytics-node, -python, -go) would guess, and our name for it. */
-const OTHER_NAMES: Readonly<Record<string, keyof AnalyticsOptions>> = {
-  host: "endpoint",
-  path: "endpoint",
-  flushInterval: "flushAfter",
-  interval: "flushAfter",
-  maxEventsInBatch: "flushAt",
-  batchSize: "flushAt",
-  httpRequestTimeout: "timeout",
-  verbose: "debug",
-  logger: "log",
-};
-
-/** An unknown option is an error naming it (a silently ignored `host` would send to the public endpoint). */
-export function checkOptions(options: unknown): void {
-  if (options === undefined) return;
-  if (!isPlainObject(options)) throw new ConfigError(`options must be an object, got ${describeType(options)}`);
-  for (const key of Object.keys(options)) {
-    if (KNOWN_OPTIONS.has(key)) continue;
-    const instead = Object.hasOwn(OTHER_NAMES, key) ? OTHER_NAMES[key] : undefined;
-    const hint = instead !== undefined ? `: this client calls it '${instead}'` : `; known options: ${[...KNOWN_OPTIONS].join(", ")}`;
-    throw new ConfigError(`Unknown option '${key}'${hint}.`, { key });
-  }
-}
-
 function expectObject(value: unknown, key: string): void {
   if (value !== undefined && value !== null && !isPlainObject(value)) {
     throw new ValidationError(`'${key}' must be an object, got ${describeType(value)}.`);
@@ -141,7 +101,10 @@ function requireIdentity(message: Record<string, unknown>): void {
   if (missing(message.userId) && missing(message.anonymousId)) throw new ValidationError(MISSING_IDENTITY);
 }
 
-function describeType(value: unknown): string {
+/** A value's kind for an error message (strings shown, shortened). */
+export function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "function") return "a function";
   if (Array.isArray(value)) return "an array";
   if (value instanceof Date) return "an invalid Date";
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);

@@ -8,7 +8,7 @@ const isDeclaration = (path: string): boolean => /^cli\/commands\/[a-z]+\/(comma
 
 // Checked on the built package (npm run build), by the modules a real process resolves: not by timing.
 describe("what a process loads", () => {
-  it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay or serve', async () => {
+  it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay, serve or the delivery engine', async () => {
     const script = 'import { Analytics } from "webhook-cli"; console.log(typeof Analytics);';
     const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
     expect(stderr).toBe("");
@@ -20,7 +20,10 @@ describe("what a process loads", () => {
     expect(dist).toContain("client/analytics.js");
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
-    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience|delivery)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+    // Of delivery/, only the pure retry policy and the engine's door (createDeliveryEngine, which
+    // loads the engine, its transports and their wiring when called) load.
+    expect(dist.filter((path) => path.startsWith("delivery/")).sort()).toEqual(["delivery/create-engine.js", "delivery/policy.js", "delivery/types.js"]);
   });
 
   it.each([["--version"], ["--help"]])("webhook-cli %s loads no undici, zod or ora, nor any command's implementation", async (flag) => {

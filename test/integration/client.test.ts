@@ -305,7 +305,7 @@ describe("Analytics against a real server on loopback", () => {
     expect(result).toBeUndefined();
   });
 
-  it("debug logs queueing, flushes and failures to its log; silent otherwise (DEBUG=analytics sets it at the package edge)", async () => {
+  it("debug logs queueing, flushes and failures to its log; silent otherwise (DEBUG=analytics is the default of `debug`)", async () => {
     const s = await server(statuses(503, 200));
     const lines: string[] = [];
     const quiet: string[] = [];

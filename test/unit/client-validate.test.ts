@@ -1,4 +1,6 @@
+import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
+import { Analytics as Client } from "../../src/client/analytics.js";
 import { Analytics, ClosedError, ConfigError, ValidationError } from "../../src/index.js";
 import {
   MISSING_EVENT,
@@ -97,6 +99,16 @@ describe("client validation messages (docs/serve-api.md#client-validation)", () 
     expect(() => new Analytics("wk", { maxRetries: 1.5 })).toThrow(/maxRetries/);
     expect(() => new Analytics("wk", { endpoint: "ftp://x" })).toThrow(/endpoint must be an http: or https: URL/);
     expect(() => new Analytics("wk", { endpoint: "not a url" })).toThrow(/endpoint is not a URL/);
+    expect(() => new Analytics("wk", { clock: {} as never })).toThrow("clock must have now(), setTimeout() and clearTimeout(), got an object");
+    expect(() => new Analytics("wk", { random: 0.5 as never })).toThrow("random must be a function, got number 0.5");
+    expect(() => new Analytics("wk", "fast" as never)).toThrow('options must be an object, got "fast"');
+    // null reads as no options, as it did before the defaults moved into the class.
+    expect(new Analytics("wk", null as never).stats().queued).toBe(0);
+  });
+
+  it("is one class: the package's Analytics is the client itself, with its defaults as parameters", () => {
+    expect(Analytics).toBe(Client);
+    expect(Object.getPrototypeOf(Analytics)).toBe(EventEmitter);
   });
 
   it("throws ClosedError for calls after close()", async () => {
