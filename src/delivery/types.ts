@@ -1,6 +1,7 @@
 import type { Target } from "../config/destination.js";
 import type { CapturedResponse } from "./captured-body.js";
 import type { Clock, Random } from "../util/clock.js";
+import { RETRY_RULES } from "./retry-rules.js";
 import type { DeliveryTransport } from "./transport.js";
 
 /**
@@ -8,10 +9,11 @@ import type { DeliveryTransport } from "./transport.js";
  * `serve` and `audience sync` all deliver through `DeliveryEngine.deliver`.
  */
 
-export const DEFAULT_TIMEOUT_MS = 5_000;
-export const DEFAULT_RETRY_WINDOW_MS = 4 * 60 * 60 * 1000;
+// The destination's row of the retry rules (retry-rules.ts), under the names the engine uses.
+export const DEFAULT_TIMEOUT_MS = RETRY_RULES.classic.timeoutMs;
+export const DEFAULT_RETRY_WINDOW_MS = RETRY_RULES.classic.limit.windowMs;
 /** The wait before retry n is capped at this (docs/delivery.md#retry-schedule). */
-export const MAX_BACKOFF_MS = 5 * 60 * 1000;
+export const MAX_BACKOFF_MS = RETRY_RULES.classic.backoff.capMs;
 
 export interface DeliveryOptions {
   /** Deadline per attempt for the response status, connect and TLS included. Default 5 s. */
