@@ -7,7 +7,7 @@ import { resolveSettings, type DestinationSettings } from "../config/destination
 import { formatDuration } from "../util/duration.js";
 import type { CliIo } from "./io.js";
 import type { DeliveryFlags } from "./options/delivery.js";
-import { stripUndefined } from "./options.js";
+import { stripUndefined } from "../util/strip-undefined.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
 import type { Output } from "./output.js";
 

@@ -13,7 +13,7 @@ import { seededRandom } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
 import { redactUrl } from "../../../util/redact.js";
 import type { CliIo } from "../../io.js";
-import { stripUndefined } from "../../options.js";
+import { stripUndefined } from "../../../util/strip-undefined.js";
 import { watchKeys } from "./keys.js";
 import { onceEach } from "../../once-each.js";
 import { createOutput, type Output } from "../../output.js";
