@@ -2,7 +2,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryQueue, openSqliteQueue, type MessageQueue } from "../../src/serve/queue.js";
+import { openSqliteQueue } from "../../src/serve/durable-queue.js";
+import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import type { MessageQueue } from "../../src/serve/queue.js";
 import { keepForProcessLifetime, statementOf } from "../../src/serve/sqlite-lifetime.js";
 
 const dirs: string[] = [];

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { Collector } from "../../src/serve/collector.js";
-import { openSqliteQueue } from "../../src/serve/queue.js";
+import { openSqliteQueue } from "../../src/serve/durable-queue.js";
 import { statementOf } from "../../src/serve/sqlite-lifetime.js";
 import { listenCollector } from "../../src/serve/server.js";
 import { runCli } from "../helpers/cli.js";
