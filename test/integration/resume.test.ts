@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { replay, type ReplayOptions } from "../../src/replay/replay.js";
+import { replay } from "../../src/replay/replay.js";
+import type { ReplayOptions } from "../../src/replay/types.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { startServer, type Responder, type TestServer } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";

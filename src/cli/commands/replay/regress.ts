@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { InputError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import type { ReplayEntry } from "../../../replay/envelope.js";
-import type { ReplayOptions } from "../../../replay/replay.js";
+import type { ReplayOptions } from "../../../replay/types.js";
 import { formatComparison, type CompareSummary, type MessageComparison } from "../../../regress/message-comparison.js";
 import { Comparison, comparisonFailed, formatCompareSummary } from "../../../regress/run-comparison.js";
 import { OldResults } from "../../../regress/old-results.js";
