@@ -1,30 +1,27 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors.js";
-import { Inspection } from "../../../inspector/session.js";
-import type { Inspected } from "../../../inspector/store.js";
+import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";
 import { createForwarder } from "../../../receiver/forward.js";
 import { RecordingFile } from "../../../receiver/record.js";
-import { startReceiver, type ReceivedRequest, type Receiver } from "../../../receiver/server.js";
-import { countNotReachedCase, requestCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
-import { writeReadyFile } from "../../ready-file.js";
+import { startReceiver, type Receiver } from "../../../receiver/server.js";
+import { countNotReachedCase, writeJunitFile } from "../../../report/junit.js";
 import { seededRandom } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
-import { redactUrl } from "../../../util/redact.js";
-import type { CliIo } from "../../io.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
-import { watchKeys } from "./keys.js";
+import type { CliIo } from "../../io.js";
 import { onceEach } from "../../once-each.js";
 import { createOutput, type Output } from "../../output.js";
-import { painter, requestEvent, requestLines, type Painter } from "../../request-lines.js";
+import { writeReadyFile } from "../../ready-file.js";
 import { resolveListenSecret, warnUnsigned } from "../../secret.js";
+import { createInspection, serveInspector } from "./inspection.js";
+import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
-import { jsonTerminalSafe } from "../../../util/printable.js";
+import { stopSwitch, untilStopped, type StopReason } from "./stop.js";
+import { Tally } from "./tally.js";
 
 export type ListenOptions = ListenFlags;
-
-type StopReason = "count" | "exit-after" | "signal";
 
 /**
  * The verifying receiver (docs/receiver.md, docs/exit-codes.md#per-command): runs until --count requests,
@@ -83,61 +80,6 @@ function faultPlan(options: ListenOptions): FaultPlan {
   return new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
 }
 
-/** What listen counts and prints per request: the output lines, the JUnit cases and the spinner. */
-class Tally {
-  received = 0;
-  invalid = 0;
-  readonly junitCases: JunitCase[] = [];
-  readonly paint: Painter;
-  private readonly lines: { push(line: string): void; flush(): void };
-  private spinner = { update(_text: string) {}, stop() {} };
-  // The spinner only exists on a terminal; skip building its text per request otherwise.
-  private readonly spinning: boolean;
-
-  constructor(
-    private readonly options: ListenOptions,
-    io: CliIo,
-    private readonly output: Output,
-    readonly secret: string | undefined,
-  ) {
-    this.paint = painter(output.color);
-    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.line(text.slice(0, -1))));
-    this.spinning = io.stderrIsTTY;
-  }
-
-  get countReached(): boolean {
-    return this.options.count !== undefined && this.received >= this.options.count;
-  }
-
-  health(): Record<string, unknown> {
-    return { ok: true, received: this.received, valid: this.received - this.invalid, invalid: this.invalid };
-  }
-
-  /** Counts and prints one request, redacted; undefined once --count requests were taken. */
-  take(received: ReceivedRequest): ReceivedRequest | undefined {
-    if (this.countReached) return undefined;
-    // Credential-like query values and the secret never reach the terminal, the reports or the inspector.
-    const path = redactUrl(received.path, this.secret);
-    const request = path === received.path ? received : { ...received, path };
-    this.received += 1;
-    if (!request.verdict.valid) this.invalid += 1;
-    const options = this.options;
-    this.lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, this.paint, options.verbose)}\n`);
-    if (options.junit !== undefined) this.junitCases.push(requestCase(request));
-    if (this.spinning) this.spinner.update(waitingText(this.received, this.invalid));
-    return request;
-  }
-
-  startSpinner(): void {
-    this.spinner = this.output.spinner(waitingText(0, 0));
-  }
-
-  finish(): void {
-    this.lines.flush();
-    this.spinner.stop();
-  }
-}
-
 /** Says where listen is, then offers the `r` key on a terminal; returns what stops watching the keys. */
 function announceReady(
   options: ListenOptions,
@@ -152,31 +94,6 @@ function announceReady(
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
   return stopKeys;
-}
-
-interface StopSwitch {
-  stopped: Promise<StopReason>;
-  stop(reason: StopReason): void;
-}
-
-function stopSwitch(): StopSwitch {
-  let stop: (reason: StopReason) => void = () => {};
-  const stopped = new Promise<StopReason>((resolveStop) => (stop = resolveStop));
-  return { stopped, stop: (reason) => stop(reason) };
-}
-
-/** Waits for --count (through the switch), --exit-after or a signal, whichever comes first. */
-async function untilStopped(stopper: StopSwitch, exitAfterMs: number | undefined, signal: AbortSignal): Promise<StopReason> {
-  const exitTimer = exitAfterMs !== undefined ? setTimeout(() => stopper.stop("exit-after"), exitAfterMs) : undefined;
-  const onSignal = (): void => stopper.stop("signal");
-  if (signal.aborted) stopper.stop("signal");
-  else signal.addEventListener("abort", onSignal, { once: true });
-  try {
-    return await stopper.stopped;
-  } finally {
-    if (exitTimer) clearTimeout(exitTimer);
-    signal.removeEventListener("abort", onSignal);
-  }
 }
 
 /** The summary line and event, the JUnit file; the exit code. */
@@ -200,14 +117,6 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
   return code;
 }
 
-/** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
-function createInspection(options: ListenOptions, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
-  if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
-  // Without the page only the latest request is kept (for `r`); a bound that drops rows is named once.
-  const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
-  return new Inspection({ secret, forwardUrl, ...limits, onResent: (row) => reportResend(row, output), onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`) });
-}
-
 /** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
 function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
   if (output.json) {
@@ -216,31 +125,6 @@ function announce(output: Output, receiver: Receiver, forwardUrl: string | undef
   } else output.line(`Listening on ${receiver.url}`);
   if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
   if (page) output.line(`Inspector: ${page}`);
-}
-
-/** Starts the page; when its port is unusable, what listen opened is closed before the error is reported. */
-async function serveInspector(
-  inspection: Inspection,
-  port: number,
-  opened: readonly ({ close(): Promise<void> } | undefined)[],
-  recording: RecordingFile | undefined,
-): Promise<string> {
-  try {
-    return await inspection.serve(port);
-  } catch (error) {
-    await Promise.all(opened.map((item) => item?.close()));
-    recording?.close();
-    throw error;
-  }
-}
-
-/** `↻ R1 resend of #3 → http://localhost:3000/webhook  200  12ms` (or a `resend` JSON event). */
-function reportResend(row: Inspected, output: Output): void {
-  const response = row.response;
-  const fields = { label: row.label, of: row.resend?.ofLabel, url: row.resend?.url, status: response?.status ?? null, ms: response?.ms ?? 0, error: response?.error ?? null };
-  output.event("resend", fields);
-  const outcome = fields.status !== null && fields.error === null ? String(fields.status) : `${fields.status ?? "no answer"}: ${fields.error ?? ""}`;
-  output.line(`↻ ${fields.label} resend of #${fields.of ?? "?"} → ${fields.url ?? ""}  ${outcome}  ${formatDuration(fields.ms)}`);
 }
 
 function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {
@@ -255,34 +139,4 @@ function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buff
     }
   };
   return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
-}
-
-function waitingText(received: number, invalid: number): string {
-  return received === 0 ? "Waiting for requests…" : `${received} received (${invalid} invalid), waiting…`;
-}
-
-/**
- * Collects output lines and writes them every few milliseconds: under load one
- * write per request would cost more than the request itself, and 25 ms is not
- * noticeable on a terminal.
- */
-function lineBuffer(write: (text: string) => void, intervalMs = 25): { push(line: string): void; flush(): void } {
-  let pending = "";
-  let timer: NodeJS.Timeout | undefined;
-  const flush = (): void => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (pending === "") return;
-    const text = pending;
-    pending = "";
-    write(text);
-  };
-  return {
-    push(line) {
-      pending += line;
-      if (pending.length > 64 * 1024) flush();
-      else timer ??= setTimeout(flush, intervalMs);
-    },
-    flush,
-  };
 }
