@@ -37,6 +37,8 @@ const SECURITY_HEADERS = {
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
   "/inspector.js": { file: "inspector.js", type: "text/javascript; charset=utf-8" },
+  "/detail.js": { file: "detail.js", type: "text/javascript; charset=utf-8" },
+  "/dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
   "/inspector.css": { file: "inspector.css", type: "text/css; charset=utf-8" },
 };
 
