@@ -3,7 +3,7 @@ import type { CapturedResponse } from "../delivery/captured-body.js";
 export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
 
 /**
- * `replay --results FILE`: one NDJSON line per input message (issue 16).
+ * `replay --results FILE`: one NDJSON line per input message.
  * Pure: types, the body capture and the formatter; the file sink is in
  * results-file.ts, the in-order release in results-order.ts.
  *

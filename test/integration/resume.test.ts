@@ -7,7 +7,7 @@ import { seededRandom } from "../../src/util/clock.js";
 import { startServer, type Responder, type TestServer } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Interrupted replays against a real receiver that fails some lines and delays others (issue 13):
+// Interrupted replays against a real receiver that fails some lines and delays others:
 // delivered ∪ dead-lettered ∪ {lines ≥ printed N} covers every line, and following the hint
 // (from line N, then the dead-letter file) ends with every line delivered.
 const { servers } = closeServersAfterEach();

@@ -22,7 +22,7 @@ import type { Output } from "../../output.js";
 import { printable } from "../../../util/printable.js";
 
 /**
- * replay as a regression test (issue 16): the selectors, `--results`,
+ * replay as a regression test: the selectors, `--results`,
  * `--compare` with `--ignore`, and `--expect-status`, as the replay command
  * reports them. The pure parts live in src/regress/.
  */
