@@ -14,13 +14,9 @@ import { formatResultLine, type ResultLine } from "./results.js";
 export class ResultsFile {
   private readonly file: AppendFile;
 
-  /** `input` and `compare` (the --compare file, read before the run) may not be the results file. */
-  constructor(readonly path: string, others: { input?: string | undefined; compare?: string | undefined } = {}, field = "results") {
-    for (const [role, other] of Object.entries(others)) {
-      if (other !== undefined && sameFile(path, other)) {
-        throw new UsageError(`the results file cannot be the ${role === "input" ? "input file" : "`compare` file"}`, { field, file: path });
-      }
-    }
+  /** `input`, the file replayed, may not be the results file (the --compare file is the command's to check). */
+  constructor(readonly path: string, others: { input?: string | undefined } = {}, field = "results") {
+    if (others.input !== undefined && sameFile(path, others.input)) throw new UsageError("the results file cannot be the input file", { field, file: path });
     this.file = new AppendFile(path, field);
   }
 

@@ -28,14 +28,14 @@ export class ResultsSink {
 
   constructor(
     /** `secret`: masked in URLs, errors and answers (4+ characters, see util/redact.ts). */
-    options: { path?: string | undefined; input: string; compare?: string | undefined; secret?: string | undefined },
+    options: { path?: string | undefined; input: string; secret?: string | undefined },
     private readonly onResults: ((lines: readonly ResultLine[]) => void) | undefined,
     /** Finished results held for an earlier line before the reader waits (ResultsOrder's limit). */
     held?: number,
   ) {
     this.order = new ResultsOrder<ResultLine>(held);
     this.secret = options.secret;
-    this.file = options.path !== undefined ? new ResultsFile(options.path, { input: options.input, compare: options.compare }) : undefined;
+    this.file = options.path !== undefined ? new ResultsFile(options.path, { input: options.input }) : undefined;
   }
 
   /** Before the entry goes to the dispatcher (the sending pass reads in input order). */

@@ -112,7 +112,7 @@ class ReplayReporter {
   ) {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
     const wantsResults = options.results !== undefined || options.onResults !== undefined;
-    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, compare: options.compareFile, secret: options.settings.secret }, options.onResults) : undefined;
+    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secret }, options.onResults) : undefined;
   }
 
   finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {

@@ -30,8 +30,6 @@ export interface ReplayOptions {
   select?: Omit<SelectionOptions, "types" | "fromLine">;
   /** Append one results line per finished message to this file, in input order (replay --results). */
   results?: string;
-  /** The --compare file: may not be the results file. */
-  compareFile?: string;
   /** Results lines as they are released, in input order (replay --compare); asks for the answers like `results`. */
   onResults?: (lines: readonly ResultLine[]) => void;
   skipInvalid?: boolean;

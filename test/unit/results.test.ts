@@ -208,7 +208,6 @@ describe("ResultsFile, and reading it back for --compare", () => {
       return undefined;
     })();
     expect(error?.describe(flagOfField)).toMatch(/input\.ndjson: --results: the results file cannot be the input file/);
-    expect(() => new ResultsFile(input, { compare: input })).toThrow("the results file cannot be the `compare` file");
   });
 
   it("reads shards' files concatenated in any order, the last line for a number winning", async () => {

@@ -20,7 +20,7 @@ import { createOutput, type Output } from "../../output.js";
 import { logAttempt, printDryRun } from "../../attempt-log.js";
 import { INTERRUPTED, readStdin } from "../../stdin.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
-import { parseRegressFlags, RegressReporter } from "./regress.js";
+import { parseRegressFlags, refuseCompareAsResults, RegressReporter } from "./regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
@@ -47,6 +47,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
   output.maskSecret(settings.secret);
+  if (options.dryRun !== true) refuseCompareAsResults(options, io.cwd);
 
   const input = await openInput(options.file, io, output);
   if (input === INTERRUPTED) return interruptedExitCode(io.signal);

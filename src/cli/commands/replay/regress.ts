@@ -1,6 +1,6 @@
 import { accessSync, constants, createReadStream, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { InputError } from "../../../errors.js";
+import { InputError, UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import type { ReplayEntry } from "../../../replay/envelope.js";
 import type { ReplayOptions } from "../../../replay/types.js";
@@ -20,6 +20,7 @@ import type { CliIo } from "../../io.js";
 import type { ReplayFlags } from "./options.js";
 import type { Output } from "../../output.js";
 import { printable } from "../../../util/printable.js";
+import { sameFile } from "../../../util/same-file.js";
 
 /**
  * replay as a regression test: the selectors, `--results`,
@@ -49,6 +50,16 @@ export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" 
     ...(raw.ignore ? { ignore: raw.ignore.map((value) => parseJsonPath(value)) } : {}),
     ...(raw.expectStatus !== undefined ? { expectStatus: parseExpectStatus(raw.expectStatus) } : {}),
   };
+}
+
+/**
+ * The results file may not be the --compare file: the run would append its answers to the
+ * answers it compares them with. Checked before anything is read (a dry run writes no results).
+ */
+export function refuseCompareAsResults(flags: Pick<ReplayFlags, "results" | "compare">, cwd: string): void {
+  if (flags.results === undefined || flags.compare === undefined) return;
+  const results = resolve(cwd, flags.results);
+  if (sameFile(results, resolve(cwd, flags.compare))) throw new UsageError("the results file cannot be the `compare` file", { field: "results", file: results });
 }
 
 // Changed messages listed one by one up to this many; the rest are counted (JUnit and --json get all).
@@ -118,12 +129,12 @@ export class RegressReporter {
   }
 
   /** What replay() takes: the selectors, the results file, the comparison's feed. */
-  replayOptions(io: CliIo): Pick<ReplayOptions, "select" | "results" | "compareFile" | "onResults"> {
+  replayOptions(io: CliIo): Pick<ReplayOptions, "select" | "results" | "onResults"> {
     const { lines, messageIds, userIds, shard, results, compare } = this.flags;
     return {
       select: { ...(lines ? { lines } : {}), ...(messageIds ? { messageIds } : {}), ...(userIds ? { userIds } : {}), ...(shard ? { shard } : {}) },
       ...(results !== undefined ? { results: resolve(io.cwd, results) } : {}),
-      ...(compare !== undefined ? { compareFile: resolve(io.cwd, compare), onResults: (released) => this.compare(released) } : {}),
+      ...(compare !== undefined ? { onResults: (released) => this.compare(released) } : {}),
     };
   }
 
