@@ -1,4 +1,3 @@
-import { accessSync, constants, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
@@ -11,6 +10,7 @@ import { spoolToTempFile } from "../../../replay/spool.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
 import type { Clock } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
+import { isReadableFile } from "../../../util/readable-file.js";
 import { undiciEngine } from "../../../delivery/wire.js";
 import type { DestinationSettings } from "../../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../delivery-options.js";
@@ -128,14 +128,7 @@ async function openInput(file: string, io: CliIo, output: Output): Promise<{ pat
   }
   const path = resolve(io.cwd, file);
   // Fail early, with the file named, rather than deep inside the first pass.
-  let isFile = false;
-  try {
-    accessSync(path, constants.R_OK);
-    isFile = statSync(path).isFile();
-  } catch (error) {
-    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
-  }
-  if (!isFile) throw new InputError("not a regular file (a pipe can be read as - from standard input)", { file });
+  if (!isReadableFile(path, { file })) throw new InputError("not a regular file (a pipe can be read as - from standard input)", { file });
   return { path, name: file };
 }
 

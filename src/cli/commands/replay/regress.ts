@@ -1,4 +1,4 @@
-import { accessSync, constants, createReadStream, statSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
@@ -20,6 +20,7 @@ import type { CliIo } from "../../io.js";
 import type { ReplayFlags } from "./options.js";
 import type { Output } from "../../output.js";
 import { printable } from "../../../util/printable.js";
+import { isReadableFile } from "../../../util/readable-file.js";
 import { sameFile } from "../../../util/same-file.js";
 
 /**
@@ -101,13 +102,7 @@ export class RegressReporter {
   /** Scans the old file (nothing kept), then opens it for reading beside the run. */
   private async openComparison(compare: string, io: CliIo): Promise<void> {
     let path = resolve(io.cwd, compare);
-    let isFile = false;
-    try {
-      accessSync(path, constants.R_OK);
-      isFile = statSync(path).isFile();
-    } catch (error) {
-      throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--compare", file: compare });
-    }
+    const isFile = isReadableFile(path, { flag: "--compare", file: compare });
     const signal = io.signal ? { signal: io.signal } : {};
     if (!isFile) {
       // A pipe (`--compare <(zcat old.ndjson.gz)`) is read twice, so it is copied to a temporary file first, as stdin is.
