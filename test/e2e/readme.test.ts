@@ -1,25 +1,29 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, collect, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { startServer as startApp, type TestServer } from "../helpers/http-server.js";
-import { asServer, documentedPort, expectedExit, isServer, runnableBlocks } from "../helpers/readme.js";
+import { markdownFiles } from "../helpers/markdown.js";
+import { asServer, documentedPort, expectedExit, planRuns, runnableBlocks, type PlannedBlock } from "../helpers/readme.js";
 import { tempDir } from "../helpers/setup.js";
 import { generateCertificates } from "../helpers/tls.js";
 
 /*
- * Every README block marked ```sh runnable is run here, line by line, in bash,
- * against a local `listen` receiver: the example URLs become the receiver's,
- * `listen` and `serve` lines run on a free port until the next server line
- * or the end of their block, and ports 3000 and 3001 are the two builds of
- * the app in "Regression testing a receiver". A command ends with exit status
- * 0 unless a trailing `# exits N` says otherwise. So the documented commands
- * cannot rot.
+ * Every block marked ```sh runnable in README.md and in docs/ (guides and
+ * command pages included) is run here, line by line, in bash, against a local
+ * `listen` receiver: the example URLs become the receiver's, `listen` and
+ * `serve` lines run on a free port until the next server line or the end of
+ * their block, and ports 3000 and 3001 are the two builds of the app in the
+ * regression-testing guide. A command ends with exit status 0 unless a
+ * trailing `# exits N` says otherwise. So the documented commands cannot rot.
+ * An example shown both in the README and on its command's page runs once.
  */
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const blocks = runnableBlocks(readFileSync(join(ROOT, "README.md"), "utf8"));
+const FILES = ["README.md", ...markdownFiles(join(ROOT, "docs")).map((file) => relative(ROOT, file))];
+const blocks = FILES.flatMap((file) => runnableBlocks(readFileSync(join(ROOT, file), "utf8"), file));
+const planned = planRuns(blocks);
 const { dir } = tempDir("webhook-cli-readme-");
 const SECRET = "s3cret";
 const LISTENING = /Listening on (\S+)|"event":"listening".*?"url":"([^"]+)"/;
@@ -43,7 +47,10 @@ function appBuild(build: "old" | "new"): Promise<TestServer> {
 /** The files the examples name, in the directory they run in. */
 function prepareFiles(receiverUrl: string): void {
   cpSync(join(ROOT, "fixtures"), join(dir, "fixtures"), { recursive: true });
-  for (const name of ["events.ndjson", "recording.ndjson", "failed.ndjson"]) copyFileSync(join(ROOT, "fixtures/events.ndjson"), join(dir, name));
+  // events.ndjson as `generate --out events.ndjson` writes it (messages); the others are recordings.
+  const messages = ["page", "screen", "identify", "track", "alias", "group", "delete"].map((type) => JSON.stringify(JSON.parse(readFileSync(join(ROOT, `fixtures/${type}.json`), "utf8"))));
+  writeFileSync(join(dir, "events.ndjson"), `${messages.join("\n")}\n`);
+  for (const name of ["recording.ndjson", "failed.ndjson"]) copyFileSync(join(ROOT, "fixtures/events.ndjson"), join(dir, name));
   copyFileSync(join(ROOT, "fixtures/traffic.ndjson"), join(dir, "traffic.ndjson"));
   writeFileSync(join(dir, "secret.txt"), `${SECRET}\n`);
   writeFileSync(join(dir, "vip.txt"), "user_1\nuser_2\n");
@@ -125,33 +132,56 @@ afterAll(async () => {
   await Promise.all([apps.old.close(), apps.new.close()]);
 });
 
-describe("README examples", () => {
-  it("are marked runnable in every command's section", () => {
-    const headings = blocks.map((block) => block.heading);
-    const sections = ["`webhook-cli generate`", "`webhook-cli send`", "`webhook-cli listen`", "`webhook-cli replay`", "`webhook-cli serve`", "`webhook-cli audience sync`", "`webhook-cli demo`"];
-    const guides = ["Forwarding to your app and the inspector page (`listen --forward-to`, `--ui`)", "Regression testing a receiver", "Fixtures", "Shell completion"];
-    for (const heading of [...sections, ...guides]) {
-      expect(headings).toContain(heading);
-    }
-    for (const block of blocks) expect(block.commands.length, `README.md:${block.line}`).toBeGreaterThan(0);
-  });
+/** The commands `webhook-cli --help` lists (`help` aside). */
+function programCommands(): string[] {
+  const help = spawnSync(process.execPath, [BIN, "--help"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } }).stdout;
+  const list = help.slice(help.indexOf("Commands:"));
+  return [...list.matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map((match) => match[1] as string).filter((name) => name !== "help");
+}
 
-  it.each(blocks.map((block) => [`${block.heading} (README.md:${block.line})`, block] as const))("%s run and exit as documented", async (_, block) => {
-    let server: RunningServer | undefined;
+/** The README's section (heading to next `## `) whose heading is `webhook-cli NAME…`. */
+function readmeSection(name: string): string | undefined {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const start = readme.search(new RegExp(`^## \`webhook-cli ${name}\\b`, "m"));
+  if (start < 0) return undefined;
+  const end = readme.indexOf("\n## ", start + 1);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
+
+async function runBlock(block: PlannedBlock): Promise<void> {
+  for (const segment of block.segments) {
+    const server = segment.server === undefined ? undefined : await startServer(segment.server, localized(segment.server, undefined));
     try {
-      for (const command of block.commands) {
-        if (isServer(command)) {
-          await stop(server);
-          server = undefined;
-          server = await startServer(command, localized(command, undefined));
-          continue;
-        }
+      for (const command of segment.commands) {
         const result = await collect(bash(localized(command, server)), 60_000);
         expect({ command, code: result.code, stderr: result.stderr }).toEqual({ command, code: expectedExit(command), stderr: expect.any(String) });
       }
     } finally {
       await stop(server);
     }
+  }
+}
+
+describe("README and docs/ examples", () => {
+  it("every command has a README section with runnable examples and a link to its page in docs/commands/, which has runnable examples too", () => {
+    const commands = programCommands();
+    expect(commands).toEqual(expect.arrayContaining(["generate", "send", "listen", "replay", "serve", "audience", "demo", "completion"]));
+    for (const name of commands) {
+      const section = readmeSection(name);
+      expect(section, `README.md: no section "## \`webhook-cli ${name}\`"`).toBeDefined();
+      expect(section, `README.md, webhook-cli ${name}: no runnable example`).toMatch(/^```sh runnable$/m);
+      const page = new RegExp(`\\]\\((docs/commands/${name}(?:-[a-z]+)?\\.md)\\)`).exec(section as string)?.[1];
+      expect(page, `README.md, webhook-cli ${name}: no link to docs/commands/${name}.md`).toBeDefined();
+      expect(blocks.filter((block) => block.file === page).length, `${page}: no runnable example`).toBeGreaterThan(0);
+    }
+  });
+
+  it("every block holds a command", () => {
+    for (const block of blocks) expect(block.commands.length, `${block.file}:${block.line}`).toBeGreaterThan(0);
+  });
+
+  it.each(planned.map((block) => [`${block.file}:${block.line} ${block.heading}`, block] as const))("%s: run and exit as documented", async (_, block) => {
+    await runBlock(block);
   }, 120_000);
 
   it("delivered every request to the receiver signed with the right secret", async () => {
@@ -166,9 +196,10 @@ describe("README examples", () => {
   });
 
   it("the regression walkthrough reached both builds of the app, signed", () => {
-    // Old: the baseline (40), the 10 relayed by listen, --expect-status (3) and the selectors (1 + 12 + 1). New: 40 + 10.
-    expect(apps.old.requests).toHaveLength(67);
-    expect(apps.new.requests).toHaveLength(50);
+    // Old: the README's baseline (40); the guide's baseline (40), the 10 relayed by listen,
+    // --expect-status (3) and the selectors (1 + 12 + 1). New: the README's (40); the guide's 40 + 10.
+    expect(apps.old.requests).toHaveLength(107);
+    expect(apps.new.requests).toHaveLength(90);
     const unsigned = [...apps.old.requests, ...apps.new.requests].filter((request) => request.headers["x-signature"] === undefined);
     expect(unsigned).toEqual([]);
   });
