@@ -1,9 +1,11 @@
 /**
- * The README's runnable examples: fenced blocks whose info string is
- * `sh runnable`, each line (with `\` continuations joined) one command.
+ * The runnable examples of the README and docs/: fenced blocks whose info
+ * string is `sh runnable`, each line (with `\` continuations joined) one command.
  */
 export interface RunnableBlock {
-  /** The `## ` heading above the block, to name it in test output. */
+  /** The file, relative to the repository (`README.md`, `docs/commands/send.md`). */
+  file: string;
+  /** The nearest heading above the block, to name it in test output. */
   heading: string;
   /** 1-based line of the opening fence. */
   line: number;
@@ -12,18 +14,19 @@ export interface RunnableBlock {
 
 const FENCE = /^```(.*)$/;
 
-export function runnableBlocks(markdown: string): RunnableBlock[] {
+export function runnableBlocks(markdown: string, file: string): RunnableBlock[] {
   const blocks: RunnableBlock[] = [];
   const lines = markdown.split("\n");
   let heading = "";
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i] as string;
-    if (text.startsWith("## ")) heading = text.slice(3).trim();
+    const title = /^#{1,6} (.*)$/.exec(text)?.[1];
+    if (title !== undefined) heading = title.trim();
     const fence = FENCE.exec(text);
     if (!fence) continue;
     const end = lines.findIndex((candidate, j) => j > i && candidate.startsWith("```"));
     if (end < 0) break;
-    if (/^sh\s+runnable\b/.test(fence[1] as string)) blocks.push({ heading, line: i + 1, commands: commandsOf(lines.slice(i + 1, end)) });
+    if (/^sh\s+runnable\b/.test(fence[1] as string)) blocks.push({ file, heading, line: i + 1, commands: commandsOf(lines.slice(i + 1, end)) });
     i = end;
   }
   return blocks;
@@ -45,7 +48,61 @@ function commandsOf(lines: readonly string[]): string[] {
   return commands;
 }
 
-/** A long-running command of the README (a receiver or the service), run until stopped. */
+/**
+ * A server line and the commands that run against it (until the next server
+ * line or the block's end), or commands with no server.
+ */
+export interface Segment {
+  server?: string;
+  commands: string[];
+}
+
+export interface PlannedBlock extends RunnableBlock {
+  segments: Segment[];
+}
+
+/**
+ * The blocks cut into segments, each example run once: the README shows a
+ * command's most useful examples and its page in docs/ shows them again among
+ * the rest, so a command already run against the same server (or none) is not
+ * run again. A server segment is kept whole unless its server line and every
+ * command after it ran before. Blocks left with nothing to run are dropped.
+ */
+export function planRuns(blocks: readonly RunnableBlock[]): PlannedBlock[] {
+  const seen = new Set<string>();
+  const planned: PlannedBlock[] = [];
+  for (const block of blocks) {
+    const segments: Segment[] = [];
+    for (const segment of segmentsOf(block.commands)) {
+      const keys = segment.commands.map((command) => `${segment.server ?? ""}\n${command}`);
+      if (segment.server === undefined) {
+        const fresh = segment.commands.filter((_, i) => !seen.has(keys[i] as string));
+        if (fresh.length > 0) segments.push({ commands: fresh });
+      } else if (!seen.has(`server\n${segment.server}`) || keys.some((key) => !seen.has(key))) {
+        segments.push(segment);
+        seen.add(`server\n${segment.server}`);
+      }
+      for (const key of keys) seen.add(key);
+    }
+    if (segments.length > 0) planned.push({ ...block, segments });
+  }
+  return planned;
+}
+
+function segmentsOf(commands: readonly string[]): Segment[] {
+  const segments: Segment[] = [];
+  let current: Segment = { commands: [] };
+  for (const command of commands) {
+    if (isServer(command)) {
+      if (current.server !== undefined || current.commands.length > 0) segments.push(current);
+      current = { server: command, commands: [] };
+    } else current.commands.push(command);
+  }
+  if (current.server !== undefined || current.commands.length > 0) segments.push(current);
+  return segments;
+}
+
+/** A long-running command of the examples (a receiver or the service), run until stopped. */
 export function isServer(command: string): boolean {
   return /^webhook-cli (listen|serve)\b/.test(command) && !/\s--failed\b/.test(command);
 }

@@ -81,6 +81,38 @@ describe("flags across every command", () => {
   });
 });
 
+describe("help is generated from the option tables", () => {
+  // Each command's table (completion has none); a command missing here fails the first test.
+  const TABLE_OF: Record<string, readonly OptionSpec[]> = {
+    generate: GENERATE_OPTIONS,
+    send: SEND_OPTIONS,
+    listen: LISTEN_OPTIONS,
+    replay: REPLAY_OPTIONS,
+    serve: SERVE_OPTIONS,
+    "audience sync": AUDIENCE_SYNC_OPTIONS,
+    demo: DEMO_OPTIONS,
+    completion: [],
+  };
+  const leaves = commandsOf(program).filter(({ path, command }) => path !== "" && command.commands.length === 0);
+
+  it("every command that runs has its table", () => {
+    expect(leaves.map(({ path }) => path).sort()).toEqual(Object.keys(TABLE_OF).sort());
+  });
+
+  it.each(leaves.map(({ path, command }) => [path, command] as const))("%s: its options are its table's rows, in order, with the table's help", (path, command) => {
+    const table = TABLE_OF[path] as readonly OptionSpec[];
+    expect(command.options.map((option) => option.long)).toEqual(table.map((spec) => spec.flag));
+    expect(command.options.map((option) => option.short)).toEqual(table.map((spec) => spec.short));
+    command.options.forEach((option, i) => expect(option.description, option.long).toMatch(new RegExp(`^${escapeRegExp((table[i] as OptionSpec).help)}`)));
+    const help = command.helpInformation().replace(/\s+/g, " ");
+    for (const spec of table) expect(help, `${path} --help`).toContain(spec.flag);
+  });
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 describe("one rendering of defaults and environment variables", () => {
   it.each(Object.entries(TABLES))("%s: help texts leave defaults and variables to the table's fields", (_, table) => {
     for (const spec of table) {

@@ -1,0 +1,58 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+
+/** Every `.md` file under `dir`, sorted, subfolders included. */
+export function markdownFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((entry) => (entry.isDirectory() ? markdownFiles(join(dir, entry.name)) : entry.name.endsWith(".md") ? [join(dir, entry.name)] : []))
+    .sort();
+}
+
+/** The lines of `markdown` outside fenced code blocks, with their 1-based numbers. */
+function proseLines(markdown: string): { line: number; text: string }[] {
+  const prose: { line: number; text: string }[] = [];
+  let fence: string | undefined;
+  markdown.split("\n").forEach((text, i) => {
+    const marker = /^\s*(`{3,}|~{3,})/.exec(text)?.[1];
+    if (marker !== undefined && (fence === undefined || marker.startsWith(fence))) {
+      fence = fence === undefined ? marker : undefined;
+      return;
+    }
+    if (fence === undefined) prose.push({ line: i + 1, text });
+  });
+  return prose;
+}
+
+/**
+ * A heading's anchor as GitHub writes it: lower case, link syntax reduced to its text, every
+ * character but letters, digits, `_`, `-` and spaces dropped, spaces turned into `-`.
+ */
+export function slugOf(heading: string): string {
+  return heading
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "")
+    .replace(/ /g, "-");
+}
+
+/** The anchors of every heading in `markdown`; a repeated one gets `-1`, `-2`, … as on GitHub. */
+export function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const { text } of proseLines(markdown)) {
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(text)?.[1];
+    if (heading === undefined) continue;
+    const slug = slugOf(heading);
+    let unique = slug;
+    for (let n = 1; anchors.has(unique); n++) unique = `${slug}-${n}`;
+    anchors.add(unique);
+  }
+  return anchors;
+}
+
+/** Every inline link `[text](target)` outside code (fenced blocks and `code spans`). */
+export function linksOf(markdown: string): { line: number; target: string }[] {
+  return proseLines(markdown).flatMap(({ line, text }) =>
+    [...text.replace(/`[^`]*`/g, "``").matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => ({ line, target: match[1] as string })),
+  );
+}
