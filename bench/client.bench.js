@@ -1,7 +1,7 @@
 // Client library: enqueue cost and memory for 1,000,000 track calls of ~550 B against a loopback server.
 // Reference, measured in the same run and interleaved with the client's bursts (every 4th) so both
 // see the same machine load: building the same message, JSON.stringify and an array push.
-// Targets (issue 6): enqueue (validation and the 32 KB size check included) under 8 µs per call;
+// Targets: enqueue (validation and the 32 KB size check included) under 8 µs per call;
 // memory bounded while the server is slower than the producer (the queue stops at maxQueueSize and
 // further calls are dropped with QueueFullError).
 //   Phase 1, fast server: the producer yields between bursts and waits while the queue is over half

@@ -4,7 +4,7 @@
 // same headers and HMAC, at the same concurrency. Two concurrencies: 1 (how `send` delivers, one
 // message at a time) and 64 (how replay pushes it). Rounds alternate which path goes first; the
 // figure is the median of the per-round ratios (each round's two runs share the machine's load).
-// Target (issue 3): the engine >= 90 % of the Pool loop at both concurrencies.
+// Target: the engine >= 90 % of the Pool loop at both concurrencies.
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { Pool } from "undici";

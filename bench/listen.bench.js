@@ -1,4 +1,4 @@
-// listen (issue 14): `webhook-cli listen --secret` beside a minimal verifying receiver (HMAC-SHA1
+// listen: `webhook-cli listen --secret` beside a minimal verifying receiver (HMAC-SHA1
 // of the raw body + timingSafeEqual + JSON.parse, in its own process, as listen is), both loaded by
 // autocannon with a fixed signed ~480 B track body, in interleaved rounds, medians of 3.
 // 1. A fixed offered load of 12,000 req/s over 20 connections: server CPU per request (its own

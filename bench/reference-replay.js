@@ -1,4 +1,4 @@
-// The replay reference (issue 14): a minimal undici Pool loop that reads an NDJSON file's lines,
+// The replay reference: a minimal undici Pool loop that reads an NDJSON file's lines,
 // signs each with HMAC-SHA1 and POSTs it, 64 at a time. Nothing else: no validation, no order,
 // no retries, no report. Usage: node bench/reference-replay.js FILE URL SECRET CONCURRENCY
 import { createHmac } from "node:crypto";

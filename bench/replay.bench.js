@@ -1,4 +1,4 @@
-// replay (issue 14): `webhook-cli replay` of 100,000 track lines of the built shape (docs/messages.md#built-messages) (~480 B, 1,000 users)
+// replay: `webhook-cli replay` of 100,000 track lines of the built shape (docs/messages.md#built-messages) (~480 B, 1,000 users)
 // to a bare node:http receiver at concurrency 64, beside the reference (bench/reference-replay.js:
 // a minimal undici Pool loop that reads the lines, signs and posts them) against the same receiver,
 // in interleaved rounds (which goes first alternates), medians of 3. The primary figure is CPU per

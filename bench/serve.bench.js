@@ -1,8 +1,8 @@
-// serve (issue 14 row): the bundled client (Analytics, this process) → `serve` (child process)
+// serve: the bundled client (Analytics, this process) → `serve` (child process)
 // → a counting receiver (child process) on loopback, durable (SQLite) beside `serve --memory` in
 // interleaved rounds, medians of 3. The figure is serve's own CPU per event (user+sys from /proc
 // over the events the receiver counted): the cost of durability, as a ratio. Throughput, from the
-// first call until the receiver has counted every event, is printed too (issue 7: durable >= 5,000/s).
+// first call until the receiver has counted every event, is printed too (the target: durable >= 5,000/s).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,7 +111,7 @@ try {
   const durable = { cpu: cpu(runs.durable), rate: rate(runs.durable) };
   const memory = { cpu: cpu(runs.memory), rate: rate(runs.memory) };
   console.log(`\nserve CPU per event: durable ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`);
-  console.log(`throughput: durable ${format(durable.rate)} vs --memory ${format(memory.rate)} events/s (issue 7: durable >= 5,000/s)`);
+  console.log(`throughput: durable ${format(durable.rate)} vs --memory ${format(memory.rate)} events/s (target: durable >= 5,000/s)`);
   const r = row("serve (durable) → receiver: serve CPU per event", { label: "serve (SQLite)", value: durable.cpu }, { label: "serve --memory", value: memory.cpu }, {
     unit: "µs",
     target: Infinity,

@@ -1,4 +1,4 @@
-// Start-up (issue 14) as a paired run: `webhook-cli --version`, `--help` and `generate`, each in
+// Start-up as a paired run: `webhook-cli --version`, `--help` and `generate`, each in
 // turn with `node -e 0` (the floor: Node's own start-up), wall time, medians of 10 pairs.
 // Target: each <= 2x `node -e 0`.
 import { spawnSync } from "node:child_process";

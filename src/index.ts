@@ -59,7 +59,7 @@ export type { Diagnosis, DiagnosisCause } from "./receiver/diagnose.js";
 // use (so the client above loads none of it); DeliveryEngine is its type.
 export { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/create-engine.js";
 export type { DeliveryEngine } from "./delivery/deliver.js";
-export type { Target } from "./settings.js";
+export type { Target } from "./config/destination.js";
 export type {
   AttemptEvent,
   AttemptOutcome,

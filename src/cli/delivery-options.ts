@@ -2,11 +2,12 @@ import { UsageError } from "../errors.js";
 import type { AttemptEvent } from "../delivery/types.js";
 import type { UndiciEngineOptions } from "../delivery/wire.js";
 import type { AliasKeys } from "../messages/schemas.js";
-import { readCaFiles, resolveSettings, type DestinationSettings } from "../settings.js";
+import { readCaFiles } from "../config/checks.js";
+import { resolveSettings, type DestinationSettings } from "../config/destination.js";
 import { formatDuration } from "../util/duration.js";
 import type { CliIo } from "./io.js";
 import type { DeliveryFlags } from "./options/delivery.js";
-import { stripUndefined } from "./options.js";
+import { stripUndefined } from "../util/strip-undefined.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
 import type { Output } from "./output.js";
 

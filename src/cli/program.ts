@@ -3,12 +3,14 @@ import { createRequire } from "node:module";
 import { terminalSafe } from "../util/printable.js";
 import { exitReportFor } from "./exit-codes.js";
 import type { CliIo, CommandContext } from "./io.js";
-import { registerAudience, registerCompletion, registerDemo, registerGenerate, registerListen, registerReplay, registerSend, registerServe } from "./register.js";
+import { COMMANDS } from "./command-table.js";
+import type { CommandDeclaration, GroupDeclaration } from "./declaration.js";
+import { addOptions, withFixedValues } from "./options/spec.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
 
-/** Builds the command table; registration only wires options to command functions. */
+/** Builds commander's program from the command table: declarations only, no command's implementation. */
 export function buildProgram(context: CommandContext): Command {
   const program = new Command("webhook-cli")
     .description("Test, sign, receive and replay analytics webhooks (the Webhooks destination, locally).")
@@ -40,16 +42,34 @@ export function buildProgram(context: CommandContext): Command {
       writeOut: (text) => context.io.stdout.write(text),
       writeErr: (text) => context.io.stderr.write(text),
     });
-  registerGenerate(program, context);
-  registerSend(program, context);
-  registerListen(program, context);
-  registerReplay(program, context);
-  registerServe(program, context);
-  registerAudience(program, context);
-  registerDemo(program, context);
-  registerCompletion(program, context);
-  for (const command of program.commands) command.exitOverride();
+  for (const declaration of COMMANDS) declare(program, declaration, program, context);
   return program;
+}
+
+/**
+ * Declares one command (or group) under `parent`: its arguments, its options
+ * from its table, its examples. When it runs, its options are parsed (the
+ * parsers load then) and handed, with its arguments, to its `run`.
+ */
+function declare(parent: Command, declaration: CommandDeclaration | GroupDeclaration, program: Command, context: CommandContext): void {
+  const command = parent.command(declaration.name).description(declaration.description).exitOverride();
+  if ("subcommands" in declaration) {
+    for (const sub of declaration.subcommands) declare(command, sub, program, context);
+    return;
+  }
+  for (const argument of declaration.arguments ?? []) {
+    command.argument(argument.name, argument.description);
+    if (argument.values) withFixedValues(command.registeredArguments.at(-1) as object, argument.values);
+  }
+  const examples = declaration.examples.map((line) => `  $ ${line}`).join("\n");
+  addOptions(command, declaration.options)
+    .addHelpText("after", `\nExamples:\n${examples}`)
+    .action(async (...params: unknown[]) => {
+      // commander passes the arguments, then the option bag, then the command.
+      const { parseTable } = await import("./options/parse.js");
+      const options = parseTable(declaration.options, params[params.length - 2] as Record<string, unknown>);
+      context.exitCode = await declaration.run(options, params.slice(0, -2), { io: context.io, program });
+    });
 }
 
 /** Runs one command line; returns the exit status. Never throws, never exits. */

@@ -1,5 +1,5 @@
 import { UsageError } from "../errors.js";
-import { resolveSecret, SECRET_ENV, type SecretInput } from "../settings.js";
+import { resolveSecret, SECRET_ENV, type SecretInput } from "../config/secret.js";
 import type { Output } from "./output.js";
 
 /** The command line takes the secret one way at a time. */

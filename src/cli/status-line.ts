@@ -16,7 +16,7 @@ function statusText(p: DispatchProgress, elapsedMs: number, now: number): string
 }
 
 /**
- * Progress of a sending command (issue 13: never a silent hang): live counts in the
+ * Progress of a sending command (never a silent hang): live counts in the
  * spinner on a terminal; elsewhere a status line on stderr every `intervalMs`, and a
  * last one at the end.
  */

@@ -1,11 +1,11 @@
+import { backoffWaitMs, RETRY_RULES, retriesFailure, retriesStatus } from "../delivery/retry-rules.js";
 import type { Random } from "../util/clock.js";
 
-/** Retry policy of batch requests (pure): what is retried and how long to wait. */
+/** Retry policy of batch requests (pure): what is retried and how long to wait, by the `client` row of the retry rules. */
 
-const MIN_RETRY_DELAY_MS = 100;
-const MAX_RETRY_DELAY_MS = 10_000;
+const RULES = RETRY_RULES.client;
 /** A longer Retry-After is capped, so one answer cannot park a batch (and close()) for hours. */
-export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+export const MAX_RETRY_AFTER_MS = RULES.retryAfter.capMs;
 
 /** How one batch request ended. */
 export type SendOutcome =
@@ -16,15 +16,7 @@ export type SendOutcome =
 
 /** Network errors, timeouts, 5xx and 429 are retried; other statuses (4xx, 3xx) are final. */
 export function isRetryable(outcome: SendOutcome): boolean {
-  switch (outcome.kind) {
-    case "status":
-      return outcome.status >= 500 || outcome.status === 429;
-    case "timeout":
-    case "network":
-      return true;
-    case "tls":
-      return false;
-  }
+  return outcome.kind === "status" ? retriesStatus(RULES, outcome.status) : retriesFailure(RULES, outcome.kind);
 }
 
 export function isSuccess(outcome: SendOutcome): boolean {
@@ -38,8 +30,7 @@ export function isSuccess(outcome: SendOutcome): boolean {
  */
 export function retryDelayMs(n: number, random: Random, retryAfterMs?: number): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
-  const ceiling = Math.min(MAX_RETRY_DELAY_MS, MIN_RETRY_DELAY_MS * 2 ** (n - 1));
-  return Math.round(ceiling * (0.5 + random() / 2));
+  return backoffWaitMs(RULES, n, random);
 }
 
 export function describeOutcome(outcome: SendOutcome): string {

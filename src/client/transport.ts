@@ -1,5 +1,7 @@
 import { Pool } from "undici";
 import { ConfigError } from "../errors.js";
+import { honoursRetryAfterOf, RETRY_RULES } from "../delivery/retry-rules.js";
+import { tlsProblem } from "../delivery/tls-problem.js";
 import { parseRetryAfter } from "../util/retry-after.js";
 import type { SendOutcome } from "./retry.js";
 
@@ -17,8 +19,6 @@ export interface TransportOptions {
   userAgent: string;
   now: () => number;
 }
-
-const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS/;
 
 export class Transport {
   private readonly pool: Pool;
@@ -70,7 +70,7 @@ export class Transport {
         signal: controller.signal,
       });
       const text = await response.body.text();
-      const retryAfterMs = parseRetryAfter(response.headers["retry-after"], this.options.now());
+      const retryAfterMs = honoursRetryAfterOf(RETRY_RULES.client, response.statusCode) ? parseRetryAfter(response.headers["retry-after"], this.options.now()) : undefined;
       return {
         kind: "status",
         status: response.statusCode,
@@ -82,7 +82,7 @@ export class Transport {
       const err = error as NodeJS.ErrnoException;
       const code = err.code ?? err.name ?? "ERROR";
       const message = err.message || String(error);
-      return TLS_CODES.test(code) ? { kind: "tls", code, message } : { kind: "network", code, message };
+      return tlsProblem(code) !== undefined ? { kind: "tls", code, message } : { kind: "network", code, message };
     } finally {
       clearTimeout(timer);
     }

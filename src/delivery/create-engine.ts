@@ -1,5 +1,5 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
-import type { Target } from "../settings.js";
+import type { Target } from "../config/destination.js";
 import type { Clock, Random } from "../util/clock.js";
 import { isPlainObject } from "../util/json.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
@@ -95,7 +95,7 @@ export async function createDeliveryEngine(options: DeliveryEngineOptions): Prom
 /** The destination's own URL and header rules (docs/delivery.md#targets), applied to each target. */
 async function checkTargets(targets: DeliveryEngineOptions["targets"]): Promise<Target[]> {
   if (!Array.isArray(targets)) throw new ConfigError("targets must be an array of URLs or { url, headers }", { key: "targets" });
-  const { validateHeader, validateUrl } = await import("../settings.js");
+  const { validateHeader, validateUrl } = await import("../config/checks.js");
   return targets.map((target: unknown, i) => {
     const key = `targets[${i}]`;
     const { url, headers = {} } = typeof target === "string" ? { url: target } : isPlainObject(target) ? (target as { url: unknown; headers?: unknown }) : { url: undefined };
@@ -111,7 +111,7 @@ async function checkTargets(targets: DeliveryEngineOptions["targets"]): Promise<
 }
 
 async function checkUserAgent(userAgent: string | undefined): Promise<string> {
-  const { DEFAULT_USER_AGENT, validateHeader } = await import("../settings.js");
+  const [{ DEFAULT_USER_AGENT }, { validateHeader }] = await Promise.all([import("../config/destination.js"), import("../config/checks.js")]);
   if (userAgent === undefined) return DEFAULT_USER_AGENT;
   if (typeof userAgent !== "string" || userAgent === "") throw new ConfigError("userAgent must be a non-empty string", { key: "userAgent" });
   asConfigError("userAgent", () => validateHeader("User-Agent", userAgent, { key: "userAgent" }));

@@ -1,4 +1,4 @@
-import type { Target } from "../settings.js";
+import type { Target } from "../config/destination.js";
 import { sign, signingKey, type SecretKey } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
@@ -10,11 +10,22 @@ import {
   DEFAULT_TIMEOUT_MS,
   type AttemptEvent,
   type DeliverCall,
-  type DeliveryOptions,
   type DeliveryResult,
   type PreparedRequest,
   type UrlResult,
 } from "./types.js";
+
+/** How the engine delivers: its deadline, retry window, clock, randomness and network. */
+export interface DeliveryOptions {
+  /** Deadline per attempt for the response status, connect and TLS included. Default 5 s. */
+  timeoutMs?: number;
+  /** No attempt starts later than this after the first one. Default 4 h. */
+  retryWindowMs?: number;
+  clock?: Clock;
+  random?: Random;
+  /** The network: the undici adapter in production, a fake in unit tests. The engine closes it. */
+  transport: DeliveryTransport;
+}
 
 export interface EngineSettings {
   targets: Target[];

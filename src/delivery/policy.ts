@@ -1,12 +1,16 @@
 import type { Random } from "../util/clock.js";
-import { MAX_BACKOFF_MS, type AttemptOutcome } from "./types.js";
+import { backoffCeilingMs, backoffWaitMs, honoursRetryAfterOf, RETRY_RULES, retriesFailure, retriesStatus } from "./retry-rules.js";
+import type { AttemptOutcome } from "./types.js";
 
 export { parseRetryAfter } from "../util/retry-after.js";
 
 /**
  * The retry policy (docs/delivery.md#retry-schedule) as pure functions: no I/O, no clock of its
- * own, randomness passed in. The engine in deliver.ts applies it round by round.
+ * own, randomness passed in. The engine in deliver.ts applies it round by round. The numbers and
+ * status lists are the `classic` row of retry-rules.ts.
  */
+
+const RULES = RETRY_RULES.classic;
 
 /** What an attempt's outcome means for its URL. */
 export type Verdict = "delivered" | "retry" | "permanent";
@@ -17,14 +21,13 @@ export function classifyOutcome(outcome: AttemptOutcome): Verdict {
     case "status": {
       const { status } = outcome;
       if (status >= 200 && status < 300) return "delivered";
-      if (status >= 500 || status === 408 || status === 429) return "retry";
-      // 1xx final (should not happen), 3xx (redirects are not followed), other 4xx.
-      return "permanent";
+      // The rest is permanent: 1xx final (should not happen), 3xx (redirects are not followed), other 4xx.
+      return retriesStatus(RULES, status) ? "retry" : "permanent";
     }
     case "timeout":
     case "network":
-      return "retry";
     case "tls":
+      return retriesFailure(RULES, outcome.kind) ? "retry" : "permanent";
     case "invalid":
       return "permanent";
   }
@@ -32,20 +35,17 @@ export function classifyOutcome(outcome: AttemptOutcome): Verdict {
 
 /** Retry-After counts only on 429 and 503 (docs/delivery.md#retry-after). */
 export function honoursRetryAfter(status: number): boolean {
-  return status === 429 || status === 503;
+  return honoursRetryAfterOf(RULES, status);
 }
-
 
 /** The upper bound of the jittered wait before retry `n` (1-based): min(5 min, 2^(n−1) s). */
 export function backoffCapMs(retry: number): number {
-  if (retry < 1) return 0;
-  // 2^19 s is already far above the cap; avoid huge exponents.
-  return Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(retry - 1, 20));
+  return backoffCeilingMs(RULES, retry);
 }
 
 /** Full jitter: the wait before retry `n`, uniform in [0, backoffCapMs(n)]. */
 export function backoffMs(retry: number, random: Random): number {
-  return Math.round(random() * backoffCapMs(retry));
+  return backoffWaitMs(RULES, retry, random);
 }
 
 /**

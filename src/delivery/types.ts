@@ -1,28 +1,17 @@
-import type { Target } from "../settings.js";
+import type { Target } from "../config/destination.js";
 import type { CapturedResponse } from "./captured-body.js";
-import type { Clock, Random } from "../util/clock.js";
-import type { DeliveryTransport } from "./transport.js";
+import { RETRY_RULES } from "./retry-rules.js";
 
 /**
  * The one delivery engine's interface (docs/delivery.md). `send`, `replay`,
  * `serve` and `audience sync` all deliver through `DeliveryEngine.deliver`.
  */
 
-export const DEFAULT_TIMEOUT_MS = 5_000;
-export const DEFAULT_RETRY_WINDOW_MS = 4 * 60 * 60 * 1000;
+// The destination's row of the retry rules (retry-rules.ts), under the names the engine uses.
+export const DEFAULT_TIMEOUT_MS = RETRY_RULES.classic.timeoutMs;
+export const DEFAULT_RETRY_WINDOW_MS = RETRY_RULES.classic.limit.windowMs;
 /** The wait before retry n is capped at this (docs/delivery.md#retry-schedule). */
-export const MAX_BACKOFF_MS = 5 * 60 * 1000;
-
-export interface DeliveryOptions {
-  /** Deadline per attempt for the response status, connect and TLS included. Default 5 s. */
-  timeoutMs?: number;
-  /** No attempt starts later than this after the first one. Default 4 h. */
-  retryWindowMs?: number;
-  clock?: Clock;
-  random?: Random;
-  /** The network: the undici adapter in production, a fake in unit tests. The engine closes it. */
-  transport: DeliveryTransport;
-}
+export const MAX_BACKOFF_MS = RETRY_RULES.classic.backoff.capMs;
 
 /** The exact request the engine sends to one target (also what --dry-run prints). */
 export interface PreparedRequest {

@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from "undici";
 import { formatDuration } from "../util/duration.js";
 import { BodyCapture, contentTypeOf } from "./captured-body.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
+import { tlsProblem } from "./tls-problem.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
@@ -17,25 +18,6 @@ export interface UndiciTransportOptions {
 
 // Enough of a response body for --verbose; the rest is read and dropped so the connection is reused.
 const KEPT_BODY_BYTES = 16 * 1024;
-
-// Node's verification failures, worded by us: Node's own text differs between versions (24 appends
-// advice about --use-system-ca, a Node flag), and the fix we offer is webhook-cli's --ca.
-const CERT_PROBLEMS: ReadonlyMap<string, string> = new Map([
-  ["DEPTH_ZERO_SELF_SIGNED_CERT", "self-signed certificate"],
-  ["SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in the chain"],
-  ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "issued by a CA that is not trusted"],
-  ["UNABLE_TO_GET_ISSUER_CERT", "issued by a CA that is not trusted"],
-  ["UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "issued by a CA that is not trusted"],
-  ["CERT_UNTRUSTED", "not trusted for this use"],
-  ["CERT_HAS_EXPIRED", "expired"],
-  ["CERT_NOT_YET_VALID", "not valid yet"],
-  ["CERT_REVOKED", "revoked"],
-  ["CERT_SIGNATURE_FAILURE", "its signature does not verify"],
-  ["CERT_REJECTED", "rejected"],
-  ["INVALID_CA", "an invalid CA certificate"],
-  ["HOSTNAME_MISMATCH", "issued for another host name"],
-  ["ERR_TLS_CERT_ALTNAME_INVALID", "issued for another host name"],
-]);
 
 /**
  * The outgoing HTTP adapter: one undici Agent, which keeps one keep-alive pool
@@ -222,14 +204,12 @@ class Attempt implements Dispatcher.DispatchHandler {
 export function describeFailure(error: unknown, url: string): { outcome: AttemptOutcome; error: string } {
   const code = errorCode(error);
   const host = new URL(url).host;
-  const problem = CERT_PROBLEMS.get(code);
-  if (problem !== undefined) {
-    const reason = `TLS: the certificate of ${host} is not trusted (${problem}); nothing was sent. If it is signed by your own CA, pass it with --ca FILE`;
+  const tls = tlsProblem(code);
+  if (tls?.kind === "certificate") {
+    const reason = `TLS: the certificate of ${host} is not trusted (${tls.problem}); nothing was sent. If it is signed by your own CA, pass it with --ca FILE`;
     return { outcome: { kind: "tls", code }, error: reason };
   }
-  if (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_")) {
-    return { outcome: { kind: "tls", code }, error: `TLS: handshake with ${host} failed (${code}); nothing was sent` };
-  }
+  if (tls?.kind === "handshake") return { outcome: { kind: "tls", code }, error: `TLS: handshake with ${host} failed (${code}); nothing was sent` };
   const message = errorMessage(error);
   if (code === "UND_ERR_INVALID_ARG" || code === "ERR_INVALID_ARG_TYPE" || code === "ERR_INVALID_ARG_VALUE" || code === "ERR_INVALID_URL") {
     return { outcome: { kind: "invalid", reason: message }, error: `invalid request: ${message}` };

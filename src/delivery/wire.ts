@@ -1,5 +1,4 @@
-import { DeliveryEngine, type EngineSettings } from "./deliver.js";
-import type { DeliveryOptions } from "./types.js";
+import { DeliveryEngine, type DeliveryOptions, type EngineSettings } from "./deliver.js";
 import { UndiciTransport } from "./undici-transport.js";
 
 export interface UndiciEngineOptions extends Omit<DeliveryOptions, "transport"> {

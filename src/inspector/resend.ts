@@ -1,7 +1,8 @@
 import type { AttemptEvent } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
 import { judgeRequest } from "../receiver/verdict.js";
-import { DEFAULT_USER_AGENT, validateHeader, validateUrl } from "../settings.js";
+import { validateHeader, validateUrl } from "../config/checks.js";
+import { DEFAULT_USER_AGENT } from "../config/destination.js";
 import type { Inspected, NewInspected, PeerResponse } from "./store.js";
 
 // Set by the delivery engine itself, or about the original connection only.

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { PortError, WebhookCliError } from "../errors.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { WebhookCliError } from "../errors.js";
+import { startHttpServer } from "../util/http-server.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
 import { EventStreams } from "./events.js";
 import type { Inspected, RequestStore } from "./store.js";
@@ -37,6 +37,8 @@ const SECURITY_HEADERS = {
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
   "/inspector.js": { file: "inspector.js", type: "text/javascript; charset=utf-8" },
+  "/detail.js": { file: "detail.js", type: "text/javascript; charset=utf-8" },
+  "/dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
   "/inspector.css": { file: "inspector.css", type: "text/css; charset=utf-8" },
 };
 
@@ -47,27 +49,12 @@ const ASSETS: Record<string, { file: string; type: string }> = {
  */
 export async function startInspectorServer(options: InspectorServerOptions): Promise<InspectorServer> {
   const app = new InspectorApp(options);
-  const server = createServer((req, res) => app.handle(req, res));
-  const port = await listenOn(server, options.port);
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        // Nothing here is worth waiting for: open pages reconnect to the next run.
-        app.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-function listenOn(server: Server, port: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new PortError(`cannot serve the inspector on 127.0.0.1:${port}: ${error.code ?? error.message}`, { cause: error, source: { field: "uiPort" } })),
-    );
-    server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port));
-  });
+  const { url, close } = await startHttpServer(
+    // Nothing here is worth waiting for on close: open pages reconnect to the next run.
+    { host: "127.0.0.1", port: options.port, portSource: { field: "uiPort" }, closeGraceMs: 0, onClosing: () => app.close() },
+    (req, res) => app.handle(req, res),
+  );
+  return { url, close };
 }
 
 /** The page's routes: its files, the event stream, one row's detail, Resend and Download. */

@@ -1,6 +1,6 @@
 import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
-import { parseHttpUrl } from "../settings.js";
+import { parseHttpUrl } from "../config/checks.js";
 import { formatDuration } from "../util/duration.js";
 import type { BodyBudget } from "../util/http-limits.js";
 import { redactResponseHeaders } from "../util/redact.js";

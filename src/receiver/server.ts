@@ -1,14 +1,9 @@
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { sleep, systemClock, type Clock } from "../util/clock.js";
-import {
-  BodyBudget,
-  DEFAULT_BODY_BUDGET_BYTES,
-  limitConnections,
-  type ConnectionLimits,
-} from "../util/http-limits.js";
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES, type ConnectionLimits } from "../util/http-limits.js";
 import { readBody } from "../util/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
-import { createServerFor, formatHost, listen } from "./http-server.js";
+import { startHttpServer } from "../util/http-server.js";
 import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
@@ -98,19 +93,20 @@ interface Decided {
 /** The node:http(s) adapter around the verifier: POST on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   const receiver = new ReceiverCore(options);
-  const server = createServerFor(options, (req, res) => receiver.onHttpRequest(req, res));
-  limitConnections(server, options);
-  const host = options.host ?? "127.0.0.1";
-  const port = await listen(server, host, options.port ?? 0);
-  let closed: Promise<void> | undefined;
-  return {
-    url: `${options.tls ? "https" : "http"}://${formatHost(host)}:${port}`,
-    port,
-    close() {
-      closed ??= closeServer(server, receiver);
-      return closed;
+  const { url, port, close } = await startHttpServer(
+    {
+      host: options.host ?? "127.0.0.1",
+      port: options.port ?? 0,
+      tls: options.tls,
+      limits: options,
+      answerBadRequests: true,
+      closeGraceMs: CLOSE_GRACE_MS,
+      // Answers in flight go out first: held and relayed ones at once.
+      onClosing: () => receiver.stop(),
     },
-  };
+    (req, res) => receiver.onHttpRequest(req, res),
+  );
+  return { url, port, close };
 }
 
 /** What the receiver does with each request: read, decide, record, answer. */
@@ -284,17 +280,4 @@ class ReceiverCore {
     this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method, path: req.url ?? "/", headers: req.headers, verdict, status, fault: null, injected: false, raw: EMPTY, forwarded: null });
     this.responder.early(req, res, status, body);
   }
-}
-
-function closeServer(server: Server, receiver: ReceiverCore): Promise<void> {
-  return new Promise<void>((resolve) => {
-    // Answers in flight go out first (held and relayed ones at once), but never wait for long.
-    const cap = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-    server.close(() => {
-      clearTimeout(cap);
-      resolve();
-    });
-    server.closeIdleConnections();
-    receiver.stop();
-  });
 }

@@ -3,7 +3,7 @@ import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import { signingKey, verify, type SecretKey } from "../signing.js";
 import { DIAGNOSIS_MAX_BYTES, diagnoseSignature, type Diagnosis } from "./diagnose.js";
-import { checkShape } from "./shape.js";
+import { checkShape } from "../messages/check-fast.js";
 import { parseJson } from "../util/json-depth.js";
 import { isPlainObject } from "../util/json.js";
 

@@ -1,5 +1,5 @@
 import { userIdOf } from "../messages/check.js";
-import { checkShape } from "../receiver/shape.js";
+import { checkShape } from "../messages/check-fast.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { isPlainObject } from "../util/json.js";

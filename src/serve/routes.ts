@@ -32,7 +32,7 @@ const GET = ["GET", "HEAD"] as const;
 
 const single = (type: CallType, path: string): Route => ({ kind: "single", type, label: path });
 
-/** The paths under /v1/ with no parameter, keyed by what follows /v1/. */
+/** The paths under /v1/ with no parameter, keyed by what follows /v1/ (a table: every path written out, so a search finds it). */
 const FIXED: ReadonlyMap<string, Route> = new Map([
   ["batch", { kind: "batch", label: "/v1/batch" }],
   ["import", { kind: "batch", label: "/v1/import" }],

@@ -5,7 +5,7 @@ import { runCli, spawnCli, collect, waitForLine } from "../helpers/cli.js";
 import { statuses } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Run `npm run build` first. Issue 13: exit codes and JUnit reports that cannot mislead a CI job.
+// Run `npm run build` first. Exit codes and JUnit reports that cannot mislead a CI job.
 const { server } = closeServersAfterEach();
 const { dir, file, ndjson } = tempDir("ci-e2e-");
 

@@ -133,11 +133,11 @@ describe("webhook-cli listen (built CLI)", () => {
     try {
       const inUse = await runCli(["listen", "--port", String(busy.port)]);
       expect(inUse.code).toBe(2);
-      expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${busy.port}`);
+      expect(inUse.stderr).toContain(`cannot listen on 127.0.0.1:${busy.port}: the port is already in use (EADDRINUSE)`);
       expect(inUse.stderr).not.toContain("    at ");
       const uiInUse = await runCli(["listen", "--port", "0", "--ui", "--ui-port", String(busy.port)]);
       expect(uiInUse.code).toBe(2);
-      expect(uiInUse.stderr).toContain(`--ui-port: cannot serve the inspector on 127.0.0.1:${busy.port}: EADDRINUSE`);
+      expect(uiInUse.stderr).toContain(`--ui-port: cannot listen on 127.0.0.1:${busy.port}: the port is already in use (EADDRINUSE)`);
     } finally {
       await busy.close();
     }

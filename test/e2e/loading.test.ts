@@ -3,6 +3,9 @@ import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import { distModulesOf, hook, modulesLoadedBy, packagesOf } from "../helpers/loaded-modules.js";
 import { tempDir } from "../helpers/setup.js";
 
+/** A command's declaration: its command.js and its option table, loaded to build the program (and its help). */
+const isDeclaration = (path: string): boolean => /^cli\/commands\/[a-z]+\/(command|options)\.js$/.test(path);
+
 // Checked on the built package (npm run build), by the modules a real process resolves: not by timing.
 describe("what a process loads", () => {
   it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay, serve or the delivery engine', async () => {
@@ -17,10 +20,17 @@ describe("what a process loads", () => {
     expect(dist).toContain("client/analytics.js");
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
-    expect(dist.filter((path) => /^(cli|replay|service)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
-    // Of delivery/, only the pure retry policy and the engine's door (createDeliveryEngine, which
-    // loads the engine, its transports and their wiring when called) load.
-    expect(dist.filter((path) => path.startsWith("delivery/")).sort()).toEqual(["delivery/create-engine.js", "delivery/policy.js", "delivery/types.js"]);
+    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+    // Of delivery/, only the pure retry policy, the retry rules and TLS classifier the client shares
+    // with it, and the engine's door (createDeliveryEngine, which loads the engine, its transports
+    // and their wiring when called) load.
+    // (A module is listed once for each import that resolves it.)
+    expect([...new Set(dist.filter((path) => path.startsWith("delivery/")))].sort()).toEqual([
+      "delivery/create-engine.js",
+      "delivery/policy.js",
+      "delivery/retry-rules.js",
+      "delivery/tls-problem.js",
+    ]);
   });
 
   it.each([["--version"], ["--help"]])("webhook-cli %s loads no undici, zod or ora, nor any command's implementation", async (flag) => {
@@ -32,31 +42,35 @@ describe("what a process loads", () => {
     const packages = packagesOf(urls);
     expect(packages).toContain("commander");
     for (const name of ["undici", "zod", "ora", "chalk"]) expect(packages).not.toContain(name);
-    expect(dist.filter((path) => path.startsWith("cli/commands/") || path === "cli/options/parse.js")).toEqual([]);
+    // The declarations (each command's command.js and its option table) are what help is made of; nothing else of a command.
+    expect(dist).toContain("cli/commands/listen/command.js");
+    expect(dist.filter((path) => (path.startsWith("cli/commands/") && !isDeclaration(path)) || path === "cli/options/parse.js")).toEqual([]);
   });
 
-  it("a command loads its own implementation and zod, and only then", async () => {
+  it("a command loads its own implementation and its option parsers, and only then; flags need no zod", async () => {
     const { urls, code } = await modulesLoadedBy(["bin/webhook-cli.js", "generate", "track", "--seed", "1"]);
     expect(code).toBe(0);
     const dist = distModulesOf(urls);
-    expect(dist).toContain("cli/commands/generate.js");
-    expect(dist).not.toContain("cli/commands/listen.js");
+    expect(dist).toContain("cli/commands/generate/index.js");
+    expect(dist).toContain("cli/options/parse.js");
+    expect(dist).not.toContain("cli/commands/listen/index.js");
     // generate builds examples and parses its options; the message schemas are for checking, not needed here.
     expect(dist).not.toContain("messages/schemas.js");
-    expect(packagesOf(urls)).toContain("zod");
+    // The flags are parsed by the option table's own parse functions; zod checks structured input (config files, messages).
+    expect(packagesOf(urls)).not.toContain("zod");
     expect(packagesOf(urls)).not.toContain("undici");
   });
 
   it("replay and demo load the command modules they share code with, not each other's", async () => {
     const replay = await modulesLoadedBy(["bin/webhook-cli.js", "replay", "fixtures/events.ndjson", "--dry-run", "--url", "http://127.0.0.1:9/hook"]);
     expect(replay.code).toBe(0);
-    expect(distModulesOf(replay.urls)).toContain("cli/commands/replay.js");
-    expect(distModulesOf(replay.urls)).not.toContain("cli/commands/send.js");
+    expect(distModulesOf(replay.urls)).toContain("cli/commands/replay/index.js");
+    expect(distModulesOf(replay.urls).filter((path) => path.startsWith("cli/commands/send/") && !isDeclaration(path))).toEqual([]);
     const demo = await modulesLoadedBy(["bin/webhook-cli.js", "demo", "--json"]);
     expect(demo.code).toBe(0);
     const demoModules = distModulesOf(demo.urls);
-    expect(demoModules).toContain("cli/commands/demo.js");
-    expect(demoModules.filter((path) => path === "cli/commands/listen.js" || path.startsWith("inspector/"))).toEqual([]);
+    expect(demoModules).toContain("cli/commands/demo/index.js");
+    expect(demoModules.filter((path) => (path.startsWith("cli/commands/listen/") && !isDeclaration(path)) || path.startsWith("inspector/"))).toEqual([]);
   });
 });
 

@@ -9,7 +9,7 @@ import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpe
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { killChildrenAfterEach } from "../helpers/setup.js";
 
-// Issue 12.1: 5,000 nested arrays (10 KB) overflowed the stack of every recursive step that met them.
+// 5,000 nested arrays (10 KB) once overflowed the stack of every recursive step that met them.
 const DEEP = `${"[".repeat(5000)}${"]".repeat(5000)}`;
 const SECRET = "e2e-nesting-secret";
 const deepTrack = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Deep", properties: { x: 0 }, timestamp: "2024-01-01T00:00:00.000Z" }).replace('{"x":0}', `{"x":${DEEP}}`);

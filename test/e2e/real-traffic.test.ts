@@ -34,7 +34,7 @@ async function post(url: string, body: string, headers: Record<string, string> =
 
 const basic = { authorization: `Basic ${Buffer.from("wk_real:").toString("base64")}` };
 
-describe("real traffic through the built CLI (issue 11)", () => {
+describe("real traffic through the built CLI", () => {
   it("listen over HTTP accepts every real message (version 2, null userId, server-side screen, offsets) and exits 0", async () => {
     const listen = await start(["listen", "--port", "0", "--secret", SECRET, "--count", String(MESSAGES.length)]);
     for (const body of MESSAGES) expect((await post(`${listen.url}/hook`, body, { "x-signature": sign(SECRET, body) })).status).toBe(200);

@@ -252,7 +252,7 @@ describe("webhook-cli serve (built CLI)", () => {
   it("the library loads better-sqlite3 only when a durable queue is opened", () => {
     const dist = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
     // openSqliteQueue is internal now: imported from its module, beside the library's face.
-    const queue = fileURLToPath(new URL("../../dist/service/queue.js", import.meta.url));
+    const queue = fileURLToPath(new URL("../../dist/serve/durable-queue.js", import.meta.url));
     const dir = tempDir();
     const script = `
       import { createRequire } from "node:module";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const child = fileURLToPath(new URL("../helpers/queue-gc-child.mjs", import.meta.url));
-const queueModule = pathToFileURL(fileURLToPath(new URL("../../dist/service/queue.js", import.meta.url))).href;
+const queueModule = pathToFileURL(fileURLToPath(new URL("../../dist/serve/durable-queue.js", import.meta.url))).href;
 
 // Guards Node.js 24 (CI's second pass): there a collected better-sqlite3 object aborts the
 // process with "Assertion failed: (env) != nullptr". On Node.js 20 it cannot fail that way.

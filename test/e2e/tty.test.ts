@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { BIN } from "../helpers/cli.js";
 import { closeServersAfterEach } from "../helpers/setup.js";
 
-// Run `npm run build` first. The terminal rules of issue 13, under a real pseudo-terminal made by
+// Run `npm run build` first. The terminal rules (docs/cli.md#terminals), under a real pseudo-terminal made by
 // script(1) (util-linux): no TTY in CI is no excuse to leave them untested.
 const { server } = closeServersAfterEach();
 const dir = mkdtempSync(join(tmpdir(), "tty-e2e-"));

@@ -1,6 +1,6 @@
-import { OldResults } from "../../src/replay/old-results.js";
-import { scanResults } from "../../src/replay/results-file.js";
-import type { Answer } from "../../src/replay/results-read.js";
+import { OldResults } from "../../src/regress/old-results.js";
+import { scanResults } from "../../src/regress/results-file.js";
+import type { Answer } from "../../src/regress/results-read.js";
 
 /** Every answer of a --compare file, as the merge of its runs hands them on (in line order, the later run winning). */
 export async function readAnswers(path: string, name: string): Promise<{ answers: Map<number, Answer>; unanswered: number; runs: number }> {

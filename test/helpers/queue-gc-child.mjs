@@ -1,6 +1,6 @@
 // Uses and drops SQLite queues the way serve does (listFailed, deletions, a damaged database),
 // then allocates from a timer so V8 collects them: on Node.js 24 a collected better-sqlite3
-// object aborted the process here (src/service/sqlite-lifetime.ts). Argument: the queue module's URL.
+// object aborted the process here (src/serve/sqlite-lifetime.ts). Argument: the queue module's URL.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

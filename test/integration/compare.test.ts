@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { createWriteStream, writeFileSync } from "node:fs";
+import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import { main } from "../../src/cli/program.js";
-import { formatResultLine, keepBody, messageFacts, resultLine } from "../../src/replay/results.js";
-import { MAX_RUNS } from "../../src/replay/results-read.js";
+import { formatResultLine, keepBody, messageFacts, resultLine } from "../../src/regress/results.js";
+import { MAX_RUNS } from "../../src/regress/results-read.js";
 import type { ReceivedRequest } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
@@ -107,6 +107,20 @@ describe("replay --compare, reading the old file beside the run", () => {
     const same = io();
     expect(await main(["replay", input, "--url", target.url, "--compare", "bad.ndjson", "--results", "bad.ndjson"], same)).toBe(2);
     expect(target.requests).toHaveLength(0);
+  });
+
+  it("refuses the --compare file as the --results file, naming both flags, before anything is sent; a dry run writes no results and may", async () => {
+    const target = await server();
+    const path = join(dir, "both.ndjson");
+    const before = Array.from({ length: LINES }, (_, i) => old(i + 1)).join("");
+    writeFileSync(path, before);
+    const cli = io();
+    expect(await main(["replay", input, "--url", target.url, "--compare", "both.ndjson", "--results", "./both.ndjson"], cli)).toBe(2);
+    expect(cli.err()).toBe(`error: ${path}: --results: the results file cannot be the --compare file\n`);
+    expect(target.requests).toHaveLength(0);
+    expect(readFileSync(path, "utf8")).toBe(before);
+    const dry = io();
+    expect(await main(["replay", input, "--url", target.url, "--compare", "both.ndjson", "--results", "both.ndjson", "--dry-run", "--quiet"], dry), dry.err()).toBe(0);
   });
 
   it("reads an old file given as a pipe (copied aside first, since it is read twice)", async () => {

@@ -128,7 +128,7 @@ describe("the inspector's API guards", () => {
       for (const headers of allowed) expect((await get(`${url}${path}`, headers)).status, `${path} ${JSON.stringify(headers)}`).toBe(200);
     }
     // The page and its files stay open to a top-level navigation from anywhere.
-    for (const path of ["/", "/inspector.js", "/inspector.css"]) expect((await get(`${url}${path}`, { "sec-fetch-site": "cross-site" })).status).toBe(200);
+    for (const path of ["/", "/inspector.js", "/detail.js", "/dom.js", "/inspector.css"]) expect((await get(`${url}${path}`, { "sec-fetch-site": "cross-site" })).status).toBe(200);
     // A Resend from a same-site page (another port of 127.0.0.1) carries JSON and no Origin check would stop it.
     const resend = await get(`${url}/api/requests/1/resend`, { "content-type": "application/json", "sec-fetch-site": "same-site" }, "POST", "{}");
     expect(resend.status).toBe(403);

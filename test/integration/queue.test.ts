@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryQueue, openSqliteQueue, type MessageQueue } from "../../src/service/queue.js";
-import { keepForProcessLifetime, statementOf } from "../../src/service/sqlite-lifetime.js";
+import { openSqliteQueue } from "../../src/serve/durable-queue.js";
+import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import type { MessageQueue } from "../../src/serve/queue.js";
+import { keepForProcessLifetime, statementOf } from "../../src/serve/sqlite-lifetime.js";
 
 const dirs: string[] = [];
 function stateDir(): string {
@@ -91,7 +93,7 @@ describe("sqlite queue durability", () => {
   });
 });
 
-describe("the SQLite objects' lifetime (src/service/sqlite-lifetime.ts)", () => {
+describe("the SQLite objects' lifetime (src/serve/sqlite-lifetime.ts)", () => {
   it("prepares a statement once per SQL text and database, and only for a database it keeps", async () => {
     const { default: Database } = await import("better-sqlite3");
     const db = keepForProcessLifetime(new Database(":memory:"));

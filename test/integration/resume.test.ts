@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { replay, type ReplayOptions } from "../../src/replay/replay.js";
+import { replay } from "../../src/replay/replay.js";
+import type { ReplayOptions } from "../../src/replay/types.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { startServer, type Responder, type TestServer } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Interrupted replays against a real receiver that fails some lines and delays others (issue 13):
+// Interrupted replays against a real receiver that fails some lines and delays others:
 // delivered ∪ dead-lettered ∪ {lines ≥ printed N} covers every line, and following the hint
 // (from line N, then the dead-letter file) ends with every line delivered.
 const { servers } = closeServersAfterEach();

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { Collector } from "../../src/service/collector.js";
-import { openSqliteQueue } from "../../src/service/queue.js";
-import { statementOf } from "../../src/service/sqlite-lifetime.js";
-import { listenCollector } from "../../src/service/server.js";
+import { Collector } from "../../src/serve/collector.js";
+import { openSqliteQueue } from "../../src/serve/durable-queue.js";
+import { statementOf } from "../../src/serve/sqlite-lifetime.js";
+import { listenCollector } from "../../src/serve/server.js";
 import { runCli } from "../helpers/cli.js";
 
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyChanges, membershipChanges, parseMembers, snakeName } from "../../src/service/audience.js";
+import { applyChanges, membershipChanges, parseMembers, snakeName } from "../../src/audience/audience.js";
 
 describe("snakeName", () => {
   it.each([

@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { UsageError } from "../../src/errors.js";
-import { compareAnswers } from "../../src/replay/compare.js";
-import { answersInOrder, Comparison, compareResults, comparisonFailed, formatComparison, formatCompareSummary } from "../../src/replay/comparison.js";
-import { ABSENT, diffJson } from "../../src/replay/json-diff.js";
-import { formatPath, parseJsonPath } from "../../src/replay/jsonpath.js";
-import type { Answer, AnswerBody } from "../../src/replay/results-read.js";
+import { compareAnswers, formatComparison } from "../../src/regress/message-comparison.js";
+import { answersInOrder, Comparison, compareResults, comparisonFailed, formatCompareSummary } from "../../src/regress/run-comparison.js";
+import { ABSENT, diffJson } from "../../src/regress/json-diff.js";
+import { formatPath, parseJsonPath } from "../../src/regress/jsonpath.js";
+import type { Answer, AnswerBody } from "../../src/regress/results-read.js";
 
 function answer(line: number, status: number | null, body: AnswerBody, options: { userId?: string; event?: string; contentType?: string } = {}): Answer {
   return {

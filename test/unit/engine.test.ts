@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DeliveryEngine } from "../../src/delivery/deliver.js";
-import type { AttemptEvent, DeliveryOptions } from "../../src/delivery/types.js";
+import type { DeliveryOptions } from "../../src/delivery/deliver.js";
+import type { AttemptEvent } from "../../src/delivery/types.js";
 import { describeFailure } from "../../src/delivery/undici-transport.js";
 import { answers, byUrl, FakeTransport, VirtualClock, seededRandom, type FakeResponder } from "../../src/testing.js";
 

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { watchKeys, type KeyInput } from "../../src/cli/keys.js";
+import { watchKeys, type KeyInput } from "../../src/cli/commands/listen/keys.js";
 import { isLoopbackHost } from "../../src/inspector/server.js";
 import { RequestStore, type DropNotice, type NewInspected } from "../../src/inspector/store.js";
 import { curlCommand, shellWord } from "../../src/inspector/curl.js";

@@ -1,5 +1,10 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { junitXml } from "../../src/report/junit.js";
+import { flagOfField } from "../../src/cli/options/fields.js";
+import { UsageError, type WebhookCliError } from "../../src/errors.js";
+import { junitXml, writeJunitFile } from "../../src/report/junit.js";
+import { thrownBy } from "../helpers/errors.js";
 
 describe("junitXml", () => {
   it("writes one suite with counts and one testcase per case", () => {
@@ -31,3 +36,14 @@ describe("junitXml", () => {
     expect(junitXml({ name: "empty", cases: [] })).toContain('tests="0" failures="0" errors="0" skipped="0" time="0.000"');
   });
 });
+
+describe("writeJunitFile", () => {
+  it("a file that cannot be written is a usage error naming the junit field and the file; the CLI shows --junit", () => {
+    const file = join("no-such-dir", "report.xml");
+    const error = thrownBy(() => writeJunitFile(tmpdir(), file, { name: "webhook-cli send", cases: [] })) as WebhookCliError;
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.source).toEqual({ field: "junit", file });
+    expect(error.describe(flagOfField)).toMatch(new RegExp(`^${file.replace(/[.\\/]/g, "\\$&")}: --junit: cannot write: ENOENT`));
+  });
+});
+

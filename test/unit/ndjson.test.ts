@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LineSplitter, MAX_LINE_BYTES, readLineBatches, type Line } from "../../src/replay/ndjson.js";
+import { LineSplitter, MAX_LINE_BYTES, readLineBatches, type Line } from "../../src/util/ndjson.js";
 
 function split(chunks: (string | Buffer)[]): Line[] {
   const splitter = new LineSplitter();

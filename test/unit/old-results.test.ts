@@ -2,11 +2,11 @@ import { openSync, readFileSync, writeFileSync, writeSync, closeSync } from "nod
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { WebhookCliError } from "../../src/errors.js";
-import { answersInOrder, Comparison } from "../../src/replay/comparison.js";
-import { OldResults } from "../../src/replay/old-results.js";
-import { scanResults } from "../../src/replay/results-file.js";
-import { answerOfResult, MAX_RUNS, type Answer, type ResultsIndex } from "../../src/replay/results-read.js";
-import { formatResultLine, keepBody, messageFacts, resultLine, type ResultLine } from "../../src/replay/results.js";
+import { answersInOrder, Comparison } from "../../src/regress/run-comparison.js";
+import { OldResults } from "../../src/regress/old-results.js";
+import { scanResults } from "../../src/regress/results-file.js";
+import { answerOfResult, MAX_RUNS, type Answer, type ResultsIndex } from "../../src/regress/results-read.js";
+import { formatResultLine, keepBody, messageFacts, resultLine, type ResultLine } from "../../src/regress/results.js";
 import { tempDir } from "../helpers/setup.js";
 
 const { dir } = tempDir("old-results-");

@@ -1,19 +1,20 @@
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { UsageError, WebhookCliError } from "../../src/errors.js";
-import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/options/audience.js";
+import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
 import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
 import { thrownBy } from "../helpers/errors.js";
 import { flagOfField } from "../../src/cli/options/fields.js";
-import { DEMO_OPTIONS, GENERATE_OPTIONS } from "../../src/cli/options/generate.js";
-import { LISTEN_OPTIONS } from "../../src/cli/options/listen.js";
+import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
+import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
+import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
 import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/inspector/store.js";
 import { parseTable } from "../../src/cli/options/parse.js";
-import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/options/replay.js";
-import { SEND_OPTIONS } from "../../src/cli/options/send.js";
-import { SERVE_CONCURRENCY_HELP, SERVE_OPTIONS } from "../../src/cli/options/serve.js";
+import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
+import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
+import { SERVE_CONCURRENCY_HELP, SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
 import { addOptions, helpOf, type OptionSpec } from "../../src/cli/options/spec.js";
-import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/service/audience-sync.js";
+import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/audience/audience-sync.js";
 import { DEFAULT_DELIVERY_CONCURRENCY as REPLAY_DEFAULT, DEFAULT_DELIVERY_CONCURRENCY as SERVE_DEFAULT } from "../../src/dispatch/dispatcher.js";
 
 const TABLES = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS };
@@ -89,5 +90,12 @@ describe("option tables", () => {
     expect(flagOfField("deadLetter")).toBe("--dead-letter");
     expect(flagOfField("tlsCert")).toBe("--tls-cert");
     expect(flagOfField("nothing")).toBeUndefined();
+  });
+
+  it("a key names the same flag in every table, so which table fields.ts reads first does not matter", () => {
+    const flags = new Map<string, Set<string>>();
+    for (const table of Object.values(TABLES)) for (const spec of table) flags.set(spec.key, (flags.get(spec.key) ?? new Set()).add(spec.flag));
+    expect([...flags].filter(([, seen]) => seen.size > 1)).toEqual([]);
+    for (const [key, seen] of flags) expect(flagOfField(key)).toBe([...seen][0]);
   });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DeliveryResult } from "../../src/delivery/types.js";
 import { parseEntry, type ReplayEntry } from "../../src/replay/envelope.js";
-import { ResultsSink } from "../../src/replay/results-sink.js";
+import { ResultsSink } from "../../src/regress/results-sink.js";
 
 const dir = mkdtempSync(join(tmpdir(), "results-sink-"));
 

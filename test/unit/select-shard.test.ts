@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { userIdOf } from "../../src/messages/check.js";
-import { parseExpectStatus, unexpectedStatuses } from "../../src/replay/expect-status.js";
-import { messageFacts } from "../../src/replay/results.js";
+import { parseExpectStatus, unexpectedStatuses } from "../../src/regress/expect-status.js";
+import { messageFacts } from "../../src/regress/results.js";
 import { createSelection, parseIds, parseLineRange, selectionFlags, type Candidate } from "../../src/replay/select.js";
 import { fnv1a32, inShard, parseShard, shardOf } from "../../src/replay/shard.js";
 

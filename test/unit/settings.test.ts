@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, UsageError, WebhookCliError } from "../../src/errors.js";
-import { DEFAULT_USER_AGENT, parseHeaderFlag, resolveSettings } from "../../src/settings.js";
+import { parseHeaderFlag } from "../../src/config/checks.js";
+import { DEFAULT_USER_AGENT, resolveSettings } from "../../src/config/destination.js";
 import { thrownBy } from "../helpers/errors.js";
 import { describeError as describeForCli } from "../../src/cli/exit-codes.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { checkMessage } from "../../src/messages/check.js";
-import type { IngestCall } from "../../src/service/ingest.js";
-import { deleteMessage, toMessage } from "../../src/service/transform.js";
+import type { IngestCall } from "../../src/serve/ingest.js";
+import { deleteMessage, toMessage } from "../../src/serve/transform.js";
 
 const receivedAt = new Date("2024-05-01T12:00:00.000Z");
 const base = { aliasKeys: "spec" as const, receivedAt, ip: "10.1.2.3" };

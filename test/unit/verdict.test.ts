@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildExamples } from "../../src/messages/examples.js";
 import { checkMessage } from "../../src/messages/check.js";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
-import { checkShape } from "../../src/receiver/shape.js";
+import { checkShape } from "../../src/messages/check-fast.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 
 const SECRET = "s3cret";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DeliveryEngine } from "../../src/delivery/deliver.js";
-import { MemoryQueue } from "../../src/service/queue.js";
-import { DeliveryWorker } from "../../src/service/worker.js";
+import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import { DeliveryWorker } from "../../src/serve/worker.js";
 import { FakeTransport, VirtualClock } from "../../src/testing.js";
 
 describe("serve's worker on the dispatcher (virtual time)", () => {

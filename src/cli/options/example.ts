@@ -1,5 +1,8 @@
 import type { OptionsOf, OptionSpec } from "./spec.js";
 
+/** The help of `--alias-keys` where it chooses how generated alias messages are keyed (generate, demo). */
+export const ALIAS_KEYS_HELP = "alias keys: spec ('Previous ID', 'User ID') or camel (previousId, userId)";
+
 /**
  * The overrides of a generated example, shared by `generate` and `send --type`;
  * `scope` prefixes each help text (e.g. "with --type: ").

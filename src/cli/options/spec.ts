@@ -5,7 +5,7 @@ import type { ScriptStep } from "../../receiver/faults.js";
 
 /**
  * One command-line option, declared once: its flag and help for commander,
- * the kind of value it parses to (zod, loaded only when a command runs, so
+ * the kind of value it parses to (parse.ts, loaded only when a command runs, so
  * `--help` stays light) and the key it has in the command's typed options.
  */
 export interface OptionSpec {
@@ -35,7 +35,7 @@ export interface OptionSpec {
 }
 
 /** What each kind of option parses to. */
-interface ValueOfKind {
+export interface ValueOfKind {
   string: string;
   switch: boolean;
   /** Repeatable: every value given, in order. */

@@ -1,0 +1,142 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { UsageError } from "../../../errors.js";
+import type { Inspection } from "../../../inspector/session.js";
+import { FaultPlan } from "../../../receiver/faults.js";
+import { createForwarder } from "../../../receiver/forward.js";
+import { RecordingFile } from "../../../receiver/record.js";
+import { startReceiver, type Receiver } from "../../../receiver/server.js";
+import { countNotReachedCase, writeJunitFile } from "../../../report/junit.js";
+import { seededRandom } from "../../../util/clock.js";
+import { formatDuration } from "../../../util/duration.js";
+import { stripUndefined } from "../../../util/strip-undefined.js";
+import type { CliIo } from "../../io.js";
+import { onceEach } from "../../once-each.js";
+import { createOutput, type Output } from "../../output.js";
+import { writeReadyFile } from "../../ready-file.js";
+import { resolveListenSecret, warnUnsigned } from "../../secret.js";
+import { createInspection, serveInspector } from "./inspection.js";
+import { watchKeys } from "./keys.js";
+import type { ListenFlags } from "./options.js";
+import { stopSwitch, untilStopped, type StopReason } from "./stop.js";
+import { Tally } from "./tally.js";
+
+export type ListenOptions = ListenFlags;
+
+/**
+ * The verifying receiver (docs/receiver.md, docs/exit-codes.md#per-command): runs until --count requests,
+ * --exit-after or a signal, then prints a summary. 0 when every request was
+ * valid, 1 otherwise or when --exit-after came before --count.
+ */
+export async function listen(options: ListenOptions, io: CliIo): Promise<number> {
+  const output = createOutput(io, { json: options.json });
+  const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
+  const tls = readTls(options, io.cwd);
+  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
+  const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
+  const stopper = stopSwitch();
+  const tally = new Tally(options, io, output, secret);
+  const inspection = createInspection(options, io, secret, forwarder?.url, output);
+  let receiver: Receiver;
+  try {
+    receiver = await startReceiver({
+      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults: faultPlan(options), tls, recording, forward: forwarder?.forward, maxConnections: options.maxConnections }),
+      health: () => tally.health(),
+      onError: onceEach((message) => output.warn(`a request could not be handled or recorded: ${message}`)),
+      onRequest(received) {
+        const request = tally.take(received);
+        if (request === undefined) return;
+        inspection?.add(request);
+        if (tally.countReached) {
+          // Refuse anything after the Nth request right away (close is idempotent).
+          void receiver.close();
+          stopper.stop("count");
+        }
+      },
+    });
+  } catch (error) {
+    recording?.close();
+    await forwarder?.close();
+    throw error;
+  }
+  inspection?.setReceiverUrl(receiver.url);
+  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
+  const stopKeys = announceReady(options, io, output, { receiver, forwardUrl: forwarder?.url, page, inspection, secret });
+  tally.startSpinner();
+
+  const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
+  stopKeys?.();
+  await receiver.close();
+  await Promise.all([inspection?.close(), forwarder?.close()]);
+  recording?.close();
+  tally.finish();
+  return summarize(options, io, output, tally, reason);
+}
+
+/** The fault plan of the flags; `--seed` makes `--fail-rate` repeatable. */
+function faultPlan(options: ListenOptions): FaultPlan {
+  const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
+  const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
+  return new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
+}
+
+/** Says where listen is, then offers the `r` key on a terminal; returns what stops watching the keys. */
+function announceReady(
+  options: ListenOptions,
+  io: CliIo,
+  output: Output,
+  ready: { receiver: Receiver; forwardUrl: string | undefined; page: string | undefined; inspection: Inspection | undefined; secret: string | undefined },
+): (() => void) | undefined {
+  const { receiver, inspection } = ready;
+  announce(output, receiver, ready.forwardUrl, ready.page);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
+  const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
+  if (stopKeys) output.log("Press r to resend the latest request.");
+  if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
+  return stopKeys;
+}
+
+/** The summary line and event, the JUnit file; the exit code. */
+function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tally, reason: StopReason): number {
+  const { received, invalid, paint } = tally;
+  const early = reason === "exit-after" && options.count !== undefined && received < options.count;
+  const earlyMessage = `--exit-after ${formatDuration(options.exitAfterMs ?? 0)} came before --count ${options.count ?? 0} requests (${received} received)`;
+  if (early) output.warn(earlyMessage);
+  const code = invalid > 0 || early ? 1 : 0;
+  const valid = received - invalid;
+  output.event("summary", { received, valid, invalid, stoppedBy: reason, exitCode: code });
+  output.line(
+    `Summary: ${received} request${received === 1 ? "" : "s"}, ${paint.ok(`${valid} valid`)}, ${invalid > 0 ? paint.bad(`${invalid} invalid`) : "0 invalid"}`,
+  );
+  if (options.junit !== undefined) {
+    const cases = tally.junitCases;
+    // Every reason for a non-zero exit is a failing case: an early --exit-after is one too.
+    if (early) cases.push(countNotReachedCase(options.count ?? 0, options.exitAfterMs ?? 0, earlyMessage));
+    writeJunitFile(io.cwd, options.junit, { name: "webhook-cli listen", cases, timestamp: new Date(), secret: tally.secret });
+  }
+  return code;
+}
+
+/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
+function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
+  if (output.json) {
+    output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwardUrl ? { forwardTo: forwardUrl } : {}) });
+    output.log(`Listening on ${receiver.url}`);
+  } else output.line(`Listening on ${receiver.url}`);
+  if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
+  if (page) output.line(`Inspector: ${page}`);
+}
+
+function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {
+  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
+  if (options.tlsCert === undefined) throw new UsageError("--tls-key needs --tls-cert", { flag: "--tls-cert" });
+  if (options.tlsKey === undefined) throw new UsageError("--tls-cert needs --tls-key", { flag: "--tls-key" });
+  const read = (file: string, flag: string): Buffer => {
+    try {
+      return readFileSync(resolve(cwd, file));
+    } catch (error) {
+      throw new UsageError(`cannot read: ${(error as Error).message}`, { flag, file });
+    }
+  };
+  return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
+}

@@ -1,0 +1,248 @@
+import { isUtf8 } from "node:buffer";
+import { readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { InputError, UsageError } from "../../../errors.js";
+import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
+import { undiciEngine } from "../../../delivery/wire.js";
+import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../../dispatch/dispatcher.js";
+import { userIdOf } from "../../../messages/check.js";
+import { exampleMessage } from "../../../messages/examples.js";
+import { parseMessages, type InputMessage } from "../../../messages/input.js";
+import type { AliasKeys } from "../../../messages/schemas.js";
+import type { Clock, Random } from "../../../util/clock.js";
+import { formatDuration } from "../../../util/duration.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../io.js";
+import { EXAMPLE_FLAGS } from "../../options/example.js";
+import type { SendFlags } from "./options.js";
+import { createOutput, type Output, type Spinner } from "../../output.js";
+import { logAttempt, printDryRun } from "../../attempt-log.js";
+import { retryWindowNotice, StatusLine } from "../../status-line.js";
+import { INTERRUPTED, readStdin } from "../../stdin.js";
+import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
+
+/** With `type`, the example's overrides are those of `generate`. */
+export type SendOptions = SendFlags & {
+  /** A file, `-` for stdin; or use `type`. */
+  file?: string;
+};
+
+/** Injected in tests; the CLI uses the system clock and Math.random. */
+export interface SendDependencies {
+  clock?: Clock;
+  random?: Random;
+  /** How often a status line is printed without a terminal (default 10 s). */
+  statusIntervalMs?: number;
+}
+
+
+/**
+ * Signs and delivers messages in input order, one at a time, through the
+ * delivery engine. Everything is validated before the first request; returns
+ * 0 when all were delivered, 1 when any failed, 130/143 when interrupted.
+ */
+export async function send(options: SendOptions, io: CliIo, deps: SendDependencies = {}): Promise<number> {
+  const output = createOutput(io, { json: options.json ?? false });
+  checkCombination(options);
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, {
+    requireTargets: true,
+    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
+  });
+  output.maskSecret(settings.secret);
+  const messages = await readInput(options, io, settings.aliasKeys, output);
+  if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
+  // Said once the input checked out, so a mistake in it is still a one-line answer.
+  warnIfUnsigned(output, settings);
+
+  const engine = undiciEngine(settings, {
+    ...engineOptions,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.random ? { random: deps.random } : {}),
+  });
+  const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
+  const started = performance.now();
+  try {
+    if (options.dryRun) {
+      for (const input of messages) {
+        const body = input.body;
+        for (const target of settings.targets) printDryRun(output, input, engine.prepare(body, target));
+      }
+      return 0;
+    }
+    const dispatcher = new Dispatcher<SendEntry>({
+      // In input order, one at a time.
+      source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input })),
+      engine,
+      concurrency: 1,
+      signal: io.signal,
+      hooks: reporter.hooks,
+    });
+    // Many messages without a terminal: status lines, so a CI log never looks hung. (On a terminal the retry spinner shows.)
+    const status = messages.length > 1 && !output.spins ? new StatusLine(output, "send", () => dispatcher.progress, deps.statusIntervalMs) : undefined;
+    status?.start();
+    const summary = await dispatcher.run().finally(() => status?.stop());
+    const code = printSummary(output, messages.length, summary, io.signal);
+    if (options.junit !== undefined) {
+      const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
+      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli send ${name}`, cases: reporter.cases, timestamp: new Date(), time: (performance.now() - started) / 1000, secret: settings.secret });
+    }
+    return code;
+  } finally {
+    reporter.stopSpinner();
+    await engine.close();
+  }
+}
+
+interface SendEntry extends DispatchEntry {
+  input: InputMessage;
+}
+
+/** Per message: the spinner while a retry waits, --verbose attempts, failed attempts, the result line. */
+class SendReporter {
+  private spinner: Spinner | undefined;
+  readonly hooks: MessageHooks<SendEntry>;
+  /** JUnit: one case per message, failing unless delivered (unstarted ones included). */
+  readonly cases: JunitCase[] = [];
+
+  constructor(
+    output: Output,
+    verbose: boolean,
+    notice: (event: AttemptEvent) => void,
+  ) {
+    this.hooks = {
+      keepResponse: verbose,
+      onAttempt: (_entry, event) => {
+        this.stopSpinner();
+        if (verbose) logAttempt(output, event);
+        logFailedAttempt(output, event);
+        notice(event);
+        if (event.retryInMs !== undefined) this.spinner = output.spinner(`waiting ${formatDuration(event.retryInMs)} to retry ${event.url}`);
+      },
+      onResult: (entry, result, ms) => {
+        this.stopSpinner();
+        report(output, entry.input, result);
+        this.cases.push(deliveryCase(caseName(entry.input), "webhook-cli.send", result, ms));
+      },
+      onUnstarted: (entry) => this.cases.push(deliveryCase(caseName(entry.input), "webhook-cli.send", undefined, 0)),
+    };
+  }
+
+  stopSpinner(): void {
+    this.spinner?.stop();
+    this.spinner = undefined;
+  }
+}
+
+function caseName(input: InputMessage): string {
+  return `${input.where}: ${input.message?.type ?? "raw"}`;
+}
+
+function printSummary(output: Output, total: number, s: DispatchSummary, signal: AbortSignal): number {
+  const { delivered, failed } = s;
+  const interrupted = s.stopped;
+  const notDelivered = total - delivered - failed;
+  output.event("summary", { messages: total, delivered, failed, notDelivered, interrupted });
+  const summary = `${total} message${total === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
+  if (interrupted) {
+    output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
+    output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${total - s.sent} not sent)`);
+    return interruptedExitCode(signal);
+  }
+  output.line(summary);
+  return failed > 0 ? 1 : 0;
+}
+
+function checkCombination(options: SendOptions): void {
+  if (options.file !== undefined && options.type !== undefined) {
+    throw new UsageError("give either a FILE (or - for stdin) or --type, not both", { flag: "--type" });
+  }
+  if (options.raw && options.type !== undefined) throw new UsageError("--raw sends a FILE's bodies as read; --type builds a valid message", { flag: "--raw" });
+  if (options.file === undefined && options.type === undefined) {
+    throw new UsageError("nothing to send: give a file, - for standard input, or --type TYPE");
+  }
+  if (options.type === undefined) {
+    for (const { key, flag } of EXAMPLE_FLAGS) {
+      if (options[key] !== undefined) throw new UsageError(`${flag} applies to the message generated with --type`, { flag });
+    }
+  }
+}
+
+async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, output: Output): Promise<InputMessage[] | typeof INTERRUPTED> {
+  if (options.type !== undefined) {
+    const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
+    return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
+  }
+  const file = options.file as string;
+  const name = file === "-" ? "stdin" : file;
+  let bytes: Buffer;
+  if (file === "-") {
+    const read = await readStdin(io, output, () => readStream(io.stdin, name));
+    if (read === INTERRUPTED) return read;
+    bytes = read;
+  } else bytes = readInputFile(resolve(io.cwd, file), file);
+  const text = decodeUtf8(bytes, name);
+  if (/^\s*(\[\s*\])?\s*$/.test(text)) {
+    if (options.allowEmpty) return [];
+    throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
+  }
+  const parsed = parseMessages(text, name, { raw: options.raw === true });
+  for (const warning of parsed.warnings) output.warn(warning);
+  return parsed.messages;
+}
+
+/** send holds its whole input in memory; past this, replay (which streams) is the tool. */
+const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
+const TOO_LARGE = `the input is over ${MAX_SEND_INPUT_BYTES / 1024 / 1024} MiB: send reads it whole; use replay, which streams NDJSON`;
+
+function readInputFile(path: string, file: string): Buffer {
+  try {
+    if (statSync(path).size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
+    return readFileSync(path);
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
+  }
+}
+
+async function readStream(stream: NodeJS.ReadableStream, file: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    size += bytes.length;
+    if (size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */
+function decodeUtf8(bytes: Buffer, file: string): string {
+  if (isUtf8(bytes)) return bytes.toString("utf8");
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const found = bytes.indexOf(0x0a, start);
+    const end = found === -1 ? bytes.length : found;
+    if (!isUtf8(bytes.subarray(start, end))) throw new InputError("not valid UTF-8; nothing was sent", { file, line });
+    start = end + 1;
+  }
+  throw new InputError("not valid UTF-8; nothing was sent", { file });
+}
+
+function report(output: Output, input: InputMessage, result: DeliveryResult): void {
+  const type = input.message?.type ?? "raw";
+  const userId = userIdOf(input.message as unknown as Record<string, unknown> | undefined) ?? null;
+  output.event("delivery", { line: input.line, type, userId, delivered: result.delivered, urls: result.urls });
+  const c = output.color;
+  for (const url of result.urls) {
+    const ok = url.status !== null && url.status >= 200 && url.status < 300;
+    const mark = ok ? c.green("✓") : result.interrupted ? c.yellow("!") : c.red("✗");
+    const status = url.status === null ? "---" : String(url.status);
+    const attempts = `${url.attempts} attempt${url.attempts === 1 ? "" : "s"}`;
+    const verdict = ok ? "delivered" : result.interrupted ? "interrupted" : result.delivered ? "not retried (delivered elsewhere)" : "failed";
+    const why = !ok && url.error ? `: ${url.error}` : "";
+    output.line(`${mark} ${input.where} ${type}${userId !== null ? ` ${userId}` : ""} → ${url.url} ${status} ${verdict}, ${attempts}, ${formatDuration(url.ms)}${why}`);
+  }
+}
+
+

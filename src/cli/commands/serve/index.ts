@@ -1,0 +1,144 @@
+import { resolve } from "node:path";
+import type { DeliveryResult } from "../../../delivery/types.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../../../dispatch/dispatcher.js";
+import { Collector, type CollectorCounts, type CollectorOptions } from "../../../serve/collector.js";
+import { DEFAULT_SOURCE } from "../../../serve/ingest.js";
+import { openSqliteQueue } from "../../../serve/durable-queue.js";
+import { MemoryQueue } from "../../../serve/memory-queue.js";
+import type { MessageQueue, QueuedMessage } from "../../../serve/queue.js";
+import { listenCollector, type ServeServer } from "../../../serve/server.js";
+import { userIdOf } from "../../../messages/check.js";
+import { resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
+import type { CliIo } from "../../io.js";
+import { onceEach } from "../../once-each.js";
+import type { ServeFlags } from "./options.js";
+import { createOutput, type Output } from "../../output.js";
+import { writeReadyFile } from "../../ready-file.js";
+import { printable } from "../../../util/printable.js";
+
+export type ServeOptions = ServeFlags;
+
+/**
+ * Runs the collection service stand-in until SIGINT/SIGTERM (the normal stop):
+ * then a summary, and 0, or 1 when a message was given up during the run.
+ */
+export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
+  const output = createOutput(io, { json: options.json ?? false });
+  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
+  output.maskSecret(resolved.secret);
+  const settings =
+    options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
+  const stateDir = resolve(io.cwd, options.state);
+
+  if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
+
+  const onStorageError = onceEach((message) => output.warn(`cannot write to the state database (kept in memory, retried): ${message}`));
+  const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir, { onStorageError });
+  const collector = createCollector(options, output, { settings, queue, delivery: engineOptions });
+  let server: ServeServer;
+  try {
+    server = await listenCollector(collector, {
+      host: options.host,
+      port: options.port,
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+    });
+  } catch (error) {
+    await collector.close();
+    throw error;
+  }
+  announce(options, io, output, server.url, server.port);
+  warnAboutSetup(options, output, settings);
+  const waiting = queue.pendingCount();
+  if (waiting > 0) output.log(`resuming ${waiting} message${waiting === 1 ? "" : "s"} stored by a previous run (${stateDir})`);
+
+  collector.start();
+  await showCountsUntilAborted(output, collector, io.signal);
+  await server.close();
+  await collector.close();
+
+  const counts = collector.counts();
+  output.event("summary", { ...counts });
+  output.line(`Summary: ${countsText(counts)}`);
+  if (counts.pending > 0 && !options.memory) output.log(`${counts.pending} message${counts.pending === 1 ? "" : "s"} kept in ${stateDir} for the next run`);
+  return counts.failed > 0 ? 1 : 0;
+}
+
+function createCollector(options: ServeOptions, output: Output, parts: Pick<CollectorOptions, "settings" | "queue" | "delivery">): Collector {
+  return new Collector({
+    ...parts,
+    concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+    onSettled: (message, result) => {
+      if (!result.delivered) reportFailure(output, message, result);
+    },
+    strict: options.strict ?? false,
+    onRejected: (rejection) => {
+      output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
+      output.log(`${output.color.yellow("!")} rejected ${printable(rejection.where)} (${printable(rejection.source)}): ${printable(rejection.reason)}`);
+    },
+  });
+}
+
+function announce(options: ServeOptions, io: CliIo, output: Output, url: string, port: number): void {
+  if (options.json) {
+    output.event("listening", { url, port });
+    output.log(`Listening on ${url}`);
+  } else output.line(`Listening on ${url}`);
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, url);
+}
+
+/** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
+function warnAboutSetup(options: ServeOptions, output: Output, settings: CollectorOptions["settings"]): void {
+  warnIfUnsigned(output, settings);
+  if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
+  if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
+  if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");
+  if (options.memory) output.warn("--memory: the queue is not durable; messages not yet delivered are lost when serve stops");
+}
+
+/** The counts on the spinner, refreshed twice a second, until SIGINT/SIGTERM. */
+async function showCountsUntilAborted(output: Output, collector: Collector, signal: AbortSignal): Promise<void> {
+  const spinner = output.spinner(countsText(collector.counts()));
+  const ticker = setInterval(() => spinner.update(countsText(collector.counts())), 500);
+  await new Promise<void>((resolveStop) => {
+    if (signal.aborted) resolveStop();
+    else signal.addEventListener("abort", () => resolveStop(), { once: true });
+  });
+  clearInterval(ticker);
+  spinner.stop();
+}
+
+function countsText(counts: CollectorCounts): string {
+  return `${counts.accepted} accepted, ${counts.rejected} rejected, ${counts.filtered} filtered, ${counts.delivered} delivered, ${counts.retrying} retrying, ${counts.failed} failed, ${counts.pending} pending`;
+}
+
+function describe(body: string): { type: string | null; userId: string | null } {
+  try {
+    const message = JSON.parse(body) as Record<string, unknown>;
+    return { type: typeof message["type"] === "string" ? message["type"] : null, userId: userIdOf(message) ?? null };
+  } catch {
+    return { type: null, userId: null };
+  }
+}
+
+function reportFailure(output: Output, message: QueuedMessage, result: DeliveryResult): void {
+  const { type, userId } = describe(message.body);
+  output.event("delivery", { id: message.id, type, userId, delivered: false, urls: result.urls });
+  const reasons = result.urls.map((url) => `${url.url} ${url.status ?? "---"} after ${url.attempts} attempt${url.attempts === 1 ? "" : "s"}${url.error ? `: ${url.error}` : ""}`);
+  output.log(`${output.color.red("✗")} gave up on ${type ?? "message"}${userId !== null ? ` ${printable(userId)}` : ""} (#${message.id}): ${printable(reasons.join("; "))}`);
+}
+
+/** `serve --failed`: the messages given up, one JSON line each (body, failure, failedAt). */
+function printFailed(queue: MessageQueue, output: Output): number {
+  try {
+    const failed = queue.listFailed();
+    for (const record of failed) {
+      const line = JSON.stringify({ failedAt: new Date(record.failedAt).toISOString(), body: JSON.parse(record.body) as unknown, failure: record.failure });
+      if (output.json) output.event("failed", JSON.parse(line) as Record<string, unknown>);
+      else output.line(line);
+    }
+    output.log(`${failed.length} failed message${failed.length === 1 ? "" : "s"}`);
+    return 0;
+  } finally {
+    queue.close();
+  }
+}

@@ -1,0 +1,42 @@
+import type { Command } from "commander";
+import type { CliIo } from "./io.js";
+import type { OptionsOf, OptionTable } from "./options/spec.js";
+
+/** A positional argument as commander spells it (`<file>`, `[types...]`), with its help. */
+export interface ArgumentDeclaration {
+  readonly name: string;
+  readonly description: string;
+  /** The values it takes when they are a fixed set: completion offers them. */
+  readonly values?: readonly string[];
+}
+
+/** What a command's `run` gets besides its options and arguments. */
+export interface RunContext {
+  readonly io: CliIo;
+  /** The whole program: completion reads the command tree from it. */
+  readonly program: Command;
+}
+
+/**
+ * One command, declared in its own folder (commands/<name>/command.ts): what
+ * `--help` and completion show, and `run`, which imports the implementation
+ * (./index.js) only when the command runs, so `--help` and `--version` load
+ * none of it (nor undici, the receiver…).
+ */
+export interface CommandDeclaration<T extends OptionTable = OptionTable, A extends unknown[] = unknown[]> {
+  readonly name: string;
+  readonly description: string;
+  readonly arguments?: readonly ArgumentDeclaration[];
+  readonly options: T;
+  /** Command lines shown under `Examples:` in its help. */
+  readonly examples: readonly string[];
+  /** The exit status. A method, so a declaration with its own table fits the table of all commands. */
+  run(options: OptionsOf<T>, args: A, context: RunContext): Promise<number>;
+}
+
+/** A command that only groups others (`audience sync`). */
+export interface GroupDeclaration {
+  readonly name: string;
+  readonly description: string;
+  readonly subcommands: readonly CommandDeclaration[];
+}

@@ -1,0 +1,90 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { UsageError, type ErrorSource } from "../errors.js";
+import { redactUrl } from "../util/redact.js";
+
+/** Checks of the destination's values, from flags or the config file: static headers, URLs, the User-Agent, CA files. */
+
+// Headers that would break framing, signing or the message itself.
+const REFUSED_HEADERS = new Set([
+  "content-type",
+  "x-signature",
+  "content-length",
+  "host",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "expect",
+]);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// What HTTP allows in a field value: tab, visible ASCII and space, obs-text (Latin-1); no control characters.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Checks one static header, naming it and where it came from when refused. */
+export function validateHeader(name: string, value: string, source: ErrorSource): void {
+  if (!TOKEN.test(name)) throw new UsageError(`header name "${name}" is not a valid HTTP token`, source);
+  if (REFUSED_HEADERS.has(name.toLowerCase())) {
+    throw new UsageError(`header "${name}" cannot be set: webhook-cli sets it itself`, source);
+  }
+  if (!HEADER_VALUE.test(value)) {
+    throw new UsageError(`header "${name}" has a value with control characters (CR/LF, NUL…) or characters outside Latin-1`, source);
+  }
+}
+
+/** Parses `Name: value` (from `--header`). */
+export function parseHeaderFlag(text: string): [string, string] {
+  const colon = text.indexOf(":");
+  if (colon <= 0) throw new UsageError(`"${text}" is not of the form 'Name: value'`, { field: "headers" });
+  const name = text.slice(0, colon).trim();
+  const value = text.slice(colon + 1).trim();
+  validateHeader(name, value, { field: "headers" });
+  return [name, value];
+}
+
+/** Parses an absolute http: or https: URL; the errors show it with any password masked. */
+export function parseHttpUrl(url: string, source: ErrorSource): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`"${redactUrl(url)}" is not a valid URL (include http:// or https://)`, source);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UsageError(`"${redactUrl(url)}" is not an http: or https: URL`, source);
+  }
+  return parsed;
+}
+
+/** Checks a webhook URL: absolute, http or https, and no credentials in it. */
+export function validateUrl(url: string, source: ErrorSource): string {
+  const parsed = parseHttpUrl(url, source);
+  // Credentials in the URL would be printed wherever the URL is (reports, dead letters): refused, see README "Security".
+  if (parsed.username !== "" || parsed.password !== "") {
+    throw new UsageError(
+      `"${redactUrl(url)}" has credentials in it (user:password@): pass them as a header instead, e.g. --header 'Authorization: Basic …'`,
+      source,
+    );
+  }
+  return url;
+}
+
+/** Checks a User-Agent given by flag or config (a header value). */
+export function validateUserAgent(value: string, source: ErrorSource): string {
+  if (!HEADER_VALUE.test(value)) throw new UsageError("the User-Agent has control characters (CR/LF, NUL…) or characters outside Latin-1", source);
+  return value;
+}
+
+/** Reads `--ca` files (PEM), naming the file when one is unreadable or not a certificate. */
+export function readCaFiles(files: readonly string[], cwd: string): string[] {
+  return files.map((file) => {
+    let text: string;
+    try {
+      text = readFileSync(resolve(cwd, file), "utf8");
+    } catch (error) {
+      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { field: "ca", file });
+    }
+    if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { field: "ca", file });
+    return text;
+  });
+}

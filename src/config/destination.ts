@@ -1,0 +1,103 @@
+import { resolve } from "node:path";
+import { ConfigError, UsageError } from "../errors.js";
+import type { AliasKeys } from "../messages/schemas.js";
+import { parseHeaderFlag, validateHeader, validateUrl, validateUserAgent } from "./checks.js";
+import { defaultConfigPath, loadConfig, type ConfigFile } from "./file.js";
+import { resolveSecret, type SecretInput } from "./secret.js";
+
+/** At most five webhook URLs (docs/delivery.md#targets). */
+const MAX_TARGETS = 5;
+/** At most fifty static headers per URL (docs/delivery.md#static-headers). */
+const MAX_HEADERS_PER_TARGET = 50;
+export const DEFAULT_USER_AGENT = "Segment.io/1.0";
+
+/** One webhook URL with its static headers. */
+export interface Target {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface Source {
+  name: string;
+  writeKey: string;
+}
+
+/** The destination's settings, resolved from flags, environment and config file. */
+export interface DestinationSettings {
+  targets: Target[];
+  secret: string | undefined;
+  userAgent: string;
+  aliasKeys: AliasKeys;
+  /** A switched-off destination forwards nothing (docs/serve-api.md#enabled-switch). */
+  enabled: boolean;
+  sources: Source[];
+}
+
+export interface SettingsInput extends SecretInput {
+  urls?: readonly string[] | undefined;
+  headers?: readonly string[] | undefined;
+  userAgent?: string | undefined;
+  aliasKeys?: AliasKeys | undefined;
+  /** An explicit config file; otherwise `./webhook-cli.json` is read when present. */
+  configPath?: string | undefined;
+  /** Fail when no URL is configured (send, replay); serve may start without one. */
+  requireTargets?: boolean | undefined;
+}
+
+/**
+ * Resolves the destination settings. Precedence: flag > environment > config
+ * file; `--url` replaces the config's webhooks and `--header` applies to them.
+ */
+export function resolveSettings(input: SettingsInput): DestinationSettings {
+  const configPath = input.configPath ?? defaultConfigPath(input.cwd);
+  const configFile = configPath ? resolve(input.cwd, configPath) : undefined;
+  const config: ConfigFile = configFile ? loadConfig(configFile) : {};
+
+  let targets: Target[];
+  if (input.urls && input.urls.length > 0) {
+    const headers: Record<string, string> = {};
+    for (const text of input.headers ?? []) {
+      const [name, value] = parseHeaderFlag(text);
+      headers[name] = value;
+    }
+    if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
+      throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { field: "headers" });
+    }
+    targets = input.urls.map((url) => ({ url: validateUrl(url, { field: "urls" }), headers: { ...headers } }));
+    if (targets.length > MAX_TARGETS) {
+      throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { field: "urls" });
+    }
+  } else {
+    if (input.headers && input.headers.length > 0) {
+      throw new UsageError("`headers` applies to `urls` targets; give `urls` too, or put headers in the config file", { field: "headers" });
+    }
+    const webhooks = config.webhooks ?? [];
+    if (webhooks.length > MAX_TARGETS) {
+      throw new ConfigError(`${webhooks.length} webhooks configured; at most ${MAX_TARGETS}`, { file: configFile ?? "", key: "webhooks" });
+    }
+    targets = webhooks.map((hook, index) => {
+      const source = { file: configFile ?? "", key: `webhooks[${index}]` };
+      validateUrl(hook.url, { ...source, key: `webhooks[${index}].url` });
+      const headers = hook.headers ?? {};
+      if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
+        throw new ConfigError(`at most ${MAX_HEADERS_PER_TARGET} headers per URL`, { ...source, key: `webhooks[${index}].headers` });
+      }
+      for (const [name, value] of Object.entries(headers)) validateHeader(name, value, { ...source, key: `webhooks[${index}].headers.${name}` });
+      return { url: hook.url, headers: { ...headers } };
+    });
+  }
+  if (input.requireTargets && targets.length === 0) {
+    throw new UsageError(`no webhook URL: give \`urls\` or a config file with "webhooks"`, { field: "urls" });
+  }
+
+  const userAgent = input.userAgent ?? config.userAgent;
+  return {
+    targets,
+    secret: resolveSecret(input, config),
+    userAgent: userAgent === undefined ? DEFAULT_USER_AGENT : validateUserAgent(userAgent, input.userAgent !== undefined ? { field: "userAgent" } : { file: configFile ?? "", key: "userAgent" }),
+    aliasKeys: input.aliasKeys ?? config.aliasKeys ?? "spec",
+    enabled: config.enabled ?? true,
+    sources: config.sources ?? [],
+  };
+}
+

@@ -1,0 +1,49 @@
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { ConfigError } from "../errors.js";
+import { parseJson } from "../util/json-depth.js";
+
+/** The config file (docs/cli.md#config-file): read, validated with zod, named in every error with the key at fault. */
+
+const DEFAULT_CONFIG_FILE = "webhook-cli.json";
+
+const configSchema = z.strictObject({
+  sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
+  webhooks: z
+    .array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() }))
+    .optional(),
+  userAgent: z.string().min(1).optional(),
+  aliasKeys: z.enum(["spec", "camel"]).optional(),
+  enabled: z.boolean().optional(),
+  sources: z.array(z.strictObject({ name: z.string().min(1), writeKey: z.string().min(1) })).optional(),
+});
+export type ConfigFile = z.infer<typeof configSchema>;
+
+/** Reads and validates a config file; errors name the file and the key. */
+export function loadConfig(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read config file: ${(error as Error).message}`, { file: path });
+  }
+  let json: unknown;
+  try {
+    json = parseJson(text.replace(/^\uFEFF/, ""));
+  } catch (error) {
+    throw new ConfigError(`not valid JSON: ${(error as Error).message}`, { file: path });
+  }
+  const result = configSchema.safeParse(json);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const key = issue ? issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") : "";
+    throw new ConfigError(issue?.message ?? "invalid config", { file: path, ...(key ? { key } : {}) });
+  }
+  return result.data;
+}
+
+/** `./webhook-cli.json` when it exists in `cwd`, else undefined (no config file). */
+export function defaultConfigPath(cwd: string): string | undefined {
+  return existsSync(resolve(cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined;
+}

@@ -1,0 +1,47 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { UsageError, type ErrorSource } from "../errors.js";
+
+/** The environment variable that holds the shared secret. */
+export const SECRET_ENV = "WEBHOOK_SECRET";
+
+/** Where a shared secret may come from, highest precedence first (docs/cli.md#secrets-and-credentials). */
+export interface SecretInput {
+  secret?: string | undefined;
+  /** A file holding the secret; one trailing newline is stripped. */
+  secretFile?: string | undefined;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The one secret resolver: `secret` > `secretFile` > WEBHOOK_SECRET > the
+ * config's `sharedSecret`. An empty secret from any of them is an error naming
+ * where it came from (signing with an empty key would pass for a secret);
+ * undefined means no secret is configured at all.
+ */
+export function resolveSecret(input: SecretInput, config?: { sharedSecret?: string | undefined }): string | undefined {
+  if (input.secret !== undefined) return refuseEmpty(input.secret, { field: "secret" });
+  if (input.secretFile !== undefined) {
+    const secret = readSecretFile(resolve(input.cwd, input.secretFile), input.secretFile);
+    return refuseEmpty(secret, { field: "secretFile", file: input.secretFile }, "the secret file is empty");
+  }
+  const env = input.env[SECRET_ENV];
+  if (env !== undefined) return refuseEmpty(env, { env: SECRET_ENV });
+  // loadConfig refuses an empty sharedSecret, naming the file and key.
+  return config?.sharedSecret;
+}
+
+function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret is empty"): string {
+  if (secret === "") throw new UsageError(problem, source);
+  return secret;
+}
+
+/** Reads a secret file, stripping one trailing newline; `name` is the file as given, for errors. */
+function readSecretFile(path: string, name = path): string {
+  try {
+    return readFileSync(path, "utf8").replace(/\r?\n$/, "");
+  } catch (error) {
+    throw new UsageError(`cannot read secret file: ${(error as Error).message}`, { field: "secretFile", file: name });
+  }
+}

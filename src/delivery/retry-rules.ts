@@ -1,0 +1,85 @@
+import type { Random } from "../util/clock.js";
+
+/*
+ * The retry rules as data, one row per sender, side by side (as undici's retry handler keeps its
+ * defaults): `classic` is the Webhooks destination (docs/delivery.md#retry-schedule), `client` the
+ * bundled Analytics client's batch requests (docs/serve-api.md#client-library). They differ on
+ * purpose: the destination retries for hours from a queue that survives it, so it waits long and
+ * spreads its retries from zero up; the client runs inside someone's app, so it tries a few times
+ * within seconds, never all at once with its siblings, and gives up. The policy functions
+ * (delivery/policy.ts, client/retry.ts) read these rows and hold no numbers of their own.
+ * Pure and import-free at run time: the client imports it, and `import { Analytics }` must load none
+ * of the engine.
+ */
+
+export interface RetryRules {
+  /** HTTP answers retried: these statuses, and every status from `from` up. */
+  readonly retried: { readonly statuses: readonly number[]; readonly from: number };
+  /** Failures before any answer that are retried; a TLS failure never is (a certificate does not mend itself). */
+  readonly retriedFailures: readonly ("timeout" | "network")[];
+  /** Answers whose Retry-After replaces the backoff: these statuses, or every answer's. */
+  readonly retryAfter: { readonly statuses: readonly number[] | "any"; /** A longer one is cut to this. */ readonly capMs?: number };
+  /** Deadline of one attempt (the destination's covers connect, TLS and the response head). */
+  readonly timeoutMs: number;
+  /**
+   * The wait before retry n: min(capMs, baseMs × 2^(n−1)), jittered: `full` anywhere from 0 up to
+   * it, `half` from half of it up to it.
+   */
+  readonly backoff: { readonly baseMs: number; readonly capMs: number; readonly jitter: "full" | "half" };
+  /** When retrying ends: no attempt starts later than `windowMs` after the first, or after `maxRetries` retries. */
+  readonly limit: { readonly windowMs: number } | { readonly maxRetries: number };
+  /** A 3xx is a final answer: neither follows redirects. */
+  readonly followsRedirects: boolean;
+}
+
+export const RETRY_RULES = {
+  classic: {
+    retried: { statuses: [408, 429], from: 500 },
+    retriedFailures: ["timeout", "network"],
+    retryAfter: { statuses: [429, 503] },
+    timeoutMs: 5_000,
+    backoff: { baseMs: 1_000, capMs: 5 * 60_000, jitter: "full" },
+    limit: { windowMs: 4 * 60 * 60_000 },
+    followsRedirects: false,
+  },
+  client: {
+    retried: { statuses: [429], from: 500 },
+    retriedFailures: ["timeout", "network"],
+    // Capped, so one answer cannot park a batch (and close()) for hours.
+    retryAfter: { statuses: "any", capMs: 5 * 60_000 },
+    timeoutMs: 10_000,
+    backoff: { baseMs: 100, capMs: 10_000, jitter: "half" },
+    limit: { maxRetries: 3 },
+    followsRedirects: false,
+  },
+} as const satisfies Record<string, RetryRules>;
+
+/** Whether `rules` retry an answer with this status. */
+export function retriesStatus(rules: RetryRules, status: number): boolean {
+  return status >= rules.retried.from || rules.retried.statuses.includes(status);
+}
+
+/** Whether `rules` retry a failure before any answer (a timeout, the network, TLS). */
+export function retriesFailure(rules: RetryRules, kind: "timeout" | "network" | "tls"): boolean {
+  return kind !== "tls" && rules.retriedFailures.includes(kind);
+}
+
+/** Whether an answer's Retry-After counts under `rules`. */
+export function honoursRetryAfterOf(rules: RetryRules, status: number): boolean {
+  const { statuses } = rules.retryAfter;
+  return statuses === "any" || statuses.includes(status);
+}
+
+/** The upper bound of the wait before retry `n` (1-based): min(capMs, baseMs × 2^(n−1)); 0 before the first. */
+export function backoffCeilingMs(rules: RetryRules, retry: number): number {
+  if (retry < 1) return 0;
+  const { baseMs, capMs } = rules.backoff;
+  // 2^20 times any base here is far above its cap; avoid huge exponents.
+  return Math.min(capMs, baseMs * 2 ** Math.min(retry - 1, 20));
+}
+
+/** The jittered wait before retry `n`, by the row's kind of jitter. */
+export function backoffWaitMs(rules: RetryRules, retry: number, random: Random): number {
+  const ceiling = backoffCeilingMs(rules, retry);
+  return Math.round(rules.backoff.jitter === "full" ? random() * ceiling : ceiling * (0.5 + random() / 2));
+}

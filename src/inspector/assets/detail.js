@@ -1,0 +1,104 @@
+// The detail pane of one request: its verdict, the app's answer, headers, body, Resend and Copy as curl.
+import { badge, day, h, keyValues, size, statusKind, time } from "./dom.js";
+
+/** The detail pane of one request; `page` gives the page's select and the URLs it resends to. */
+export function renderDetail(d, page) {
+  const title = [d.type ?? "unknown", d.userId, d.name ? `“${d.name}”` : null].filter(Boolean).join(" · ");
+  const sub = `${d.method} ${d.path} · ${day(d.receivedAt)} ${time(d.receivedAt)} · ${size(d.size)}`;
+  return [
+    h("h2", {}, `#${d.label} `, title),
+    h("p", { class: "sub mono" }, sub, d.resendOf !== null ? h("span", {}, " · resend of ", h("span", { class: "link", onclick: () => page.select(d.resendOf) }, `#${d.resendOfLabel}`), ` to ${d.resendUrl}`) : null),
+    actions(d, page),
+    h("h3", {}, "Signature"),
+    signatureSection(d),
+    h("h3", {}, "Shape"),
+    ...shapeSection(d),
+    h("h3", {}, d.resendOf !== null ? "Target's response" : "App's response"),
+    responseSection(d, page),
+    h("h3", {}, "Headers"),
+    keyValues(d.headers),
+    h("h3", {}, "Body"),
+    bodySection(d),
+    h("details", { open: d.curl === null }, h("summary", {}, "curl"), d.curl !== null ? h("pre", { id: "curl-text" }, d.curl) : h("p", { id: "curl-problem", class: "problem warn" }, curlProblem(d))),
+  ];
+}
+
+function actions(d, page) {
+  const url = h("input", { id: "resend-url", type: "url", value: page.forwardUrl ?? page.receiverUrl, "aria-label": "Resend to URL", placeholder: "http://localhost:3000/webhook" });
+  const note = h("p", { id: "action-note", class: "note muted", role: "status" });
+  const resend = h("button", { id: "resend", type: "button" }, "Resend");
+  resend.addEventListener("click", async () => {
+    resend.disabled = true;
+    note.textContent = "Resending…";
+    try {
+      const response = await fetch(`/api/requests/${d.id}/resend`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: url.value }) });
+      const result = await response.json();
+      if (!response.ok) note.textContent = result.error;
+      else {
+        note.replaceChildren(`Resent as `, h("span", { class: "link", onclick: () => page.select(result.id) }, `#${result.label}`), ` → ${result.appStatus ?? result.appError ?? "no answer"}${result.ms !== null ? ` in ${result.ms} ms` : ""}`);
+      }
+    } finally {
+      resend.disabled = false;
+    }
+  });
+  const copy = h("button", { id: "copy-curl", type: "button", class: "secondary", title: d.curl === null ? curlProblem(d) : null }, "Copy as curl");
+  copy.addEventListener("click", async () => {
+    if (d.curl === null) {
+      note.textContent = curlProblem(d);
+      return;
+    }
+    try {
+      await navigator.clipboard.writeText(d.curl);
+      note.textContent = "curl command copied";
+    } catch {
+      note.textContent = "the clipboard is not available: the command is under “curl” below";
+    }
+  });
+  return h("div", {}, h("div", { class: "actions" }, url, resend, copy), note);
+}
+
+const curlProblem = (d) => `Cannot be copied as curl: ${d.curlProblem}.`;
+
+function signatureSection(d) {
+  if (d.signature === "ok") return h("p", { class: "problem ok" }, "X-Signature matches the body");
+  if (d.signature === "unsigned") return h("p", { class: "problem warn" }, "not checked: listen has no secret");
+  return h("div", { id: "signature-problem" }, h("p", { class: "problem bad" }, d.signatureError ?? "signature failed"), d.diagnosis ? h("p", { class: "problem warn" }, "Likely cause: ", d.diagnosis) : null);
+}
+
+function shapeSection(d) {
+  const items = [
+    ...d.shapeErrors.map((issue) => h("p", { class: "problem bad" }, issue.message)),
+    ...d.shapeWarnings.map((issue) => h("p", { class: "problem warn" }, issue.message)),
+  ];
+  return items.length > 0 ? items : [h("p", { class: "problem ok" }, "a known message type with every required key")];
+}
+
+function responseSection(d, page) {
+  const r = d.response;
+  if (!r) return h("p", { class: "muted" }, page.forwardUrl ? "not forwarded (answered by a fault flag)" : `not forwarding: listen answered ${d.status ?? "nothing"}`);
+  return h(
+    "div",
+    { id: "app-response" },
+    h("p", {}, r.status !== null ? badge(String(r.status), statusKind(r.status)) : badge("no answer", "bad"), ` in ${r.ms} ms`, r.error ? h("span", { class: "muted" }, ` · ${r.error}`) : null),
+    Object.keys(r.headers).length > 0 ? keyValues(r.headers) : null,
+    r.body ? h("pre", {}, r.bodyPretty ?? r.body) : null,
+    r.body === null && r.bodySha256 ? h("p", { id: "app-body-digest", class: "muted" }, `body not kept (${size(r.bodySize)}): sha256 ${r.bodySha256}`) : null,
+  );
+}
+
+function bodySection(d) {
+  const pretty = h("pre", { id: "body-pretty", hidden: d.bodyPretty === null }, d.bodyPretty ?? "");
+  const raw = h("pre", { id: "body-raw", hidden: d.bodyPretty !== null }, d.bodyRaw);
+  const tab = (label, target, other) => {
+    const button = h("button", { type: "button", "aria-selected": String(!target.hidden) }, label);
+    button.addEventListener("click", () => {
+      target.hidden = false;
+      other.hidden = true;
+      for (const b of button.parentElement.children) b.setAttribute("aria-selected", String(b === button));
+    });
+    return button;
+  };
+  // A body whose pretty form would be too large comes raw only, with the reason.
+  const note = d.bodyNote ? h("p", { id: "body-note", class: "note muted" }, d.bodyNote) : null;
+  return h("div", {}, h("div", { class: "tabs" }, tab("Pretty", pretty, raw), tab("Raw", raw, pretty)), note, pretty, raw);
+}

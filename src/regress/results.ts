@@ -1,0 +1,129 @@
+import type { CapturedResponse } from "../delivery/captured-body.js";
+
+export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
+
+/**
+ * `replay --results FILE`: one NDJSON line per input message.
+ * Pure: types, the body capture and the formatter; the file sink is in
+ * results-file.ts, the in-order release in results-order.ts.
+ *
+ * A line, e.g.:
+ * {"line":12,"messageId":"m-12","type":"track","event":"Order Completed","userId":"user-42","delivered":true,
+ *  "urls":[{"url":"http://127.0.0.1:3000/hook","status":200,"attempts":1,"ms":3.42,"error":null,
+ *           "contentType":"application/json","body":"{\"ok\":true}"}]}
+ */
+
+export interface ResultUrl {
+  url: string;
+  /** The final status, or null when no answer arrived (timeout, refused). */
+  status: number | null;
+  attempts: number;
+  /** Time spent on this URL, all attempts included, in ms (two decimals). */
+  ms: number;
+  /** Why the last attempt failed, or null after a 2xx. */
+  error: string | null;
+  /** The final answer's `content-type`, or null (no answer, or none sent). */
+  contentType: string | null;
+  /** Present when an answer arrived: valid UTF-8 under 64 KiB. */
+  body?: string;
+  /** Present instead of `body` for larger or non-UTF-8 bodies. */
+  bodySha256?: string;
+  bodySize?: number;
+}
+
+export interface ResultLine {
+  /** The input line number (from 1, blank lines counted), the key for --compare. */
+  line: number;
+  messageId?: string;
+  type: string;
+  /** A track's event name, for the diff's label. */
+  event?: string;
+  /** The ordering key (userIdOf), or null. */
+  userId: string | null;
+  delivered: boolean;
+  urls: ResultUrl[];
+}
+
+/** What a results line says about its message, read once from the message. */
+export interface MessageFacts {
+  type: string;
+  userId: string | undefined;
+  messageId: string | undefined;
+  event: string | undefined;
+}
+
+/** One URL's delivery outcome (the engine's UrlResult) plus its final answer. */
+export interface UrlOutcome {
+  url: string;
+  status: number | null;
+  attempts: number;
+  ms: number;
+  error: string | null;
+  response?: CapturedResponse | undefined;
+}
+
+export interface MessageOutcome {
+  line: number;
+  facts: MessageFacts;
+  delivered: boolean;
+  urls: readonly UrlOutcome[];
+}
+
+/** The facts a results line and the selectors need, from a parsed message. */
+export function messageFacts(message: Readonly<Record<string, unknown>>, userId: string | undefined): MessageFacts {
+  const type = message["type"];
+  const messageId = message["messageId"];
+  const event = message["event"];
+  return {
+    type: typeof type === "string" ? type : "unknown",
+    userId,
+    messageId: typeof messageId === "string" ? messageId : undefined,
+    event: type === "track" && typeof event === "string" ? event : undefined,
+  };
+}
+
+/**
+ * A message's outcome from the engine's result (DeliveryResult: `delivered`
+ * and per-URL `url status attempts ms error`) and the final answer captured
+ * per URL, in the same order.
+ */
+export function messageOutcome(
+  line: number,
+  facts: MessageFacts,
+  result: { delivered: boolean; urls: readonly Omit<UrlOutcome, "response">[] },
+  responses: readonly (CapturedResponse | undefined)[] = [],
+): MessageOutcome {
+  return { line, facts, delivered: result.delivered, urls: result.urls.map((url, index) => ({ ...url, response: responses[index] })) };
+}
+
+export function resultLine(outcome: MessageOutcome): ResultLine {
+  const { facts } = outcome;
+  return {
+    line: outcome.line,
+    ...(facts.messageId !== undefined ? { messageId: facts.messageId } : {}),
+    type: facts.type,
+    ...(facts.event !== undefined ? { event: facts.event } : {}),
+    userId: facts.userId ?? null,
+    delivered: outcome.delivered,
+    urls: outcome.urls.map(resultUrl),
+  };
+}
+
+function resultUrl(url: UrlOutcome): ResultUrl {
+  // Field by field: the engine's object may carry more than a results line shows.
+  return {
+    url: url.url,
+    status: url.status,
+    attempts: url.attempts,
+    ms: Math.round(url.ms * 100) / 100,
+    error: url.error,
+    contentType: url.response?.contentType ?? null,
+    ...(url.response?.body ?? {}),
+  };
+}
+
+/** The NDJSON text of a results line, newline included. */
+export function formatResultLine(line: ResultLine): string {
+  // Bodies are kept as text, so this never walks a deeply nested answer.
+  return `${JSON.stringify(line)}\n`;
+}

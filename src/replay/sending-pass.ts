@@ -1,0 +1,161 @@
+import { performance } from "node:perf_hooks";
+import { failureOf, type Failure } from "../delivery/failure.js";
+import type { DeliveryResult } from "../delivery/types.js";
+import { undiciEngine } from "../delivery/wire.js";
+import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
+import { InputError } from "../errors.js";
+import { ResultsSink } from "../regress/results-sink.js";
+import { readLineBatches } from "../util/ndjson.js";
+import { DeadLetterFile } from "./deadletter.js";
+import { deadLetterLine, parseEntry, type ReplayEntry } from "./envelope.js";
+import { scanMessage } from "./scan.js";
+import { LatencyHistogram } from "./stats.js";
+import type { ReplayOptions, ReplaySummary } from "./types.js";
+import { selectionOf, type Validation } from "./validation-pass.js";
+
+/** Pass 2: the valid, selected lines as the dispatcher's source. */
+export async function* sendableEntries(
+  options: ReplayOptions,
+  fromLine: number,
+  validation: Validation,
+  signal: AbortSignal | undefined,
+  results: ResultsSink | undefined,
+): AsyncGenerator<ReplayEntry[]> {
+  const selection = selectionOf(options, fromLine);
+  // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
+  const parts = { time: options.speed !== undefined };
+  // A canonical line is sent as read, its type and user scanned rather than parsed (one JSON.parse per line in all).
+  // The scan gives no messageId or event, so --results and --message-id take the parsed path.
+  const scan = !parts.time && options.raw !== true && results === undefined && !(options.select?.messageIds?.length);
+  // Only the lines the validation pass checked: lines appended since (a live recording) wait for the next run.
+  const last = Math.min(selection.lastLine ?? Infinity, validation.lines);
+  for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
+    const out: ReplayEntry[] = [];
+    for (const line of batch) {
+      if (line.number > last) break;
+      if (!selection.lineMayMatch(line.number) || validation.bad.has(line.number)) continue;
+      const entry = "error" in line ? undefined : ((scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ?? parsedEntry(options, line.text, line.number, parts));
+      // Checked good, bad now: the file changed under the run. Stop (with a resume line) rather than skip it.
+      if (entry === undefined) throw new InputError(`line ${line.number} changed during the run and is no longer a valid message; stopped`, { file: options.name, line: line.number });
+      if (!selection.matches({ line: entry.line, type: entry.type ?? "", userId: entry.orderKey, messageId: entry.messageId })) continue;
+      results?.admit(entry);
+      out.push(entry);
+    }
+    if (out.length > 0) {
+      await results?.waitForRoom(signal);
+      yield out;
+    }
+    if ((batch.at(-1)?.number ?? 0) >= last) return;
+  }
+}
+
+function scannedEntry(text: string, line: number): ReplayEntry | undefined {
+  const scanned = scanMessage(text);
+  return scanned && { line, body: text, type: scanned.type, orderKey: scanned.orderKey, messageId: undefined, event: undefined, time: undefined, text };
+}
+
+function parsedEntry(options: ReplayOptions, text: string, line: number, parts: { time: boolean }): ReplayEntry | undefined {
+  // Under --raw the check decides what is sent as read, so it runs again.
+  const result = parseEntry(text, line, options.raw === true, parts, options.raw === true);
+  return result.ok ? result.entry : undefined;
+}
+
+/** Pass 2: sends through the dispatcher; dead letters, latencies and progress are its reporter. */
+export async function sendFile(options: ReplayOptions, fromLine: number, validation: Validation, summary: ReplaySummary): Promise<ReplaySummary> {
+  const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY;
+  const engine = undiciEngine(options.settings, {
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
+    ...(options.ca ? { ca: options.ca } : {}),
+    connections: concurrency,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const reporter = new ReplayReporter(options, summary);
+  try {
+    const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
+      source: sendableEntries(options, fromLine, validation, options.signal, reporter.results),
+      engine,
+      concurrency,
+      rate: options.rate,
+      speed: options.speed,
+      clock: options.clock,
+      signal: options.signal,
+      recordsFailed: reporter.deadLetter !== undefined,
+      startLine: fromLine,
+      hooks: {
+        onResult: (entry, result, ms) => reporter.finished(entry, result, ms),
+        onUnstarted: (entry) => reporter.unstarted(entry),
+        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+        ...(options.keepResponse ? { keepResponse: true } : {}),
+        ...(reporter.results ? { captureResponse: true } : {}),
+      },
+    });
+    options.onSending?.(() => dispatcher.progress);
+    reporter.done(await dispatcher.runToEnd());
+  } finally {
+    reporter.close();
+    await engine.close();
+  }
+  return summary;
+}
+
+/** Replay's reporter: dead letters, the caller's hooks, latencies and the summary's counts. */
+class ReplayReporter {
+  readonly deadLetter: DeadLetterFile | undefined;
+  readonly results: ResultsSink | undefined;
+  private readonly latency = new LatencyHistogram();
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly options: ReplayOptions,
+    private readonly summary: ReplaySummary,
+  ) {
+    this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
+    const wantsResults = options.results !== undefined || options.onResults !== undefined;
+    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secret }, options.onResults) : undefined;
+  }
+
+  finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
+    if (!result.interrupted) this.latency.record(ms);
+    if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
+    else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
+    this.options.onMessage?.(entry, result, ms);
+    this.results?.finished(entry, result);
+  }
+
+  unstarted(entry: ReplayEntry): void {
+    this.options.onFailure?.(entry, undefined, { reason: "interrupted", attempts: 0, status: null });
+    this.options.onMessage?.(entry, undefined, 0);
+    this.results?.dropped(entry);
+  }
+
+  done(result: DispatchSummary): void {
+    const s = this.summary;
+    s.sent = result.sent;
+    s.delivered = result.delivered;
+    s.failed = result.failed;
+    s.interrupted = result.interrupted + result.unstarted;
+    s.retried = result.retried;
+    s.resumeLine = result.resumeLine;
+    s.deliveredAfterResume = result.deliveredAfterResume;
+    if (result.error) s.error = result.error;
+    s.elapsedMs = performance.now() - this.started;
+    s.p50Ms = this.latency.quantile(0.5);
+    s.p99Ms = this.latency.quantile(0.99);
+    s.eventsPerSecond = s.elapsedMs > 0 ? (s.sent * 1000) / s.elapsedMs : 0;
+  }
+
+  close(): void {
+    this.deadLetter?.close();
+    this.results?.close();
+  }
+
+  /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
+  private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
+    if (this.deadLetter) {
+      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secret, entry.body));
+      this.summary.deadLettered += 1;
+    }
+    this.options.onFailure?.(entry, result, failure);
+  }
+}

@@ -1,0 +1,93 @@
+import type { EngineSettings } from "../delivery/deliver.js";
+import type { Failure } from "../delivery/failure.js";
+import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
+import type { DispatchProgress } from "../dispatch/dispatcher.js";
+import type { MessageType } from "../messages/schemas.js";
+import type { ResultLine } from "../regress/results.js";
+import type { Clock } from "../util/clock.js";
+import type { ReplayEntry } from "./envelope.js";
+import type { SelectionOptions } from "./select.js";
+
+/** What replay() takes and what it returns (replay.ts runs the two passes). */
+
+export interface ReplayOptions {
+  /** The file to read (stdin is spooled to a file by the caller). */
+  path: string;
+  /** How errors name the input: the path, or `stdin`. */
+  name: string;
+  settings: EngineSettings;
+  timeoutMs?: number;
+  retryWindowMs?: number;
+  ca?: readonly string[];
+  concurrency?: number;
+  rate?: number;
+  speed?: number;
+  /** Only these types are sent (others are counted as filtered). */
+  types?: readonly MessageType[];
+  /** First line to consider (inclusive), to resume. */
+  fromLine?: number;
+  /** --line, --message-id, --user-id, --shard: lines left out are counted as filtered. */
+  select?: Omit<SelectionOptions, "types" | "fromLine">;
+  /** Append one results line per finished message to this file, in input order (replay --results). */
+  results?: string;
+  /** Results lines as they are released, in input order (replay --compare); asks for the answers like `results`. */
+  onResults?: (lines: readonly ResultLine[]) => void;
+  skipInvalid?: boolean;
+  /** A run that would send nothing is not an error (docs/exit-codes.md#nothing-to-send). */
+  allowEmpty?: boolean;
+  deadLetter?: string;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+  clock?: Clock;
+  /** Send lines that are not known messages as read (replay --raw): they become warnings, not bad lines. */
+  raw?: boolean;
+  /** Under `dryRun`: each message that would be sent, in file order (nothing is sent). */
+  onDryRun?: (entry: ReplayEntry) => void;
+  /** A bad line, reported as found. */
+  onInvalid?: (line: number, reason: string) => void;
+  /** Under `raw`: a line that is not a known message, sent anyway. */
+  onWarning?: (line: number, reason: string) => void;
+  /** A message that was not delivered (finally failed, or interrupted: then `failure.reason` is "interrupted"). */
+  onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
+  /** Every finished message, for per-message reports (JUnit). */
+  onMessage?: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void;
+  /** Sending starts: live counts for a status line, read as often as the caller likes. */
+  onSending?: (progress: () => DispatchProgress) => void;
+  /** After each attempt of a message (replay --verbose, the retry-window notice). */
+  onAttempt?: (entry: ReplayEntry, event: AttemptEvent) => void;
+  /** Keep response headers and bodies in the attempt events (--verbose shows them). */
+  keepResponse?: boolean;
+}
+
+export interface ReplaySummary {
+  /** Lines read, blank ones included. */
+  lines: number;
+  /** Valid messages from --from-line on that pass the selectors (--type, --line, …). */
+  messages: number;
+  invalid: number;
+  filtered: number;
+  /** Handed to the delivery engine. */
+  sent: number;
+  delivered: number;
+  /** Finally failed (dead-lettered when --dead-letter is given). */
+  failed: number;
+  /** Not delivered because of the interruption (never dead-lettered: they are at or after the resume line). */
+  interrupted: number;
+  /** Delivered or failed after more than one round. */
+  retried: number;
+  deadLettered: number;
+  p50Ms: number;
+  p99Ms: number;
+  elapsedMs: number;
+  eventsPerSecond: number;
+  dryRun: boolean;
+  /** Set when interrupted: the low-water --from-line (docs/recording.md#resume); resuming there may repeat, never skip. */
+  resumeLine: number | undefined;
+  /** Lines after `resumeLine` already delivered (resuming sends them again). */
+  deliveredAfterResume: number;
+  /**
+   * What stopped the sending pass part way (a dead-letter or results file that cannot be
+   * written, the input unreadable): the run ended like an interruption, with `resumeLine` set.
+   */
+  error?: { value: unknown };
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from "node:crypto";
+import type { DeliveryEngine } from "../delivery/deliver.js";
+import type { DeliveryResult } from "../delivery/types.js";
+import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
+import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
+import type { DestinationSettings } from "../config/destination.js";
+import { systemClock, type Clock } from "../util/clock.js";
+import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
+import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
+import { isDestinationEnabled } from "./routing.js";
+import { deleteMessage, toMessage } from "./transform.js";
+import { DeliveryWorker } from "./worker.js";
+
+export interface CollectorOptions {
+  settings: DestinationSettings;
+  queue: MessageQueue;
+  /** Timeout, retry window, CA, clock… for THE delivery engine. */
+  delivery?: UndiciEngineOptions;
+  /** Deliveries in flight at once (default 64). */
+  concurrency?: number;
+  clock?: Clock;
+  /** A message was delivered or given up. */
+  onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
+  /**
+   * All or nothing (`serve --strict`, the CI mode): one invalid call refuses
+   * the whole request with 400 naming its index. Otherwise invalid calls are
+   * dropped one by one and the valid ones queued, as the real Tracking API does.
+   */
+  strict?: boolean;
+  /** A call dropped from an accepted request (not under `strict`). */
+  onRejected?: (rejection: Rejection & { source: string; path: string; where: string }) => void;
+  /** The messageId of a call that has none (default: `api-` and a random UUID, as the real service). */
+  newMessageId?: () => string;
+}
+
+/** One HTTP request as the adapter hands it over. */
+export interface IngestRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: Buffer;
+  /** The client's address, added to `context.ip`. */
+  ip: string | undefined;
+}
+
+export interface IngestResponse {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** The counts of GET /health (docs/serve-api.md#health); `pending` is everything stored and not settled. */
+export interface CollectorCounts {
+  accepted: number;
+  /** Calls dropped as invalid from requests that were otherwise accepted. */
+  rejected: number;
+  filtered: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+  pending: number;
+}
+
+/**
+ * The collection service stand-in without its HTTP adapter: authenticates and
+ * validates a request, routes and transforms its calls, stores them durably
+ * (before answering) and lets the worker deliver them.
+ */
+export class Collector {
+  private readonly settings: DestinationSettings;
+  private readonly queue: MessageQueue;
+  private readonly engine: DeliveryEngine | undefined;
+  private readonly worker: DeliveryWorker | undefined;
+  private readonly clock: Clock;
+  private readonly sourceNames: ReadonlySet<string>;
+  private accepted = 0;
+  private rejected = 0;
+  private filtered = 0;
+  private readonly strict: boolean;
+  private readonly onRejected: CollectorOptions["onRejected"];
+  private readonly newMessageId: () => string;
+
+  constructor(options: CollectorOptions) {
+    this.settings = options.settings;
+    this.queue = options.queue;
+    this.clock = options.clock ?? options.delivery?.clock ?? systemClock;
+    this.strict = options.strict ?? false;
+    this.onRejected = options.onRejected;
+    this.newMessageId = options.newMessageId ?? (() => `api-${randomUUID()}`);
+    this.sourceNames = new Set(this.settings.sources.length > 0 ? this.settings.sources.map((s) => s.name) : [DEFAULT_SOURCE]);
+    // Without a URL there is nowhere to deliver: messages wait in the queue for a run that has one.
+    if (this.settings.targets.length > 0) {
+      this.engine = undiciEngine(this.settings, {
+        ...options.delivery,
+        connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY),
+      });
+      this.worker = new DeliveryWorker({
+        queue: this.queue,
+        engine: this.engine,
+        concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+        clock: this.clock,
+        secret: this.settings.secret,
+        ...(options.onSettled ? { onSettled: options.onSettled } : {}),
+      });
+    }
+  }
+
+  /** Starts delivering what is queued (including what a previous run left). */
+  start(): void {
+    this.worker?.start();
+  }
+
+  counts(): CollectorCounts {
+    return {
+      accepted: this.accepted,
+      rejected: this.rejected,
+      filtered: this.filtered,
+      delivered: this.worker?.delivered ?? 0,
+      retrying: this.worker?.retrying ?? 0,
+      failed: this.worker?.failed ?? 0,
+      pending: this.queue.pendingCount(),
+    };
+  }
+
+  /** Handles one request of the ingest API; synchronous, so the queue write precedes the answer. */
+  handle(request: IngestRequest): IngestResponse {
+    const route = routeFor(request.path);
+    if (!route) return reject(404, "not_found", `no such endpoint: ${request.path}`);
+    if (request.method !== "POST") return reject(405, "method_not_allowed", `${request.method} is not allowed on ${request.path}: use POST`);
+
+    // A wrong Basic key is refused before the body is looked at.
+    const basicKey = writeKeyOf(request.authorization, undefined);
+    if (basicKey !== undefined && authenticate(basicKey, this.settings.sources) === undefined) return reject(401, "unauthorized", "invalid write key");
+
+    const parsed = parseJsonBody(request.body);
+    if (!parsed.ok) return reject(parsed.status, parsed.code, parsed.error);
+    const source = authenticate(basicKey ?? writeKeyOf(undefined, parsed.body), this.settings.sources);
+    if (source === undefined) {
+      return reject(401, "unauthorized", basicKey === undefined && parsed.body["writeKey"] === undefined ? "missing write key" : "invalid write key");
+    }
+
+    const receivedAt = new Date(this.clock.now());
+    if (route.kind === "delete") return this.handleDelete(parsed.body, receivedAt);
+
+    const result = parseCalls(route, parsed.body);
+    if (!result.ok) return reject(result.status, result.code, result.error);
+    const first = result.rejected[0];
+    if (this.strict && first !== undefined) {
+      const where = route.kind === "batch" ? `batch[${first.index}]: ` : "";
+      return { status: 400, body: { ...errorBody(`${where}${first.reason}`, "invalid_request"), index: first.index } };
+    }
+    for (const rejection of result.rejected) {
+      this.rejected += 1;
+      const where = route.kind === "batch" ? `batch[${rejection.index}]` : request.path;
+      this.onRejected?.({ ...rejection, source, path: request.path, where });
+    }
+    this.store(result.calls, source, receivedAt, request.ip);
+    return { status: 200, body: { success: true } };
+  }
+
+  /** Routes and transforms accepted calls, then writes them to the queue in one transaction. */
+  private store(calls: readonly IngestCall[], source: string, receivedAt: Date, ip: string | undefined): void {
+    const messages: NewMessage[] = [];
+    const seen: SeenUser[] = [];
+    for (const call of calls) {
+      for (const userId of usersOf(call)) seen.push({ source, userId });
+      if (!this.settings.enabled || !isDestinationEnabled(call.integrations)) {
+        this.filtered += 1;
+        continue;
+      }
+      // Receivers deduplicate on messageId, so every forwarded message has one.
+      const withId = call.messageId === undefined ? { ...call, messageId: this.newMessageId() } : call;
+      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ...(ip ? { ip } : {}) });
+      messages.push({ body: JSON.stringify(message), source });
+    }
+    this.queue.enqueue(messages, seen);
+    this.accepted += calls.length;
+    if (messages.length > 0) this.worker?.notify();
+  }
+
+  /** POST /v1/delete: one `delete` per configured source that has seen the user. */
+  private handleDelete(body: Record<string, unknown>, receivedAt: Date): IngestResponse {
+    const userId = body["userId"];
+    if (typeof userId !== "string" || userId === "") return reject(400, "invalid_request", `"userId" must be a non-empty string`);
+    const sources = this.queue.sourcesThatSaw(userId).filter((name) => this.sourceNames.has(name));
+    const text = JSON.stringify(deleteMessage(userId, receivedAt));
+    this.accepted += sources.length;
+    if (!this.settings.enabled) {
+      this.filtered += sources.length;
+      return { status: 200, body: { success: true, sources: [] } };
+    }
+    this.queue.enqueue(sources.map((source) => ({ body: text, source })));
+    if (sources.length > 0) this.worker?.notify();
+    return { status: 200, body: { success: true, sources } };
+  }
+
+  /** Stops delivering (what is in flight stays queued), then closes connections and the queue. */
+  async close(): Promise<void> {
+    await this.worker?.stop();
+    await this.engine?.close();
+    this.queue.close();
+  }
+}
+
+function usersOf(call: IngestCall): string[] {
+  const users = call.userId !== undefined ? [call.userId] : [];
+  if (call.type === "alias" && call.previousId !== undefined) users.push(call.previousId);
+  return users;
+}
+
+function reject(status: number, code: ErrorCode, message: string): IngestResponse {
+  return { status, body: errorBody(message, code) };
+}
+
+/** The real Tracking API's error body (docs/serve-api.md#error-bodies). */
+export function errorBody(message: string, code: ErrorCode): Record<string, unknown> {
+  return { success: false, message, code };
+}
