@@ -84,3 +84,5 @@ export {
   type Verdict as AttemptVerdict,
   type NextRound,
 } from "./delivery/policy.js";
+// The retry rules the policy reads, as data: the destination's and the client's side by side.
+export { RETRY_RULES, type RetryRules } from "./delivery/retry-rules.js";

@@ -1,3 +1,4 @@
+import { RETRY_RULES } from "../delivery/retry-rules.js";
 import { ConfigError } from "../errors.js";
 import { systemClock, type Clock, type Random } from "../util/clock.js";
 import { isPlainObject } from "../util/json.js";
@@ -53,8 +54,9 @@ export function resolveOptions(writeKey: unknown, options: AnalyticsOptions | un
     endpoint = "https://api.segment.io",
     flushAt = 20,
     flushAfter = 5_000,
-    timeout = 10_000,
-    maxRetries = 3,
+    // The retry rules' client row holds these two: its timeout and how many retries.
+    timeout = RETRY_RULES.client.timeoutMs,
+    maxRetries = RETRY_RULES.client.limit.maxRetries,
     maxQueueSize = 10_000,
     maxQueueBytes = 32 * 1024 * 1024,
     // Batch requests in flight at once: each carries up to 500 KB of calls, so a few keep a collection API busy.

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { UsageError } from "../errors.js";
+import { WebhookCliError, type ErrorSource } from "../errors.js";
 import type BetterSqlite3 from "better-sqlite3";
 import type { MessageQueue } from "./queue.js";
 import { loadBetterSqlite3, withSqliteNeeded } from "./sqlite-loader.js";
@@ -29,13 +29,17 @@ export async function openSqliteQueue(stateDir: string, options: { onStorageErro
     return new SqliteQueue(db, options.onStorageError);
   } catch (error) {
     db?.close();
-    if (error instanceof UsageError) throw error;
+    if (error instanceof WebhookCliError) throw error;
     throw new StateError(`cannot use the state directory: ${stateProblem(error)}`, { field: "state", file: dir });
   }
 }
 
 /** The state directory or its database cannot be used: a usage problem (exit 2), never a crash. */
-export class StateError extends UsageError {}
+export class StateError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_STATE", message, source ? { source } : undefined);
+  }
+}
 
 /** mkdir -p, one level at a time: Node's recursive mkdir loops for ever on some paths (/proc/…). */
 function makeStateDirectory(dir: string): void {

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
-import { UsageError, WebhookCliError } from "../errors.js";
+import { UsageError, WriteError } from "../errors.js";
 
 export type WriteFunction = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
 
@@ -43,7 +43,7 @@ export class AppendFile {
     try {
       this.append(lines);
     } catch (error) {
-      throw new WebhookCliError("E_INTERNAL", `cannot write: ${(error as Error).message}`, { source: { field: this.field, file: this.path }, cause: error });
+      throw new WriteError(`cannot write: ${(error as Error).message}`, { source: { field: this.field, file: this.path }, cause: error });
     }
   }
 

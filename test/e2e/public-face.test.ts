@@ -80,6 +80,7 @@ describe("the public face", () => {
       "type Random",
       "type RequestHeaders",
       "type RequestVerdict",
+      "type RetryRules",
       "type ScreenCall",
       "type ScreenContext",
       "type ScreenMessage",
@@ -93,6 +94,7 @@ describe("the public face", () => {
       "type UrlResult",
       "type VerdictOptions",
       "value MESSAGE_TYPES",
+      "value RETRY_RULES",
     ]);
     // What the .d.ts declares as values is what the module holds at run time, no more, no less.
     expect(declaredValues).toEqual(runtimeNames);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { exitReportFor } from "../../src/cli/exit-codes.js";
+import { StateError } from "../../src/serve/durable-queue.js";
 import { BatchDeliveryError, QueueFullError } from "../../src/client/errors.js";
 import {
   ClosedError,
@@ -23,6 +24,7 @@ const ERRORS: readonly WebhookCliError[] = [
   new QueueFullError("queue full"),
   new ClosedError("closed"),
   new WriteError("cannot write"),
+  new StateError("state directory"),
 ];
 
 describe("error codes", () => {
@@ -37,6 +39,7 @@ describe("error codes", () => {
       ["QueueFullError", "E_QUEUE_FULL"],
       ["ClosedError", "E_CLOSED"],
       ["WriteError", "E_WRITE"],
+      ["StateError", "E_STATE"],
     ]);
     const codes = ERRORS.map((error) => error.code);
     expect(new Set(codes).size).toBe(codes.length);
@@ -53,8 +56,8 @@ describe("error codes", () => {
       E_QUEUE_FULL: 1,
       E_CLOSED: 1,
       E_WRITE: 1,
+      E_STATE: 2,
     });
-    expect(exitReportFor(new WebhookCliError("E_STATE", "state directory")).code).toBe(2);
     expect(exitReportFor(new WebhookCliError("E_INTERNAL", "cannot write")).code).toBe(1);
     expect(exitReportFor(new UsageError("bad flag")).stack).toBeUndefined();
   });
