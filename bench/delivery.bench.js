@@ -74,7 +74,10 @@ async function main() {
   const results = [];
   try {
     for (const concurrency of [1, 64]) {
-      const engine = undiciEngine({ targets: [{ url: receiver.url, headers: { "X-Env": "bench" } }], secret: SECRET, userAgent: "Segment.io/1.0" }, { connections: concurrency });
+      const engine = undiciEngine(
+        { targets: [{ url: receiver.url, headers: { "X-Env": "bench" } }], secret: SECRET, userAgent: "Segment.io/1.0" },
+        { connections: concurrency },
+      );
       const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 10_000 });
       const viaEngine = async (i) => {
         const result = await engine.deliver(BODIES[i]);
@@ -85,7 +88,12 @@ async function main() {
         const response = await pool.request({
           path: "/hook",
           method: "POST",
-          headers: { "User-Agent": "Segment.io/1.0", "Content-Type": "application/json", "X-Signature": createHmac("sha1", SECRET).update(body).digest("hex"), "X-Env": "bench" },
+          headers: {
+            "User-Agent": "Segment.io/1.0",
+            "Content-Type": "application/json",
+            "X-Signature": createHmac("sha1", SECRET).update(body).digest("hex"),
+            "X-Env": "bench",
+          },
           body,
         });
         await response.body.dump();

@@ -130,7 +130,7 @@ export function runMeasured(args, { limitS = 60, env = {} } = {}) {
       if (poll) clearInterval(poll);
       const wallMs = performance.now() - started;
       const field = (name) => Number(new RegExp(`${name}: ([\\d.]+)`).exec(stderr)?.[1] ?? NaN);
-      const cpu = TIME ? (field("User time \\(seconds\\)") + field("System time \\(seconds\\)")) * 1000 : lastCpuMs ?? NaN;
+      const cpu = TIME ? (field("User time \\(seconds\\)") + field("System time \\(seconds\\)")) * 1000 : (lastCpuMs ?? NaN);
       resolve({ code, wallMs, cpuMs: cpu, rssMb: field("Maximum resident set size \\(kbytes\\)") / 1024, stdout, stderr, interrupted });
     });
   });

@@ -54,10 +54,13 @@ async function measure(server, options) {
   return { total: result.requests.total, rps: result.requests.average, cpu: ((after - before) * 1000) / Math.max(1, result.requests.total) };
 }
 
-const deadline = setTimeout(() => {
-  console.error("listen.bench: over its time budget, giving up");
-  process.exit(1);
-}, (ROUNDS * 4 * (SECONDS + 1) + 60) * 1000);
+const deadline = setTimeout(
+  () => {
+    console.error("listen.bench: over its time budget, giving up");
+    process.exit(1);
+  },
+  (ROUNDS * 4 * (SECONDS + 1) + 60) * 1000,
+);
 const servers = [];
 try {
   console.log(`body ${Buffer.byteLength(body)} B; ${ROUNDS} interleaved rounds of ${SECONDS} s per receiver and load (medians)`);
@@ -76,20 +79,40 @@ try {
       const open = await measure(server, { connections: 50, duration: SECONDS });
       server.fixed.push(fixed);
       server.open.push(open);
-      console.log(`  round ${round + 1} ${server.label.padEnd(27)} at ${fmt(RATE)}/s: ${fmt(fixed.rps)} req/s, ${fixed.cpu.toFixed(1)} µs CPU/req; unthrottled: ${fmt(open.rps)} req/s`);
+      console.log(
+        `  round ${round + 1} ${server.label.padEnd(27)} at ${fmt(RATE)}/s: ${fmt(fixed.rps)} req/s, ${fixed.cpu.toFixed(1)} µs CPU/req; unthrottled: ${fmt(open.rps)} req/s`,
+      );
     }
   }
-  const [minimal, listen] = servers.map((s) => ({ cpu: median(s.fixed.map((r) => r.cpu)), achieved: median(s.fixed.map((r) => r.rps)), rps: median(s.open.map((r) => r.rps)) }));
-  console.log(`\nlisten --secret CPU/request at ${fmt(RATE)} req/s: ${listen.cpu.toFixed(1)} µs vs minimal ${minimal.cpu.toFixed(1)} µs: ${(listen.cpu / minimal.cpu).toFixed(2)}x (target ≤ 1.15x); offered load reached: ${fmt(listen.achieved)} / ${fmt(minimal.achieved)} req/s`);
-  console.log(`listen --secret unthrottled: ${fmt(listen.rps)} vs minimal ${fmt(minimal.rps)} req/s: ${(listen.rps / minimal.rps).toFixed(2)}x (target ≥ 0.90x)`);
+  const [minimal, listen] = servers.map((s) => ({
+    cpu: median(s.fixed.map((r) => r.cpu)),
+    achieved: median(s.fixed.map((r) => r.rps)),
+    rps: median(s.open.map((r) => r.rps)),
+  }));
+  console.log(
+    `\nlisten --secret CPU/request at ${fmt(RATE)} req/s: ${listen.cpu.toFixed(1)} µs vs minimal ${minimal.cpu.toFixed(1)} µs: ${(listen.cpu / minimal.cpu).toFixed(2)}x (target ≤ 1.15x); offered load reached: ${fmt(listen.achieved)} / ${fmt(minimal.achieved)} req/s`,
+  );
+  console.log(
+    `listen --secret unthrottled: ${fmt(listen.rps)} vs minimal ${fmt(minimal.rps)} req/s: ${(listen.rps / minimal.rps).toFixed(2)}x (target ≥ 0.90x)`,
+  );
   report([
-    row(`listen --secret at ${fmt(RATE)} req/s, 20 connections: server CPU per request`, { label: "listen --secret", value: listen.cpu }, { label: "minimal verifier", value: minimal.cpu }, {
-      unit: "µs",
-      target: 1.15,
-      lowerIsBetter: true,
-      extra: { achievedRps: { listen: listen.achieved, minimal: minimal.achieved } },
-    }),
-    row("listen --secret unthrottled, 50 connections: req/s", { label: "listen --secret", value: listen.rps }, { label: "minimal verifier", value: minimal.rps }, { unit: "req/s", target: 0.9, lowerIsBetter: false }),
+    row(
+      `listen --secret at ${fmt(RATE)} req/s, 20 connections: server CPU per request`,
+      { label: "listen --secret", value: listen.cpu },
+      { label: "minimal verifier", value: minimal.cpu },
+      {
+        unit: "µs",
+        target: 1.15,
+        lowerIsBetter: true,
+        extra: { achievedRps: { listen: listen.achieved, minimal: minimal.achieved } },
+      },
+    ),
+    row(
+      "listen --secret unthrottled, 50 connections: req/s",
+      { label: "listen --secret", value: listen.rps },
+      { label: "minimal verifier", value: minimal.rps },
+      { unit: "req/s", target: 0.9, lowerIsBetter: false },
+    ),
   ]);
 } finally {
   clearTimeout(deadline);

@@ -29,7 +29,9 @@ function rssMb(pid) {
 const flat = `[${"{},".repeat(Math.floor((MIB - 2) / 3)).slice(0, -1)}]`;
 const open = '{"a":'.repeat(499) + "[";
 const close = "]" + "}".repeat(499);
-const nested = `${open}${Array(Math.floor((MIB - open.length - close.length + 1) / 2)).fill("0").join(",")}${close}`;
+const nested = `${open}${Array(Math.floor((MIB - open.length - close.length + 1) / 2))
+  .fill("0")
+  .join(",")}${close}`;
 
 const answer = Buffer.alloc(8 * MIB, 0x61);
 const app = createServer((req, res) => {
@@ -40,10 +42,13 @@ await new Promise((resolve) => app.listen(0, "127.0.0.1", resolve));
 const appUrl = `http://127.0.0.1:${app.address().port}/webhook`;
 
 let inspector;
-const listen = await startListening([BIN, "listen", "--port", "0", "--ui", "--ui-port", "0", "--forward-to", appUrl, ...(process.env.MEMORY_BENCH_ARGS ?? "").split(" ").filter(Boolean)], {
-  timeoutMs: 20_000,
-  onSpawn: (child) => (inspector = inspectorUrl(child)),
-});
+const listen = await startListening(
+  [BIN, "listen", "--port", "0", "--ui", "--ui-port", "0", "--forward-to", appUrl, ...(process.env.MEMORY_BENCH_ARGS ?? "").split(" ").filter(Boolean)],
+  {
+    timeoutMs: 20_000,
+    onSpawn: (child) => (inspector = inspectorUrl(child)),
+  },
+);
 const page = await inspector;
 let peak = 0;
 let over = false;
@@ -134,7 +139,14 @@ try {
 
 console.log(`${sent} bodies of 1 MiB sent; answers: ${JSON.stringify(statuses)}`);
 console.log(`listen --ui --forward-to peak RSS: ${Math.round(peak)} MB (ceiling ${CEILING_MB} MB)${over ? `: passed 1.5 times the ceiling, killed` : ""}`);
-report([row("listen --ui --forward-to, worst senders, app and page at once: peak RSS", { label: "listen", value: peak }, { label: "documented ceiling", value: CEILING_MB }, { unit: "MB", target: 1, lowerIsBetter: true })]);
+report([
+  row(
+    "listen --ui --forward-to, worst senders, app and page at once: peak RSS",
+    { label: "listen", value: peak },
+    { label: "documented ceiling", value: CEILING_MB },
+    { unit: "MB", target: 1, lowerIsBetter: true },
+  ),
+]);
 process.exitCode = over || peak > CEILING_MB ? 1 : 0;
 
 async function inspectorUrl(child) {

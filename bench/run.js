@@ -48,7 +48,11 @@ if (rows.length > 0) {
   ]);
   const header = ["what", "webhook-cli", "reference (same run)", "ratio", "target", ""];
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((t) => t[i].length)));
-  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
   console.log(`\n=== summary (${started.toISOString()}) ===`);
   console.log(line(header));
   for (const cells of table) console.log(line(cells));

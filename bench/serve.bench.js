@@ -63,7 +63,22 @@ async function waitForCount(url, target, startedAt) {
 async function pipeline(memory) {
   const receiver = await startChild(["--input-type=module", "-e", RECEIVER]);
   const state = mkdtempSync(join(tmpdir(), "webhook-cli-bench-serve-"));
-  const args = [BIN, "serve", "--port", "0", "--write-key", "wk_bench", "--url", `${receiver.url}/hook`, "--secret", SECRET, "--state", state, "--concurrency", String(CONCURRENCY)];
+  const args = [
+    BIN,
+    "serve",
+    "--port",
+    "0",
+    "--write-key",
+    "wk_bench",
+    "--url",
+    `${receiver.url}/hook`,
+    "--secret",
+    SECRET,
+    "--state",
+    state,
+    "--concurrency",
+    String(CONCURRENCY),
+  ];
   if (memory) args.push("--memory");
   const serve = await startChild(args);
   try {
@@ -103,21 +118,30 @@ try {
     for (const memory of round % 2 === 0 ? [true, false] : [false, true]) {
       const run = await pipeline(memory);
       runs[memory ? "memory" : "durable"].push(run);
-      console.log(`  round ${round + 1} serve ${memory ? "--memory" : "(durable)"}: ${format(run.perSecond)} events/s (${run.seen} in ${run.ms} ms), serve CPU ${run.cpuUsPerEvent.toFixed(1)} µs/event${run.complete ? "" : " INCOMPLETE"}`);
+      console.log(
+        `  round ${round + 1} serve ${memory ? "--memory" : "(durable)"}: ${format(run.perSecond)} events/s (${run.seen} in ${run.ms} ms), serve CPU ${run.cpuUsPerEvent.toFixed(1)} µs/event${run.complete ? "" : " INCOMPLETE"}`,
+      );
     }
   }
   const cpu = (list) => median(list.map((r) => r.cpuUsPerEvent));
   const rate = (list) => median(list.map((r) => r.perSecond));
   const durable = { cpu: cpu(runs.durable), rate: rate(runs.durable) };
   const memory = { cpu: cpu(runs.memory), rate: rate(runs.memory) };
-  console.log(`\nserve CPU per event: durable ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`);
+  console.log(
+    `\nserve CPU per event: durable ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`,
+  );
   console.log(`throughput: durable ${format(durable.rate)} vs --memory ${format(memory.rate)} events/s (target: durable >= 5,000/s)`);
-  const r = row("serve (durable) → receiver: serve CPU per event", { label: "serve (SQLite)", value: durable.cpu }, { label: "serve --memory", value: memory.cpu }, {
-    unit: "µs",
-    target: Infinity,
-    lowerIsBetter: true,
-    extra: { eventsPerSecond: { durable: durable.rate, memory: memory.rate }, complete: [...runs.durable, ...runs.memory].every((x) => x.complete) },
-  });
+  const r = row(
+    "serve (durable) → receiver: serve CPU per event",
+    { label: "serve (SQLite)", value: durable.cpu },
+    { label: "serve --memory", value: memory.cpu },
+    {
+      unit: "µs",
+      target: Infinity,
+      lowerIsBetter: true,
+      extra: { eventsPerSecond: { durable: durable.rate, memory: memory.rate }, complete: [...runs.durable, ...runs.memory].every((x) => x.complete) },
+    },
+  );
   r.target = "(shown, no target)";
   r.met = null;
   report([r]);

@@ -33,8 +33,15 @@ for (const args of COMMANDS) {
     }
   }
   const name = `webhook-cli ${args.join(" ")}`;
-  const r = row(`start-up: ${name} (wall)`, { label: name, value: median(own) }, { label: "node -e 0", value: median(floor) }, { unit: "ms", target: 2, lowerIsBetter: true });
+  const r = row(
+    `start-up: ${name} (wall)`,
+    { label: name, value: median(own) },
+    { label: "node -e 0", value: median(floor) },
+    { unit: "ms", target: 2, lowerIsBetter: true },
+  );
   rows.push(r);
-  console.log(`${name.padEnd(24)} ${r.project.value.toFixed(0).padStart(4)} ms vs node -e 0 ${r.reference.value.toFixed(0).padStart(4)} ms: ${r.ratio.toFixed(2)}x (target ≤ 2x)`);
+  console.log(
+    `${name.padEnd(24)} ${r.project.value.toFixed(0).padStart(4)} ms vs node -e 0 ${r.reference.value.toFixed(0).padStart(4)} ms: ${r.ratio.toFixed(2)}x (target ≤ 2x)`,
+  );
 }
 report(rows);

@@ -135,7 +135,13 @@ export async function runAudienceSync(plan: AudienceSyncPlan, run: AudienceSyncR
   let summary: DispatchSummary;
   try {
     summary = await dispatch<ChangeEntry>({
-      source: plan.changes.map((change, i) => ({ line: i + 1, orderKey: undefined, body: identifyBody(plan.trait, change, run.clock), time: undefined, change })),
+      source: plan.changes.map((change, i) => ({
+        line: i + 1,
+        orderKey: undefined,
+        body: identifyBody(plan.trait, change, run.clock),
+        time: undefined,
+        change,
+      })),
       engine: run.engine,
       concurrency: run.concurrency ?? DEFAULT_AUDIENCE_CONCURRENCY,
       clock: run.clock,
@@ -184,7 +190,11 @@ class DeliveredChanges {
 
   save(): void {
     const { plan } = this;
-    plan.state.audiences[plan.trait] = { name: plan.name, members: applyChanges(plan.before, this.changes), syncedAt: new Date(this.clock.now()).toISOString() };
+    plan.state.audiences[plan.trait] = {
+      name: plan.name,
+      members: applyChanges(plan.before, this.changes),
+      syncedAt: new Date(this.clock.now()).toISOString(),
+    };
     writeAudienceState(plan.statePath, plan.stateName, plan.state);
     this.sinceSave = 0;
   }

@@ -30,8 +30,7 @@ export function painter(color: ChalkInstance): Painter {
 /** `#3 POST /hooks  track  user_1  "Order Completed"  signature ok  482 B  → 200`, then indented problems. */
 export function requestLines(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
   const v = request.verdict;
-  const signature =
-    v.signatureValid === true ? paint.ok("signature ok") : v.signatureValid === null ? paint.dim("unsigned") : paint.bad("signature FAILED");
+  const signature = v.signatureValid === true ? paint.ok("signature ok") : v.signatureValid === null ? paint.dim("unsigned") : paint.bad("signature FAILED");
   const answer = request.forwarded
     ? forwardedAnswer(request.forwarded, paint)
     : request.fault === "timeout"

@@ -108,9 +108,7 @@ export class Outbox {
     if (!this.full) {
       // One error per overflow episode, not one per dropped call.
       this.full = true;
-      const error = new QueueFullError(
-        `The queue is full (${limits()}): new calls are dropped until it drains. The server is slower than the calls.`,
-      );
+      const error = new QueueFullError(`The queue is full (${limits()}): new calls are dropped until it drains. The server is slower than the calls.`);
       queueMicrotask(() => this.emitError(error));
     }
   }
@@ -195,10 +193,7 @@ export class Outbox {
     }
   }
 
-  private finish(
-    { batch, id }: OutgoingBatch,
-    end: { bytes: number; attempts: number; outcome: SendOutcome | undefined; failure: string | undefined },
-  ): void {
+  private finish({ batch, id }: OutgoingBatch, end: { bytes: number; attempts: number; outcome: SendOutcome | undefined; failure: string | undefined }): void {
     const { bytes, attempts, outcome, failure } = end;
     const { debug, log, maxQueueSize, maxQueueBytes } = this.settings;
     const count = batch.messages.length;

@@ -70,7 +70,9 @@ export class Transport {
         signal: controller.signal,
       });
       const text = await response.body.text();
-      const retryAfterMs = honoursRetryAfterOf(RETRY_RULES.client, response.statusCode) ? parseRetryAfter(response.headers["retry-after"], this.options.now()) : undefined;
+      const retryAfterMs = honoursRetryAfterOf(RETRY_RULES.client, response.statusCode)
+        ? parseRetryAfter(response.headers["retry-after"], this.options.now())
+        : undefined;
       return {
         kind: "status",
         status: response.statusCode,

@@ -56,10 +56,7 @@ export function validateCall(type: CallType, message: unknown): asserts message 
   expectObject(message.integrations, "integrations");
   const timestamp = message.timestamp;
   if (timestamp !== undefined && timestamp !== null) {
-    const valid =
-      timestamp instanceof Date
-        ? !Number.isNaN(timestamp.getTime())
-        : typeof timestamp === "string" && !Number.isNaN(Date.parse(timestamp));
+    const valid = timestamp instanceof Date ? !Number.isNaN(timestamp.getTime()) : typeof timestamp === "string" && !Number.isNaN(Date.parse(timestamp));
     if (!valid) throw new ValidationError(`'timestamp' must be a valid Date or ISO 8601 string, got ${describeType(timestamp)}.`);
   }
 }
@@ -114,8 +111,6 @@ export function describeType(value: unknown): string {
 /** Throws when a message's JSON is over the 32 KB limit. */
 export function checkMessageSize(type: CallType, bytes: number): void {
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw new ValidationError(
-      `Your ${type} message is ${bytes} bytes of JSON; a message must be at most 32 KB (${MAX_MESSAGE_BYTES} bytes).`,
-    );
+    throw new ValidationError(`Your ${type} message is ${bytes} bytes of JSON; a message must be at most 32 KB (${MAX_MESSAGE_BYTES} bytes).`);
   }
 }

@@ -94,10 +94,12 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
   return {
     targets,
     secret: resolveSecret(input, config),
-    userAgent: userAgent === undefined ? DEFAULT_USER_AGENT : validateUserAgent(userAgent, input.userAgent !== undefined ? { field: "userAgent" } : { file: configFile ?? "", key: "userAgent" }),
+    userAgent:
+      userAgent === undefined
+        ? DEFAULT_USER_AGENT
+        : validateUserAgent(userAgent, input.userAgent !== undefined ? { field: "userAgent" } : { file: configFile ?? "", key: "userAgent" }),
     aliasKeys: input.aliasKeys ?? config.aliasKeys ?? "spec",
     enabled: config.enabled ?? true,
     sources: config.sources ?? [],
   };
 }
-

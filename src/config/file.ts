@@ -10,9 +10,7 @@ const DEFAULT_CONFIG_FILE = "webhook-cli.json";
 
 const configSchema = z.strictObject({
   sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
-  webhooks: z
-    .array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() }))
-    .optional(),
+  webhooks: z.array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() })).optional(),
   userAgent: z.string().min(1).optional(),
   aliasKeys: z.enum(["spec", "camel"]).optional(),
   enabled: z.boolean().optional(),
@@ -37,7 +35,12 @@ export function loadConfig(path: string): ConfigFile {
   const result = configSchema.safeParse(json);
   if (!result.success) {
     const issue = result.error.issues[0];
-    const key = issue ? issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") : "";
+    const key = issue
+      ? issue.path
+          .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+          .join("")
+          .replace(/^\./, "")
+      : "";
     throw new ConfigError(issue?.message ?? "invalid config", { file: path, ...(key ? { key } : {}) });
   }
   return result.data;

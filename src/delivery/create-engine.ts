@@ -98,7 +98,8 @@ async function checkTargets(targets: DeliveryEngineOptions["targets"]): Promise<
   const { validateHeader, validateUrl } = await import("../config/checks.js");
   return targets.map((target: unknown, i) => {
     const key = `targets[${i}]`;
-    const { url, headers = {} } = typeof target === "string" ? { url: target } : isPlainObject(target) ? (target as { url: unknown; headers?: unknown }) : { url: undefined };
+    const { url, headers = {} } =
+      typeof target === "string" ? { url: target } : isPlainObject(target) ? (target as { url: unknown; headers?: unknown }) : { url: undefined };
     if (typeof url !== "string") throw new ConfigError(`${key} must be a URL or { url, headers }`, { key });
     if (!isPlainObject(headers)) throw new ConfigError(`${key}.headers must be an object of header names to values`, { key: `${key}.headers` });
     asConfigError(key, () => validateUrl(url, { key }));

@@ -126,7 +126,8 @@ export class DeliveryEngine {
         random: this.random,
       });
       // Delivered (the usual case) needs no list of the URLs to retry.
-      const retryable = plan.retry || plan.reason === "window" ? pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome) === "retry") : NONE;
+      const retryable =
+        plan.retry || plan.reason === "window" ? pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome) === "retry") : NONE;
       const stopping = plan.retry && call.signal?.aborted === true;
       if (call.onAttempt) emit(call.onAttempt, pending, reports, plan.retry && !stopping ? plan.waitMs : undefined, retryable);
 
@@ -156,7 +157,12 @@ export class DeliveryEngine {
    * attemptAll, cut short when `cut` aborts: the attempts in flight are aborted, and the round
    * yields nothing (undefined) unless every answer was in first.
    */
-  private async attemptAllUnlessCut(pending: readonly UrlState[], keepResponse: boolean, capture: boolean, cut: AbortSignal): Promise<AttemptReport[] | undefined> {
+  private async attemptAllUnlessCut(
+    pending: readonly UrlState[],
+    keepResponse: boolean,
+    capture: boolean,
+    cut: AbortSignal,
+  ): Promise<AttemptReport[] | undefined> {
     if (cut.aborted) return undefined;
     const posts = Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture, cut)));
     let onCut = (): void => {};

@@ -18,7 +18,7 @@ export interface RetryRules {
   /** Failures before any answer that are retried; a TLS failure never is (a certificate does not mend itself). */
   readonly retriedFailures: readonly ("timeout" | "network")[];
   /** Answers whose Retry-After replaces the backoff: these statuses, or every answer's. */
-  readonly retryAfter: { readonly statuses: readonly number[] | "any"; /** A longer one is cut to this. */ readonly capMs?: number };
+  readonly retryAfter: { readonly statuses: readonly number[] | "any" /** A longer one is cut to this. */; readonly capMs?: number };
   /** Deadline of one attempt (the destination's covers connect, TLS and the response head). */
   readonly timeoutMs: number;
   /**

@@ -104,4 +104,3 @@ export class ReadyHeap<T> {
     return rest;
   }
 }
-

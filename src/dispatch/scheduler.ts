@@ -87,7 +87,11 @@ export class Scheduler<T extends Schedulable> {
     this.bucket = options.rate !== undefined ? new TokenBucket(options.rate, this.clock.now()) : undefined;
     this.spacing = options.speed !== undefined ? new RecordedSpacing(options.speed) : undefined;
     this.signal = options.signal;
-    this.cursor = new SourceCursor(source, () => this.pump(), (error) => this.fail(error));
+    this.cursor = new SourceCursor(
+      source,
+      () => this.pump(),
+      (error) => this.fail(error),
+    );
     this.wakeup = new Wakeup(this.clock, () => this.pump());
   }
 

@@ -33,7 +33,11 @@ const PATH_BYTES = /^[\x21-\x22\x24-\x7e]*$/;
  */
 export function curlCommand(row: Inspected, target: CurlTarget, secret: string | undefined): CurlCopy {
   // listen refused such a request (400) without forwarding it: there is nothing to send again.
-  if (!isOriginForm(row.path)) return { command: null, problem: "its request-target is not a path starting with / (listen answered 400): appended to listen's URL it would name another target" };
+  if (!isOriginForm(row.path))
+    return {
+      command: null,
+      problem: "its request-target is not a path starting with / (listen answered 400): appended to listen's URL it would name another target",
+    };
   const problem = target.forwardUrl === null ? pathProblem(row.path) : null;
   if (problem) return { command: null, problem };
   const url = target.forwardUrl ?? `${target.receiverUrl}${row.path}`;

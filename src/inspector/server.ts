@@ -117,7 +117,8 @@ class InspectorApp {
   private async download(res: ServerResponse, url: URL): Promise<void> {
     const ids = downloadIds(url.searchParams.get("ids") ?? "", this.store.keep);
     if ("error" in ids) return sendJson(res, 400, ids);
-    if (this.downloads >= MAX_DOWNLOADS) return sendJson(res, 503, { error: `at most ${MAX_DOWNLOADS} downloads at once; try again when one ends`, limit: MAX_DOWNLOADS }, { "retry-after": "5" });
+    if (this.downloads >= MAX_DOWNLOADS)
+      return sendJson(res, 503, { error: `at most ${MAX_DOWNLOADS} downloads at once; try again when one ends`, limit: MAX_DOWNLOADS }, { "retry-after": "5" });
     this.downloads += 1;
     res.once("close", () => (this.downloads -= 1));
     res.writeHead(200, {
@@ -169,7 +170,8 @@ export function refuse(req: IncomingMessage, pathname: string): string | null {
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin} refused`;
   const site = req.headers["sec-fetch-site"];
-  if (site !== undefined && site !== "same-origin" && site !== "none") return `request from another page refused (Sec-Fetch-Site: ${site}); open the inspector at http://${host}/`;
+  if (site !== undefined && site !== "same-origin" && site !== "none")
+    return `request from another page refused (Sec-Fetch-Site: ${site}); open the inspector at http://${host}/`;
   if (!readOnly && !(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
   return null;
 }

@@ -132,7 +132,8 @@ export class RequestStore {
   private trim(): DropNotice | null {
     let reason: string | undefined;
     while (this.rows.length - this.head > this.keep) reason = this.dropOldest(`history over ${this.keep} request${this.keep === 1 ? "" : "s"} (--ui-keep)`);
-    while (this.bytes > this.maxBytes && this.rows.length - this.head > 1) reason = this.dropOldest(`history over ${formatMb(this.maxBytes)} (--ui-history-mb)`);
+    while (this.bytes > this.maxBytes && this.rows.length - this.head > 1)
+      reason = this.dropOldest(`history over ${formatMb(this.maxBytes)} (--ui-history-mb)`);
     if (reason === undefined) return null;
     if (this.head > 1024 && this.head * 2 > this.rows.length) {
       this.rows = this.rows.slice(this.head);

@@ -79,7 +79,10 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
     ...(message ? { userId: userIdOf(message) ?? null, name: typeof name === "string" ? name : null } : {}),
     headers: redactHeaders(row.headers, context.secret),
     bodyPretty: pretty,
-    bodyNote: body !== undefined && pretty === null ? `not pretty-printed: its pretty form would be over ${MAX_PRETTY_CHARS / (1024 * 1024)} MB (deep nesting adds indentation to every line); shown raw` : null,
+    bodyNote:
+      body !== undefined && pretty === null
+        ? `not pretty-printed: its pretty form would be over ${MAX_PRETTY_CHARS / (1024 * 1024)} MB (deep nesting adds indentation to every line); shown raw`
+        : null,
     bodyRaw: text ?? `(not UTF-8) base64: ${row.raw.toString("base64")}`,
     shapeErrors: withMore(v.shapeErrors, v.moreShapeErrors, "errors"),
     shapeWarnings: withMore(v.shapeWarnings, v.moreShapeWarnings, "warnings"),

@@ -56,7 +56,9 @@ function plainlyValid(value: unknown): boolean {
 function predicateFor(schema: z.ZodType): Predicate {
   if (schema === timestampSchema) return isIsoDateTime;
   if (schema === versionSchema) return (v) => typeof v === "number" && Number.isSafeInteger(v) && v > 0;
-  const def = (schema as unknown as { def: { type: string; checks?: unknown[]; values?: unknown[]; valueType?: { def: { type: string } }; innerType?: unknown } }).def;
+  const def = (
+    schema as unknown as { def: { type: string; checks?: unknown[]; values?: unknown[]; valueType?: { def: { type: string } }; innerType?: unknown } }
+  ).def;
   const plain = def.checks === undefined || def.checks.length === 0;
   if (def.type === "literal" && def.values) {
     const values = def.values;

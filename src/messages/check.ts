@@ -71,9 +71,7 @@ export function checkMessage(value: unknown, options: CheckOptions = {}): ShapeC
   for (const key of Object.keys(message)) {
     if (!Object.hasOwn(fields, key)) unknown.push({ key, message: `unknown key "${key}" for type ${type}` });
   }
-  return options.strict
-    ? { type, errors: [...errors, ...unknown], warnings: [] }
-    : { type, errors, warnings: unknown };
+  return options.strict ? { type, errors: [...errors, ...unknown], warnings: [] } : { type, errors, warnings: unknown };
 }
 
 function fieldsOf(type: MessageType, message: Record<string, unknown>, call: boolean): Record<string, FieldSpec> {

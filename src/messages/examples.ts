@@ -39,7 +39,10 @@ export function exampleMessage(type: MessageType, options: ExampleOptions = {}):
 export function buildExamples(types: readonly MessageType[] = MESSAGE_TYPES, options: ExampleOptions = {}): Message[] {
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const id = (prefix: string): string => `${prefix}_${Math.floor(random() * 36 ** 8).toString(36).padStart(8, "0")}`;
+  const id = (prefix: string): string =>
+    `${prefix}_${Math.floor(random() * 36 ** 8)
+      .toString(36)
+      .padStart(8, "0")}`;
   const userId = options.userId ?? id("user");
   const first = pick(FIRST);
   const last = pick(LAST);
@@ -63,7 +66,12 @@ interface ExampleContext {
 const BUILDERS: Record<MessageType, (c: ExampleContext) => Message> = {
   page({ options, pick, userId, timestamp }) {
     const page = pick(PAGES);
-    const properties = options.properties ?? { path: page.path, referrer: "https://www.google.com/", title: page.title, url: `https://www.example.com${page.path}` };
+    const properties = options.properties ?? {
+      path: page.path,
+      referrer: "https://www.google.com/",
+      title: page.title,
+      url: `https://www.example.com${page.path}`,
+    };
     return { version: 1, type: "page", userId, properties, timestamp };
   },
   screen({ random, pick, userId, timestamp }) {

@@ -51,9 +51,7 @@ export function parseMessages(text: string, file: string, options: ParseOptions 
   const whole = tryParse(source);
   if (whole.ok && Array.isArray(whole.value)) {
     if (whole.value.length === 0) throw new InputError("no messages: the JSON array is empty", { file });
-    return checkAll(
-      whole.value.map((value, index) => ({ value, line: index + 1, where: `${file}: [${index}]`, source: { file, key: `[${index}]` } })),
-    );
+    return checkAll(whole.value.map((value, index) => ({ value, line: index + 1, where: `${file}: [${index}]`, source: { file, key: `[${index}]` } })));
   }
   // A document that starts as an array cannot be a stream of objects: report the JSON error.
   if (!whole.ok && source.trimStart().startsWith("[")) throw new InputError(`not valid JSON: ${whole.error}`, { file });
@@ -94,7 +92,10 @@ function rawEntries(source: string, file: string): ParsedInput {
   const values = segments.map((segment) => ({ segment, parsed: tryParse(segment.text) }));
   const bad = values.find((v) => !v.parsed.ok);
   if (bad && !bad.parsed.ok) {
-    return { messages: [{ message: undefined, body: source, line: 1, where: file }], warnings: [`${file}: not valid JSON (${bad.parsed.error}); sent whole, as read (--raw)`] };
+    return {
+      messages: [{ message: undefined, body: source, line: 1, where: file }],
+      warnings: [`${file}: not valid JSON (${bad.parsed.error}); sent whole, as read (--raw)`],
+    };
   }
   const messages: InputMessage[] = [];
   const warnings: string[] = [];
@@ -102,7 +103,8 @@ function rawEntries(source: string, file: string): ParsedInput {
     const value = parsed.ok ? parsed.value : undefined;
     const where = `${file}:${segment.line}`;
     const check = checkMessage(value);
-    for (const issue of [...check.errors, ...check.warnings]) warnings.push(`${where}: ${issue.message}${check.errors.length > 0 ? " (sent anyway: --raw)" : ""}`);
+    for (const issue of [...check.errors, ...check.warnings])
+      warnings.push(`${where}: ${issue.message}${check.errors.length > 0 ? " (sent anyway: --raw)" : ""}`);
     messages.push({ message: check.errors.length === 0 ? (value as Message) : undefined, body: segment.text, line: segment.line, where });
   }
   return { messages, warnings };

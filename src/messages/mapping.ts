@@ -31,8 +31,18 @@ import { followPath, splitPath } from "./mapping-path.js";
 
 /** The real mapping kit's other directives: none of them is supported by `--data`. */
 export const UNSUPPORTED_DIRECTIVES: readonly string[] = [
-  "@if", "@case", "@replace", "@arrayPath", "@template", "@literal", "@flatten",
-  "@json", "@merge", "@transform", "@excludeWhenNull", "@liquid",
+  "@if",
+  "@case",
+  "@replace",
+  "@arrayPath",
+  "@template",
+  "@literal",
+  "@flatten",
+  "@json",
+  "@merge",
+  "@transform",
+  "@excludeWhenNull",
+  "@liquid",
 ];
 
 /** Keys the real mapping kit reads itself, refused wherever they appear in `--data`. */
@@ -69,7 +79,10 @@ export type ResolvedData =
   | { readonly kind: "refused"; readonly reason: string };
 
 /** The default mapping, `{"@path": "$."}`: the whole message. */
-export const DEFAULT_MAPPING: Mapping = Object.freeze({ spec: Object.freeze({ "@path": "$." }), root: Object.freeze({ kind: "path", path: "$.", keys: Object.freeze([]) }) });
+export const DEFAULT_MAPPING: Mapping = Object.freeze({
+  spec: Object.freeze({ "@path": "$." }),
+  root: Object.freeze({ kind: "path", path: "$.", keys: Object.freeze([]) }),
+});
 
 /**
  * Parses MAPPING text: a path (`$.properties`) or a JSON object (see the module comment). Throws
@@ -185,13 +198,13 @@ function directiveNode(value: Record<string, unknown>, keys: readonly string[], 
   if (keys.length === 1 && keys[0] === "@path") {
     if (typeof path === "string") return pathNode(path, at, source);
     const nested = isPlainObject(path) && Object.keys(path).some((key) => key.startsWith("@"));
-    throw refusal(
-      `${place(at)}"@path" takes a path string such as "$.properties", not ${nested ? "a directive" : describeType(path)}`,
-      source,
-    );
+    throw refusal(`${place(at)}"@path" takes a path string such as "$.properties", not ${nested ? "a directive" : describeType(path)}`, source);
   }
   if (keys.includes("@path")) {
-    const others = keys.filter((key) => key !== "@path").map((key) => `"${key}"`).join(", ");
+    const others = keys
+      .filter((key) => key !== "@path")
+      .map((key) => `"${key}"`)
+      .join(", ");
     throw refusal(`${place(at)}{"@path": …} must be alone in its object, but it has ${others} beside it`, source);
   }
   const directive = keys.find((key) => key.startsWith("@")) ?? "";
@@ -216,7 +229,8 @@ function place(at: readonly string[]): string {
 
 // A top-level value that is not a path or an object: every event would get no data or a 400.
 function notAMapping(value: unknown, source: ErrorSource): UsageError | ConfigError {
-  const outcome = value === null || value === "" ? "it would send no data for any event" : "the real destination would refuse every event, as data must be an object";
+  const outcome =
+    value === null || value === "" ? "it would send no data for any event" : "the real destination would refuse every event, as data must be an object";
   const unquote = typeof value === "string" && value.startsWith("$") ? `; write the path without JSON quotes: ${value}` : "";
   return refusal(`${describeType(value)} is not a mapping: give a path such as "$.properties" or a JSON object (${outcome})${unquote}`, source);
 }

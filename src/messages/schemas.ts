@@ -17,9 +17,7 @@ export const timestampSchema = z
   .refine(isIsoDateTime, { message: "expected an ISO 8601 date-time, e.g. 2012-12-02T00:30:08.276Z or 2009-11-10T23:00:00+0000" });
 
 /** What built messages carry: UTC with milliseconds. */
-const builtTimestampSchema = z
-  .string()
-  .refine(isTimestamp, { message: "expected an ISO 8601 UTC timestamp with milliseconds, e.g. 2012-12-02T00:30:08.276Z" });
+const builtTimestampSchema = z.string().refine(isTimestamp, { message: "expected an ISO 8601 UTC timestamp with milliseconds, e.g. 2012-12-02T00:30:08.276Z" });
 
 const record = z.record(z.string(), z.unknown());
 
@@ -218,14 +216,7 @@ export interface DeleteMessage extends Omit<Base, "context"> {
 }
 
 /** One outgoing webhook body (docs/messages.md#message-types, docs/messages.md#built-messages). */
-export type Message =
-  | PageMessage
-  | ScreenMessage
-  | IdentifyMessage
-  | TrackMessage
-  | AliasMessage
-  | GroupMessage
-  | DeleteMessage;
+export type Message = PageMessage | ScreenMessage | IdentifyMessage | TrackMessage | AliasMessage | GroupMessage | DeleteMessage;
 
 /**
  * Zod schema of a BUILT message of one type (strict: unknown keys rejected;

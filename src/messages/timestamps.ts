@@ -62,7 +62,12 @@ function epochOf(text: string): number | undefined {
 }
 
 function validFields(value: string): boolean {
-  return validDate(digits(value, 0, 4), digits(value, 5, 2), digits(value, 8, 2)) && digits(value, 11, 2) < 24 && digits(value, 14, 2) < 60 && digits(value, 17, 2) < 60;
+  return (
+    validDate(digits(value, 0, 4), digits(value, 5, 2), digits(value, 8, 2)) &&
+    digits(value, 11, 2) < 24 &&
+    digits(value, 14, 2) < 60 &&
+    digits(value, 17, 2) < 60
+  );
 }
 
 function validDate(year: number, month: number, day: number): boolean {

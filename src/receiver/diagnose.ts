@@ -3,14 +3,7 @@ import { sign } from "../signing.js";
 import { parseJson } from "../util/json-depth.js";
 
 /** The likely reason an X-Signature did not verify. */
-export type DiagnosisCause =
-  | "prefix"
-  | "uppercase"
-  | "sha256"
-  | "secret-whitespace"
-  | "reencoded"
-  | "reserialized"
-  | "format";
+export type DiagnosisCause = "prefix" | "uppercase" | "sha256" | "secret-whitespace" | "reencoded" | "reserialized" | "format";
 
 export interface Diagnosis {
   cause: DiagnosisCause;

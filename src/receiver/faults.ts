@@ -22,10 +22,7 @@ export interface FaultOptions {
 }
 
 /** What to do with one request. `injected` answers come from the fault flags, not the signature rule. */
-export type FaultAction =
-  | { kind: "answer"; status: number; injected: boolean; delayMs: number }
-  | { kind: "timeout" }
-  | { kind: "drop"; delayMs: number };
+export type FaultAction = { kind: "answer"; status: number; injected: boolean; delayMs: number } | { kind: "timeout" } | { kind: "drop"; delayMs: number };
 
 /**
  * The fault plan (docs/receiver.md#fault-injection), pure and in request order: `--script`

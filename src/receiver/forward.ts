@@ -109,7 +109,10 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
       if ((error as { code?: unknown } | null)?.code === OVER_BUDGET && input.budget) {
         const bound = `listen's ${input.budget.describe()}`;
         const reason = `answer not relayed: it would pass ${bound}`;
-        return { ...ourAnswer(503, ms, reason, { error: `the app's answer was not relayed: it would pass ${bound}; retry later`, reason }), headers: { "content-type": "application/json", "retry-after": "1" } };
+        return {
+          ...ourAnswer(503, ms, reason, { error: `the app's answer was not relayed: it would pass ${bound}; retry later`, reason }),
+          headers: { "content-type": "application/json", "retry-after": "1" },
+        };
       }
       if (relay.signal.aborted) {
         const reason = `no answer within ${formatDuration(timeoutMs)}`;
@@ -157,7 +160,6 @@ export function recordedResponse(result: ForwardResult): Record<string, unknown>
 function ourAnswer(status: number, ms: number, error: string, body: Record<string, string>): ForwardResult {
   return { status, fromApp: false, ms, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)), error };
 }
-
 
 /** The target without userinfo, for messages and the inspector. */
 function displayUrl(url: URL): string {

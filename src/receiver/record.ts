@@ -5,7 +5,6 @@ import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
 export { REDACTED, redactHeaders } from "../util/redact.js";
 
-
 export interface RecordInput {
   receivedAt: Date;
   method: string;
@@ -25,7 +24,14 @@ export interface RecordInput {
 
 /** A received request's recording line (listen --record, the inspector's Download), its verdict giving the signature result and the body. */
 export function formatRequestLine(
-  request: { receivedAt: Date; method: string; path: string; headers: RequestHeaders; raw: Uint8Array; verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body"> },
+  request: {
+    receivedAt: Date;
+    method: string;
+    path: string;
+    headers: RequestHeaders;
+    raw: Uint8Array;
+    verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body">;
+  },
   secret: string | undefined,
   response?: Record<string, unknown>,
 ): string {
@@ -91,4 +97,3 @@ export class RecordingFile extends AppendFile {
     return new RecordingFile(path, "record", write);
   }
 }
-

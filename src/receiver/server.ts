@@ -132,7 +132,8 @@ class ReceiverCore {
 
   onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
     if (this.responder.closing) return this.refuseWhileClosing(req, res);
-    if (!isOriginForm(req.url ?? "")) return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
+    if (!isOriginForm(req.url ?? ""))
+      return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
     if (req.method !== "POST") return this.notPost(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
@@ -143,7 +144,13 @@ class ReceiverCore {
       },
       onTooLarge: (size) => this.tooLarge(req, res, size),
       // Named, with a Retry-After, as the relay's own refusal when an answer would pass the same budget.
-      onOverBudget: () => this.responder.early(req, res.setHeader("retry-after", "1"), 503, JSON.stringify({ error: `too many request bodies in progress (listen's ${this.budget.describe()}): retry later` })),
+      onOverBudget: () =>
+        this.responder.early(
+          req,
+          res.setHeader("retry-after", "1"),
+          503,
+          JSON.stringify({ error: `too many request bodies in progress (listen's ${this.budget.describe()}): retry later` }),
+        ),
     });
   }
 
@@ -171,7 +178,11 @@ class ReceiverCore {
     } catch (error) {
       // No request may stop the receiver: this one gets a 500 and its bytes are still recorded.
       this.options.onError?.(error as Error);
-      if (this.batcher) this.batcher.add(formatUnjudgedLine({ receivedAt, method: "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }), () => {});
+      if (this.batcher)
+        this.batcher.add(
+          formatUnjudgedLine({ receivedAt, method: "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }),
+          () => {},
+        );
       return void this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
     }
     if (this.batcher && line !== undefined) this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
@@ -210,7 +221,9 @@ class ReceiverCore {
     try {
       if (delayMs > 0) await sleep(this.clock, delayMs, stop.signal).catch(() => {});
       const { req, res, request } = decided;
-      const result = stop.signal.aborted ? interruptedAnswer(0) : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
+      const result = stop.signal.aborted
+        ? interruptedAnswer(0)
+        : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
       // The app's answer is in the budget until it has gone out (or the sender has gone).
       if (result.fromApp) this.budget.holdUntilClosed(res, result.body.length);
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
@@ -246,7 +259,6 @@ class ReceiverCore {
     return formatRequestLine(request, this.options.secret, response);
   }
 
-
   /** A request whose line could not be written (disk full) is answered 507, so the sender keeps it. */
   private afterRecording(decided: Decided, failure: Error | null): void {
     if (failure === null) return this.answer(decided);
@@ -277,7 +289,19 @@ class ReceiverCore {
 
   /** Refuses a request without reading its body (400, 405, 413) and tells the caller about it, as invalid. */
   private refuseUnread(req: IncomingMessage, res: ServerResponse, method: string, verdict: RequestVerdict, status: number, body: string): void {
-    this.notify({ index: ++this.index, receivedAt: new Date(this.clock.now()), method, path: req.url ?? "/", headers: req.headers, verdict, status, fault: null, injected: false, raw: EMPTY, forwarded: null });
+    this.notify({
+      index: ++this.index,
+      receivedAt: new Date(this.clock.now()),
+      method,
+      path: req.url ?? "/",
+      headers: req.headers,
+      verdict,
+      status,
+      fault: null,
+      injected: false,
+      raw: EMPTY,
+      forwarded: null,
+    });
     this.responder.early(req, res, status, body);
   }
 }

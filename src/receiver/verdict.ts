@@ -127,7 +127,11 @@ function checkSignature(
     return { signatureValid: false, signatureError: "missing X-Signature header", diagnosis: null };
   }
   if (verify(secretKey(secret), raw, value)) return { signatureValid: true, signatureError: null, diagnosis: null };
-  return { signatureValid: false, signatureError: "X-Signature does not match the body", diagnosis: raw.byteLength <= DIAGNOSIS_MAX_BYTES ? diagnoseSignature(raw, value, secret) : null };
+  return {
+    signatureValid: false,
+    signatureError: "X-Signature does not match the body",
+    diagnosis: raw.byteLength <= DIAGNOSIS_MAX_BYTES ? diagnoseSignature(raw, value, secret) : null,
+  };
 }
 
 // The HMAC key made once per secret, not converted from the text on every request.

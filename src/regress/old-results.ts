@@ -141,7 +141,13 @@ class RunReader {
       if (key === undefined) continue;
       if (key <= previous) throw this.file.changed(line.number);
       if (key > this.options.last) return;
-      this.entry = { key, answer: this.options.keep ? answer : undefined, offset: line.offset as number, bytes: Buffer.byteLength(line.text), number: line.number };
+      this.entry = {
+        key,
+        answer: this.options.keep ? answer : undefined,
+        offset: line.offset as number,
+        bytes: Buffer.byteLength(line.text),
+        number: line.number,
+      };
       return;
     }
   }
@@ -213,7 +219,10 @@ class OldFile {
   }
 
   changed(line: number | undefined): InputError {
-    return new InputError("changed since it was checked before sending (is something writing to it?)", { file: this.name, ...(line !== undefined ? { line } : {}) });
+    return new InputError("changed since it was checked before sending (is something writing to it?)", {
+      file: this.name,
+      ...(line !== undefined ? { line } : {}),
+    });
   }
 
   close(): void {

@@ -15,7 +15,11 @@ export class ResultsFile {
   private readonly file: AppendFile;
 
   /** `input`, the file replayed, may not be the results file (the --compare file is the command's to check). */
-  constructor(readonly path: string, others: { input?: string | undefined } = {}, field = "results") {
+  constructor(
+    readonly path: string,
+    others: { input?: string | undefined } = {},
+    field = "results",
+  ) {
     if (others.input !== undefined && sameFile(path, others.input)) throw new UsageError("the results file cannot be the input file", { field, file: path });
     this.file = new AppendFile(path, field);
   }

@@ -15,11 +15,7 @@ import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from 
  */
 
 /** A response body as compared: text (maybe JSON), an already parsed JSON value (recordings), a digest, or nothing. */
-export type AnswerBody =
-  | { kind: "text"; text: string }
-  | { kind: "value"; value: unknown }
-  | { kind: "hash"; sha256: string; size: number }
-  | { kind: "none" };
+export type AnswerBody = { kind: "text"; text: string } | { kind: "value"; value: unknown } | { kind: "hash"; sha256: string; size: number } | { kind: "none" };
 
 export interface AnswerUrl {
   url: string | undefined;

@@ -11,7 +11,10 @@ import { sameFile } from "../util/same-file.js";
 export class DeadLetterFile {
   private readonly file: AppendFile;
 
-  constructor(readonly path: string, inputPath: string | undefined) {
+  constructor(
+    readonly path: string,
+    inputPath: string | undefined,
+  ) {
     if (inputPath !== undefined && sameFile(path, inputPath)) {
       throw new UsageError("the dead-letter file cannot be the input file (its lines would be read again)", { field: "deadLetter", file: path });
     }

@@ -102,10 +102,14 @@ function parseChecked(text: string, line: number, check: boolean, parts: EntryPa
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { ok: false, reason: `not a known message: expected a JSON object, got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}` };
+    return {
+      ok: false,
+      reason: `not a known message: expected a JSON object, got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}`,
+    };
   }
   const record = value as Record<string, unknown>;
-  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body")) return fromEnvelope(record, text, line, check, withBody && parts.body !== "bare", withTime);
+  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body"))
+    return fromEnvelope(record, text, line, check, withBody && parts.body !== "bare", withTime);
   return fromMessage(record, withBody ? bareBody(record, text) : "", undefined, text, line, check, withTime);
 }
 

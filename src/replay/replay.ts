@@ -33,7 +33,11 @@ function nothingToSend(options: ReplayOptions, fromLine: number, found: Validati
     return new UsageError(`nothing to send: --from-line ${fromLine} is past the end of ${options.name} (${found.lines} lines)${allow}`, { field: "fromLine" });
   }
   const reason =
-    found.filtered > 0 ? `no line matched the filters (${found.filtered} filtered out)` : found.bad.size > 0 ? `every line was skipped as invalid (${found.bad.size})` : "the input is empty";
+    found.filtered > 0
+      ? `no line matched the filters (${found.filtered} filtered out)`
+      : found.bad.size > 0
+        ? `every line was skipped as invalid (${found.bad.size})`
+        : "the input is empty";
   return new InputError(`nothing to send: ${reason}${allow}`, { file: options.name });
 }
 

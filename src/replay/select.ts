@@ -52,7 +52,7 @@ export function parseLineRange(text: string, field = "lines"): LineRange {
 /** Repeatable id flags: an empty value would silently match nothing, so it is refused. */
 export function parseIds(values: readonly string[], field: string): string[] {
   for (const value of values) {
-    if (value === "") throw new UsageError("invalid value \"\": expected a non-empty id", { field });
+    if (value === "") throw new UsageError('invalid value "": expected a non-empty id', { field });
   }
   return [...values];
 }

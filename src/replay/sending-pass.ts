@@ -26,7 +26,7 @@ export async function* sendableEntries(
   const parts = { time: options.speed !== undefined };
   // A canonical line is sent as read, its type and user scanned rather than parsed (one JSON.parse per line in all).
   // The scan gives no messageId or event, so --results and --message-id take the parsed path.
-  const scan = !parts.time && options.raw !== true && results === undefined && !(options.select?.messageIds?.length);
+  const scan = !parts.time && options.raw !== true && results === undefined && !options.select?.messageIds?.length;
   // Only the lines the validation pass checked: lines appended since (a live recording) wait for the next run.
   const last = Math.min(selection.lastLine ?? Infinity, validation.lines);
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
@@ -34,9 +34,14 @@ export async function* sendableEntries(
     for (const line of batch) {
       if (line.number > last) break;
       if (!selection.lineMayMatch(line.number) || validation.bad.has(line.number)) continue;
-      const entry = "error" in line ? undefined : ((scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ?? parsedEntry(options, line.text, line.number, parts));
+      const entry =
+        "error" in line
+          ? undefined
+          : ((scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ??
+            parsedEntry(options, line.text, line.number, parts));
       // Checked good, bad now: the file changed under the run. Stop (with a resume line) rather than skip it.
-      if (entry === undefined) throw new InputError(`line ${line.number} changed during the run and is no longer a valid message; stopped`, { file: options.name, line: line.number });
+      if (entry === undefined)
+        throw new InputError(`line ${line.number} changed during the run and is no longer a valid message; stopped`, { file: options.name, line: line.number });
       if (!selection.matches({ line: entry.line, type: entry.type ?? "", userId: entry.orderKey, messageId: entry.messageId })) continue;
       results?.admit(entry);
       out.push(entry);
@@ -112,7 +117,9 @@ class ReplayReporter {
   ) {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
     const wantsResults = options.results !== undefined || options.onResults !== undefined;
-    this.results = wantsResults ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secret }, options.onResults) : undefined;
+    this.results = wantsResults
+      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secret }, options.onResults)
+      : undefined;
   }
 
   finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {

@@ -23,7 +23,8 @@ export async function validateFile(options: ReplayOptions, fromLine: number): Pr
       found.lines = line.number;
       // Like lines before --from-line, lines outside --line are neither checked nor counted.
       if (!selection.lineMayMatch(line.number)) continue;
-      const checked = "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true, options.dryRun !== true);
+      const checked =
+        "error" in line ? { ok: false as const, reason: line.error } : checkLine(line.text, line.number, options.raw === true, options.dryRun !== true);
       if (!checked.ok) {
         found.bad.add(line.number);
         options.onInvalid?.(line.number, checked.reason);

@@ -97,7 +97,8 @@ export function writeJunitFile(cwd: string, file: string, suite: JunitSuite): vo
 export function deliveryCase(name: string, classname: string, result: DeliveryResult | undefined, ms: number): JunitCase {
   const base = { name, classname, time: ms / 1000 };
   if (result?.delivered) return base;
-  const message = result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? `status ${u.status ?? "none"}`}`).join("; ");
+  const message =
+    result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? `status ${u.status ?? "none"}`}`).join("; ");
   return { ...base, failure: { message, type: "delivery" } };
 }
 

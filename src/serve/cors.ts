@@ -36,7 +36,10 @@ export function allowedOrigins(values: readonly string[]): AllowedOriginsResult 
   for (const value of values) {
     const origin = normalizeOrigin(value);
     if (origin === undefined) {
-      return { ok: false, error: `${JSON.stringify(value)} is not an origin: give scheme://host[:port] as the page's address bar shows it, e.g. http://localhost:3000` };
+      return {
+        ok: false,
+        error: `${JSON.stringify(value)} is not an origin: give scheme://host[:port] as the page's address bar shows it, e.g. http://localhost:3000`,
+      };
     }
     if (origin === "*") return { ok: true, allowed: ANY_ORIGIN };
     origins.add(origin);
@@ -100,7 +103,11 @@ export function corsFor(request: CorsRequest, allowed: AllowedOrigins): CorsVerd
 }
 
 /** The answer to an OPTIONS request on a path that takes `methods`: 204 with the allow headers, or 403. */
-export function preflight(request: CorsRequest, allowed: AllowedOrigins, methods: readonly string[]): { status: 204 | 403; headers: CorsHeaders; message?: string } {
+export function preflight(
+  request: CorsRequest,
+  allowed: AllowedOrigins,
+  methods: readonly string[],
+): { status: 204 | 403; headers: CorsHeaders; message?: string } {
   const allow = { Allow: [...methods, "OPTIONS"].join(", ") };
   const vary = { Vary: "Origin, Access-Control-Request-Headers, Access-Control-Request-Private-Network" };
   const origin = request.origin;

@@ -44,9 +44,7 @@ export interface Rejection {
   reason: string;
 }
 
-export type IngestResult =
-  | { ok: true; calls: IngestCall[]; rejected: Rejection[] }
-  | { ok: false; status: 400; code: ErrorCode; error: string };
+export type IngestResult = { ok: true; calls: IngestCall[]; rejected: Rejection[] } | { ok: false; status: 400; code: ErrorCode; error: string };
 
 /** Paths that take a batch, and the single-call paths with the type they imply. */
 export function routeFor(path: string): { kind: "batch" } | { kind: "single"; type: CallType } | { kind: "delete" } | undefined {
@@ -199,7 +197,10 @@ function parseCall(value: unknown, shared: Shared): IngestCall | string {
 function withStringIds(value: Json): Json {
   const out: Json = { ...value };
   if (out["type"] === "alias") {
-    for (const [spec, camel] of [["Previous ID", "previousId"], ["User ID", "userId"]] as const) {
+    for (const [spec, camel] of [
+      ["Previous ID", "previousId"],
+      ["User ID", "userId"],
+    ] as const) {
       if (out[camel] === undefined && Object.hasOwn(out, spec)) out[camel] = out[spec];
       delete out[spec];
     }

@@ -11,7 +11,7 @@ export type ServeServer = HttpServer;
 /** The node:http adapter of the collector: reads bodies (bounded), answers JSON, serves GET /health. */
 export async function listenCollector(
   collector: Collector,
-  options: { host: string; port: number; /** Request bodies held in memory at once (default 32 MiB). */ bodyBudgetBytes?: number } & ConnectionLimits,
+  options: { host: string; port: number /** Request bodies held in memory at once (default 32 MiB). */; bodyBudgetBytes?: number } & ConnectionLimits,
 ): Promise<ServeServer> {
   const budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
   const { url, port, close } = await startHttpServer(

@@ -118,8 +118,14 @@ export class SqliteQueue implements MessageQueue {
 
   listFailed(limit = 1_000_000): FailedMessage[] {
     this.flush();
-    const rows = statementOf(this.db, "SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?")
-      .all(limit) as { id: number; body: string; reason: string; status: number | null; attempts: number; failed_at: number }[];
+    const rows = statementOf(this.db, "SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?").all(limit) as {
+      id: number;
+      body: string;
+      reason: string;
+      status: number | null;
+      attempts: number;
+      failed_at: number;
+    }[];
     return rows.map((row) => ({
       id: row.id,
       body: row.body,

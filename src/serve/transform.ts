@@ -19,7 +19,10 @@ type Json = Record<string, unknown>;
  */
 export function toMessage(call: IngestCall, options: TransformOptions): Message {
   const context = contextOf(call, options.ip);
-  const identity = { ...(call.userId !== undefined ? { userId: call.userId } : {}), ...(call.anonymousId !== undefined ? { anonymousId: call.anonymousId } : {}) };
+  const identity = {
+    ...(call.userId !== undefined ? { userId: call.userId } : {}),
+    ...(call.anonymousId !== undefined ? { anonymousId: call.anonymousId } : {}),
+  };
   const common = { ...timesOf(call, options.receivedAt), ...(context === undefined ? {} : { context }), ...commonOf(call, options.receivedAt) };
 
   switch (call.type) {

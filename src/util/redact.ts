@@ -11,7 +11,20 @@ export const MASK = "***";
 
 // Headers that are credentials of their own; their values are never shown or recorded.
 const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "proxy-authorization", "x-api-key", "api-key", "x-auth-token"]);
-const CREDENTIAL_WORDS = new Set(["token", "key", "secret", "signature", "sig", "password", "passwd", "pwd", "auth", "authorization", "credential", "credentials"]);
+const CREDENTIAL_WORDS = new Set([
+  "token",
+  "key",
+  "secret",
+  "signature",
+  "sig",
+  "password",
+  "passwd",
+  "pwd",
+  "auth",
+  "authorization",
+  "credential",
+  "credentials",
+]);
 
 export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL_HEADERS.has(name.toLowerCase());
@@ -76,7 +89,10 @@ export function redactUrl(url: string, secret?: string): string {
 /** A line of text with every URL in it redacted and the secret (as is, or URL-encoded) masked. */
 export function redactText(text: string, secret?: string): string {
   if (!text.includes("://") && !text.includes("?") && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
-  return maskSecret(replaceUrls(text, (url) => redactUrl(url)), secret);
+  return maskSecret(
+    replaceUrls(text, (url) => redactUrl(url)),
+    secret,
+  );
 }
 
 // A secret this short would mask ordinary words in every line; it is not worth hiding anyway.

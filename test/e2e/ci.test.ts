@@ -16,9 +16,21 @@ const ten = Array.from({ length: 10 }, (_, i) => track(`u${i}`, i));
 describe("nothing to send exits 2 with one reason, unless --allow-empty", () => {
   const cases: [string, () => string[], RegExp][] = [
     ["replay of an empty file", () => ["replay", file("empty.ndjson", "")], /nothing to send: the input is empty/],
-    ["replay --from-line past the end", () => ["replay", ndjson(ten), "--from-line", "999"], /--from-line: nothing to send: --from-line 999 is past the end of .* \(10 lines\)/],
-    ["replay whose --type matches no line", () => ["replay", ndjson(ten), "--type", "identify"], /nothing to send: no line matched the filters \(10 filtered out\)/],
-    ["replay --skip-invalid with every line invalid", () => ["replay", ndjson(["{", "[1]"]), "--skip-invalid"], /nothing to send: every line was skipped as invalid \(2\)/],
+    [
+      "replay --from-line past the end",
+      () => ["replay", ndjson(ten), "--from-line", "999"],
+      /--from-line: nothing to send: --from-line 999 is past the end of .* \(10 lines\)/,
+    ],
+    [
+      "replay whose --type matches no line",
+      () => ["replay", ndjson(ten), "--type", "identify"],
+      /nothing to send: no line matched the filters \(10 filtered out\)/,
+    ],
+    [
+      "replay --skip-invalid with every line invalid",
+      () => ["replay", ndjson(["{", "[1]"]), "--skip-invalid"],
+      /nothing to send: every line was skipped as invalid \(2\)/,
+    ],
     ["send of an empty file", () => ["send", file("empty.json", "\n")], /nothing to send: the input is empty/],
     ["send of an empty array", () => ["send", file("empty-array.json", "[ ]")], /nothing to send: the input is empty/],
   ];
@@ -175,7 +187,10 @@ describe("readiness for CI scripts", () => {
     expect(other.status).toBe(405);
     const result = await done;
     expect(result.code).toBe(1);
-    const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(events.find((e) => e["event"] === "request")).toMatchObject({ method: "GET", path: "/hook", status: 405 });
     expect(events.at(-1)).toMatchObject({ event: "summary", received: 1, invalid: 1 });
   });
@@ -196,22 +211,38 @@ describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)",
   // Line n carries seq n; u(n % 6) keeps per-user order in play.
   const lines = Array.from({ length: 80 }, (_, i) => track(`u${i % 6}`, i + 1));
 
-  for (const [concurrency, withDeadLetter, after] of [[1, false, 6], [1, true, 8], [32, false, 30], [32, true, 40]] as const) {
+  for (const [concurrency, withDeadLetter, after] of [
+    [1, false, 6],
+    [1, true, 8],
+    [32, false, 30],
+    [32, true, 40],
+  ] as const) {
     it(`concurrency ${concurrency}, ${withDeadLetter ? "with" : "without"} --dead-letter, Ctrl-C after ${after} requests`, async () => {
       const delivered = new Set<number>();
       // Every 10th line from 3 fails for good, every 10th from 7 is retried until the interruption, others are delayed a little.
       const flaky = await server((req, res) => {
         const seq = seqOf(req.body);
         const status = seq % 10 === 3 ? 400 : seq % 10 === 7 ? 503 : 200;
-        setTimeout(() => {
-          if (status === 200) delivered.add(seq);
-          res.statusCode = status;
-          res.end();
-        }, (seq * 7) % 20);
+        setTimeout(
+          () => {
+            if (status === 200) delivered.add(seq);
+            res.statusCode = status;
+            res.end();
+          },
+          (seq * 7) % 20,
+        );
       });
       const path = ndjson(lines);
       const deadLetter = join(dir, `hint-${concurrency}-${after}.ndjson`);
-      const child = spawnCli(["replay", path, "--url", flaky.url, "--concurrency", String(concurrency), ...(withDeadLetter ? ["--dead-letter", deadLetter] : [])]);
+      const child = spawnCli([
+        "replay",
+        path,
+        "--url",
+        flaky.url,
+        "--concurrency",
+        String(concurrency),
+        ...(withDeadLetter ? ["--dead-letter", deadLetter] : []),
+      ]);
       const done = collect(child);
       while (flaky.requests.length < after) await new Promise((r) => setTimeout(r, 5));
       child.kill("SIGINT");
@@ -220,11 +251,15 @@ describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)",
       const mark = Number(/interrupted: resume with --from-line (\d+)/.exec(result.stderr)?.[1]);
       expect(mark).toBeGreaterThan(0);
       const dead = withDeadLetter
-        ? readFileSync(deadLetter, "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { body: { properties: { seq: number } } }).body.properties.seq)
+        ? readFileSync(deadLetter, "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => (JSON.parse(l) as { body: { properties: { seq: number } } }).body.properties.seq)
         : [];
       // Only final failures (the 400s) are dead-lettered.
       for (const seq of dead) expect(seq % 10).toBe(3);
-      for (let line = 1; line <= lines.length; line++) expect(delivered.has(line) || dead.includes(line) || line >= mark, `line ${line} lost (resume at ${mark})`).toBe(true);
+      for (let line = 1; line <= lines.length; line++)
+        expect(delivered.has(line) || dead.includes(line) || line >= mark, `line ${line} lost (resume at ${mark})`).toBe(true);
 
       const healthy = await server();
       const resumed = await runCli(["replay", path, "--url", healthy.url, "--from-line", String(mark), "--concurrency", String(concurrency)]);

@@ -77,8 +77,24 @@ describe("replay --compare against a large old file", () => {
     const lines = writeOld(old, OLD_BYTES);
     expect(statSync(old).size).toBeGreaterThan(OLD_BYTES);
     const input = ndjson([
-      JSON.stringify({ version: 1, type: "track", event: "Order Completed", userId: "u1", messageId: "m-1", properties: {}, timestamp: "2026-01-01T00:00:00.000Z" }),
-      JSON.stringify({ version: 1, type: "track", event: "Order Completed", userId: "u2", messageId: "m-2", properties: {}, timestamp: "2026-01-01T00:00:01.000Z" }),
+      JSON.stringify({
+        version: 1,
+        type: "track",
+        event: "Order Completed",
+        userId: "u1",
+        messageId: "m-1",
+        properties: {},
+        timestamp: "2026-01-01T00:00:00.000Z",
+      }),
+      JSON.stringify({
+        version: 1,
+        type: "track",
+        event: "Order Completed",
+        userId: "u2",
+        messageId: "m-2",
+        properties: {},
+        timestamp: "2026-01-01T00:00:01.000Z",
+      }),
     ]);
     // The new build: line 1's total went from 10 to 12.
     const target = await server((request, res) => {
@@ -93,7 +109,9 @@ describe("replay --compare against a large old file", () => {
     const boundMb = plain.peakMb + GROWTH_BOUND_MB;
 
     const compared = await runWatched([...args, "--compare", old], boundMb * 1.5);
-    console.log(`replay --line 1 peak RSS: ${Math.round(plain.peakMb)} MB alone, ${Math.round(compared.peakMb)} MB with --compare of ${lines} lines (${Math.round(OLD_BYTES / 1e6)} MB)`);
+    console.log(
+      `replay --line 1 peak RSS: ${Math.round(plain.peakMb)} MB alone, ${Math.round(compared.peakMb)} MB with --compare of ${lines} lines (${Math.round(OLD_BYTES / 1e6)} MB)`,
+    );
     expect(compared.killed, `RSS passed ${Math.round(boundMb * 1.5)} MB`).toBe(false);
     expect(compared.peakMb).toBeLessThan(boundMb);
     expect(compared.stdout).toContain("≠ line 1 (track Order Completed, u1): body $.total: 10 → 12");

@@ -59,9 +59,13 @@ describe("webhook-cli completion bash, loaded in bash", () => {
 describe.skipIf(!installed("zsh"))("webhook-cli completion zsh (zsh installed)", () => {
   it("parses (zsh -n) and registers itself with compdef after compinit", () => {
     expect(spawnSync("zsh", ["-n", scripts["zsh"] as string]).status).toBe(0);
-    const registered = execFileSync("zsh", ["-f", "-c", 'autoload -U compinit && compinit -u -D && source "$1" && echo "${_comps[webhook-cli]}"', "zsh", scripts["zsh"] as string], {
-      encoding: "utf8",
-    });
+    const registered = execFileSync(
+      "zsh",
+      ["-f", "-c", 'autoload -U compinit && compinit -u -D && source "$1" && echo "${_comps[webhook-cli]}"', "zsh", scripts["zsh"] as string],
+      {
+        encoding: "utf8",
+      },
+    );
     expect(registered.trim()).toBe("_webhook_cli");
   });
 
@@ -69,7 +73,13 @@ describe.skipIf(!installed("zsh"))("webhook-cli completion zsh (zsh installed)",
     const offered = (words: string[]) =>
       execFileSync(
         "zsh",
-        ["-f", "-c", `compdef() { :; }; compadd() { [[ $1 == -- ]] && shift; print -r -- "$*"; }; _files() { print FILES; }; source "$1"; words=(${words.map((w) => `'${w}'`).join(" ")}); CURRENT=${words.length}; _webhook_cli`, "zsh", scripts["zsh"] as string],
+        [
+          "-f",
+          "-c",
+          `compdef() { :; }; compadd() { [[ $1 == -- ]] && shift; print -r -- "$*"; }; _files() { print FILES; }; source "$1"; words=(${words.map((w) => `'${w}'`).join(" ")}); CURRENT=${words.length}; _webhook_cli`,
+          "zsh",
+          scripts["zsh"] as string,
+        ],
         { encoding: "utf8" },
       ).trim();
     expect(offered(["webhook-cli", "re"])).toBe("generate send listen replay serve audience demo completion");
@@ -83,7 +93,11 @@ describe.skipIf(!installed("zsh"))("webhook-cli completion zsh (zsh installed)",
     const fpath = join(dir, "zfunc");
     mkdirSync(fpath, { recursive: true });
     copyFileSync(scripts["zsh"] as string, join(fpath, "_webhook-cli"));
-    const found = execFileSync("zsh", ["-f", "-c", 'fpath=("$1" $fpath); autoload -U compinit && compinit -u -D && echo "${_comps[webhook-cli]}"', "zsh", fpath], { encoding: "utf8" });
+    const found = execFileSync(
+      "zsh",
+      ["-f", "-c", 'fpath=("$1" $fpath); autoload -U compinit && compinit -u -D && echo "${_comps[webhook-cli]}"', "zsh", fpath],
+      { encoding: "utf8" },
+    );
     expect(found.trim()).toBe("_webhook-cli");
   });
 });

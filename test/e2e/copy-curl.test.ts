@@ -44,7 +44,15 @@ describe.skipIf(skip || missing.length > 0)("Copy as curl, pasted into bash, zsh
     page = await inspection.serve(0);
     // A ~/.curlrc that adds a header, and a proxy that does not exist: the command uses neither.
     files.file(".curlrc", 'header = "X-From-Curlrc: yes"\n');
-    env = { PATH: process.env["PATH"], HOME: files.dir, CURL_HOME: files.dir, XDG_CONFIG_HOME: files.dir, http_proxy: "http://127.0.0.1:9", ALL_PROXY: "http://127.0.0.1:9", LANG: "C.UTF-8" };
+    env = {
+      PATH: process.env["PATH"],
+      HOME: files.dir,
+      CURL_HOME: files.dir,
+      XDG_CONFIG_HOME: files.dir,
+      http_proxy: "http://127.0.0.1:9",
+      ALL_PROXY: "http://127.0.0.1:9",
+      LANG: "C.UTF-8",
+    };
   });
 
   afterAll(async () => {
@@ -97,7 +105,9 @@ describe.skipIf(skip || missing.length > 0)("Copy as curl, pasted into bash, zsh
       forwarding.add(recorded);
       const shown = (await (await request(`${forwardPage}/api/requests/1`)).body.json()) as Record<string, unknown>;
       for (const shell of Object.keys(SHELLS)) await runInShell(shell, shown["curl"] as string, env);
-      expect(app.requests.map((one) => [one.method, one.url, one.body.toString("latin1")])).toEqual(Array(3).fill(["POST", "/webhook?from=listen", "@/etc/passwd"]));
+      expect(app.requests.map((one) => [one.method, one.url, one.body.toString("latin1")])).toEqual(
+        Array(3).fill(["POST", "/webhook?from=listen", "@/etc/passwd"]),
+      );
       expect(app.requests[0]?.headers["x-signature"]).toBe(recorded.headers["x-signature"]);
     } finally {
       await forwarding.close();

@@ -18,7 +18,10 @@ describe("webhook-cli demo (built CLI)", () => {
   it("--json: one request event per type, each verified, and a summary", async () => {
     const result = await runCli(["demo", "--json", "--alias-keys", "camel"]);
     expect(result.code).toBe(0);
-    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(events[0]).toMatchObject({ event: "listening" });
     const requests = events.filter((e) => e["event"] === "request");
     expect(requests.map((e) => e["type"])).toEqual([...MESSAGE_TYPES]);

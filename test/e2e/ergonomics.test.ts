@@ -21,12 +21,15 @@ describe("help and bare invocations", () => {
     expect(result.stderr).toMatch(/^Usage: webhook-cli/);
   });
 
-  it.each([[["--help"]], [["audience", "--help"]], [["audience", "sync", "--help"]], [["help", "replay"]]])("`%s` prints help to stdout and exits 0", async (args) => {
-    const result = await runCli(args);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toBe("");
-    expect(result.stdout).toMatch(/^Usage: webhook-cli/);
-  });
+  it.each([[["--help"]], [["audience", "--help"]], [["audience", "sync", "--help"]], [["help", "replay"]]])(
+    "`%s` prints help to stdout and exits 0",
+    async (args) => {
+      const result = await runCli(args);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe("");
+      expect(result.stdout).toMatch(/^Usage: webhook-cli/);
+    },
+  );
 
   it("send --type says it generates one example; replay --type says it filters", async () => {
     const send = oneLine((await runCli(["send", "--help"])).stdout);
@@ -52,7 +55,9 @@ describe("did you mean", () => {
   it("a mistyped message type, as an argument or a flag, is named as typed with the nearest type", async () => {
     const argument = await runCli(["generate", "trak"]);
     expect(argument.code).toBe(2);
-    expect(argument.stderr).toBe('error: unknown message type "trak" (Did you mean track?): expected one of page, screen, identify, track, alias, group, delete\n');
+    expect(argument.stderr).toBe(
+      'error: unknown message type "trak" (Did you mean track?): expected one of page, screen, identify, track, alias, group, delete\n',
+    );
     const flag = await runCli(["send", "--type", "indentify", "--url", "http://127.0.0.1:9/hook"]);
     expect(flag.code).toBe(2);
     expect(flag.stderr).toMatch(/^error: --type: unknown message type "indentify" \(Did you mean identify\?\)/);

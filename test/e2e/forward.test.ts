@@ -74,12 +74,18 @@ describe("listen --forward-to (built CLI)", () => {
 
     const result = await done;
     expect(result.code).toBe(0);
-    const events = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(events[0]).toMatchObject({ event: "listening", forwardTo: `${app.url}/webhook?from=listen` });
     expect(events[1]).toMatchObject({ event: "request", signatureValid: true, status: 201, app: { status: 201, error: null } });
     expect((events[1] as { app: { ms: number } }).app.ms).toBeGreaterThanOrEqual(0);
 
-    const lines = readFileSync(recording, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+    const lines = readFileSync(recording, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, any>);
     expect(lines[0]?.["rawBody"]).toBe(Buffer.from(BODY).toString("base64"));
     expect(lines[0]?.["response"]).toMatchObject({ status: 201, body: '{"id":7}', headers: { "x-app": "yes", "set-cookie": "[redacted]" } });
     expect(typeof lines[0]?.["response"].ms).toBe("number");

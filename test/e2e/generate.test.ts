@@ -22,7 +22,10 @@ describe("webhook-cli generate (built CLI)", () => {
     const args = ["generate", "track", "identify", "--now", NOW, "--seed", "7", "--user-id", "u_42", "--event", "Signed Up", "--traits", '{"vip":true}'];
     const [a, b] = await Promise.all([runCli(args), runCli(args)]);
     expect(a.stdout).toBe(b.stdout);
-    const [track, identify] = a.stdout.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [track, identify] = a.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(track).toMatchObject({ type: "track", userId: "u_42", event: "Signed Up", timestamp: NOW });
     expect(identify).toMatchObject({ type: "identify", userId: "u_42", traits: { vip: true } });
   });

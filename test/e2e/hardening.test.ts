@@ -55,7 +55,16 @@ describe("credentials never reach the output", () => {
     const deadLetter = join(dir, "dead.ndjson");
     const replay = await runCli(["replay", file, "--url", url, "--retry-window", "0ms", "--dead-letter", deadLetter, "--json", "--junit", junit]);
     expect(replay.code).toBe(1);
-    const everything = [send.stdout, send.stderr, sendJson.stdout, sendJson.stderr, replay.stdout, replay.stderr, readFileSync(junit, "utf8"), readFileSync(deadLetter, "utf8")].join("\n");
+    const everything = [
+      send.stdout,
+      send.stderr,
+      sendJson.stdout,
+      sendJson.stderr,
+      replay.stdout,
+      replay.stderr,
+      readFileSync(junit, "utf8"),
+      readFileSync(deadLetter, "utf8"),
+    ].join("\n");
     expect(everything).toContain("plain=visible");
     expect(everything).toContain("api_key=***");
     expect(everything).not.toContain(TOKEN);

@@ -136,7 +136,9 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
     expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     const row = rows().filter({ hasText: "*@127.0.0.1:9/x" });
     await row.click();
-    await expect.poll(() => page.locator("#curl-problem").textContent()).toContain("Cannot be copied as curl: its request-target is not a path starting with /");
+    await expect
+      .poll(() => page.locator("#curl-problem").textContent())
+      .toContain("Cannot be copied as curl: its request-target is not a path starting with /");
     expect(await page.locator("#curl-text").count()).toBe(0);
     await page.locator("#copy-curl").click();
     await expect.poll(() => page.locator("#action-note").textContent()).toContain("Cannot be copied as curl");

@@ -42,7 +42,14 @@ async function post(url: string, body: string): Promise<number> {
 /** A track message of about `bytes` bytes, all of it in the fields the row list shows (user and event name). */
 function bigFields(bytes: number, n: number): string {
   const half = Math.floor(bytes / 2);
-  return JSON.stringify({ version: 1, type: "track", userId: `${n}`.padEnd(half, "u"), event: "E".repeat(half), properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+  return JSON.stringify({
+    version: 1,
+    type: "track",
+    userId: `${n}`.padEnd(half, "u"),
+    event: "E".repeat(half),
+    properties: {},
+    timestamp: "2024-01-01T00:00:00.000Z",
+  });
 }
 
 /** Opens GET /api/events, reads the first chunk (the answer's head) and then never reads again. */
@@ -121,7 +128,14 @@ describe("inspector limits (listen --ui)", () => {
 
   it("Download writes each kept row once, whatever the id list repeats; a 14 KB list of one id costs no memory", async () => {
     const { child, receiver, inspector } = await listenUi();
-    const big = JSON.stringify({ version: 1, type: "track", userId: "u", event: "E", properties: { blob: "x".repeat(1_040_000) }, timestamp: "2024-01-01T00:00:00.000Z" });
+    const big = JSON.stringify({
+      version: 1,
+      type: "track",
+      userId: "u",
+      event: "E",
+      properties: { blob: "x".repeat(1_040_000) },
+      timestamp: "2024-01-01T00:00:00.000Z",
+    });
     expect(await post(`${receiver}/hook`, big)).toBe(200);
     expect(await post(`${receiver}/hook`, bigFields(1000, 2))).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 300));

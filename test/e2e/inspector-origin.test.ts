@@ -145,7 +145,10 @@ describe.skipIf(chromiumPath === undefined)("the inspector's API refuses other o
       const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#download").click()]);
       const saved = `${files.dir}/own.ndjson`;
       await download.saveAs(saved);
-      const lines = readFileSync(saved, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { body: { userId: string } });
+      const lines = readFileSync(saved, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { body: { userId: string } });
       expect(lines.map((line) => line.body.userId)).toEqual(["ada", "bob"]);
       const typed = await page.goto(`${inspector}/api/requests/2`);
       expect(typed?.status()).toBe(200);

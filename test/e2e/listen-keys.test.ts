@@ -14,7 +14,10 @@ describe.skipIf(!hasScript)("listen on a terminal", () => {
   it("r resends the latest request to the forward target; Ctrl-C stops with the summary", async () => {
     const app = await server();
     const command = [process.execPath, BIN, "listen", "--port", "0", "--secret", SECRET, "--forward-to", app.url].map((arg) => `'${arg}'`).join(" ");
-    const child = spawn("script", ["-qfec", command, "/dev/null"], { env: { ...process.env, NO_COLOR: "1", WEBHOOK_SECRET: "" }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("script", ["-qfec", command, "/dev/null"], {
+      env: { ...process.env, NO_COLOR: "1", WEBHOOK_SECRET: "" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     children.push(child);
     const done = collect(child, 30_000);
     const [, url] = await waitForLine(child, /Listening on (\S+)\s[\s\S]*Press r to resend/, 15_000);
@@ -24,7 +27,11 @@ describe.skipIf(!hasScript)("listen on a terminal", () => {
     await waitForLine(child, /↻ R1 resend of #1 → \S+ {2}200/);
     expect(app.requests).toHaveLength(2);
     expect(app.requests[1]?.body.equals(app.requests[0]?.body ?? Buffer.alloc(0))).toBe(true);
-    expect(app.requests[1]?.headers["x-signature"]).toBe(createHmac("sha1", SECRET).update(app.requests[1]?.body ?? "").digest("hex"));
+    expect(app.requests[1]?.headers["x-signature"]).toBe(
+      createHmac("sha1", SECRET)
+        .update(app.requests[1]?.body ?? "")
+        .digest("hex"),
+    );
     // Again: the resent row does not push the latest request out.
     child.stdin.write("r");
     await waitForLine(child, /↻ R2 resend of #1 → \S+ {2}200/);

@@ -76,7 +76,10 @@ describe("listen stops within a second of SIGTERM, answering what is in flight",
     const line = JSON.parse(readFileSync(recording, "utf8").trim()) as { response: Record<string, unknown>; signatureValid: boolean };
     expect(line.signatureValid).toBe(true);
     expect(line.response).toEqual({ status: null, ms: expect.any(Number), error: "interrupted" });
-    const events = result.stdout.trim().split("\n").map((text) => JSON.parse(text) as Record<string, unknown>);
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((text) => JSON.parse(text) as Record<string, unknown>);
     expect(events.find((event) => event["event"] === "request")).toMatchObject({ status: 503, app: { status: null, error: "interrupted" } });
   });
 

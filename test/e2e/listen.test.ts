@@ -38,7 +38,11 @@ async function post(url: string, body: string, headers: Record<string, string> =
   return response.statusCode;
 }
 
-const jsonLines = (stdout: string) => stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+const jsonLines = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe("webhook-cli listen (built CLI)", () => {
   it("prints Listening first, one line per request, a summary; --count exits 0 when all were valid", async () => {
@@ -65,9 +69,23 @@ describe("webhook-cli listen (built CLI)", () => {
     const events = jsonLines(result.stdout);
     expect(events.map((e) => e["event"])).toEqual(["listening", "request", "request", "request", "summary"]);
     expect(events[0]).toMatchObject({ url, port: Number(new URL(url).port) });
-    expect(events[1]).toEqual({ event: "request", method: "POST", path: "/a", type: "track", userId: "u1", signatureValid: true, shapeErrors: [], status: 200 });
+    expect(events[1]).toEqual({
+      event: "request",
+      method: "POST",
+      path: "/a",
+      type: "track",
+      userId: "u1",
+      signatureValid: true,
+      shapeErrors: [],
+      status: 200,
+    });
     expect(events[2]).toMatchObject({ path: "/b", signatureValid: false, status: 401, diagnosis: "the digest is upper-case hex: send it lowercase" });
-    expect(events[3]).toMatchObject({ path: "/c", signatureValid: true, status: 200, shapeErrors: [{ key: "properties", message: 'missing required key "properties"' }] });
+    expect(events[3]).toMatchObject({
+      path: "/c",
+      signatureValid: true,
+      status: 200,
+      shapeErrors: [{ key: "properties", message: 'missing required key "properties"' }],
+    });
     expect(events[4]).toMatchObject({ event: "summary", received: 3, valid: 1, invalid: 2 });
   });
 
@@ -94,7 +112,9 @@ describe("webhook-cli listen (built CLI)", () => {
     const xml = readFileSync(junit, "utf8");
     // The early --exit-after is a failing case too: the report never looks greener than the exit status.
     expect(xml).toContain('<testsuite name="webhook-cli listen" tests="3" failures="2"');
-    expect(xml).toMatch(/<testcase name="--count 3 requests"[^>]*>\s*<failure message="--exit-after 1\.5s came before --count 3 requests \(2 received\)" type="count">/);
+    expect(xml).toMatch(
+      /<testcase name="--count 3 requests"[^>]*>\s*<failure message="--exit-after 1\.5s came before --count 3 requests \(2 received\)" type="count">/,
+    );
     expect(xml).toContain('<testcase name="#1 track POST /" classname="webhook-cli.listen"');
     expect(xml).toMatch(/<failure message="signature: X-Signature does not match the body" type="signature">/);
   });
@@ -112,7 +132,10 @@ describe("webhook-cli listen (built CLI)", () => {
     expect(result.stdout).toContain("Summary: 20 requests, 20 valid, 0 invalid");
     const text = readFileSync(record, "utf8");
     expect(text).not.toContain(SECRET);
-    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as { body: { userId: string }; signatureValid: boolean; headers: Record<string, string> });
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { body: { userId: string }; signatureValid: boolean; headers: Record<string, string> });
     expect(lines.map((l) => l.body.userId).sort()).toEqual(bodies.map((b) => (JSON.parse(b) as { userId: string }).userId).sort());
     expect(lines.every((l) => l.signatureValid && l.headers["authorization"] === "[redacted]")).toBe(true);
   });
@@ -182,7 +205,11 @@ describe("listen with the real send CLI", () => {
   it("fault flags as send sees them: --fail-first/--fail-status, --script timeout and drop, --respond, --delay", async () => {
     const sendTo = (url: string, extra: string[] = []) =>
       runCli(["send", "--type", "track", "--url", url, "--secret", SECRET, "--timeout", "500ms", "--retry-window", "10s", "--json", ...extra]);
-    const deliveries = (result: CliResult) => jsonLines(result.stdout).filter((e) => e["event"] === "delivery") as { delivered: boolean; urls: { status: number | null; attempts: number; error: string | null }[] }[];
+    const deliveries = (result: CliResult) =>
+      jsonLines(result.stdout).filter((e) => e["event"] === "delivery") as {
+        delivered: boolean;
+        urls: { status: number | null; attempts: number; error: string | null }[];
+      }[];
 
     const failFirst = await listen(["--secret", SECRET, "--fail-first", "1", "--fail-status", "502", "--count", "2", "--json"]);
     const first = await sendTo(failFirst.url);
@@ -190,7 +217,11 @@ describe("listen with the real send CLI", () => {
     expect(deliveries(first)[0]?.urls[0]).toMatchObject({ status: 200, attempts: 2 });
     const failFirstDone = await failFirst.done;
     expect(failFirstDone.code).toBe(0);
-    expect(jsonLines(failFirstDone.stdout).filter((e) => e["event"] === "request").map((e) => e["status"])).toEqual([502, 200]);
+    expect(
+      jsonLines(failFirstDone.stdout)
+        .filter((e) => e["event"] === "request")
+        .map((e) => e["status"]),
+    ).toEqual([502, 200]);
 
     const script = await listen(["--secret", SECRET, "--script", "timeout,drop,201", "--count", "3"]);
     const scripted = await sendTo(script.url);

@@ -80,7 +80,9 @@ describe("better-sqlite3 is optional", () => {
 
   it("serve without it: one line saying how to install it, exit 2", async () => {
     const result = await runCli(["serve", "--port", "0", "--state", "state", "--secret", "s3cret"], { cwd: dir, env: withoutSqlite, timeoutMs: 10_000 });
-    expect(result.stderr).toBe("error: the durable queue needs better-sqlite3, an optional dependency that is not installed: run 'npm install better-sqlite3'\n");
+    expect(result.stderr).toBe(
+      "error: the durable queue needs better-sqlite3, an optional dependency that is not installed: run 'npm install better-sqlite3'\n",
+    );
     expect(result.code).toBe(2);
     expect(result.stdout).not.toMatch(/Listening on/);
   });

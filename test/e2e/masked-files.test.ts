@@ -12,7 +12,15 @@ const { dir, ndjson: file } = tempDir("masked-files-");
 const SECRET = "s3cr3t-value-42";
 const TOKEN = "tok-123456";
 const track = (seq: number): string =>
-  JSON.stringify({ version: 1, type: "track", userId: `u${seq}`, event: "Step", messageId: `m-${seq}`, properties: { seq }, timestamp: "2024-01-01T00:00:00.000Z" });
+  JSON.stringify({
+    version: 1,
+    type: "track",
+    userId: `u${seq}`,
+    event: "Step",
+    messageId: `m-${seq}`,
+    properties: { seq },
+    timestamp: "2024-01-01T00:00:00.000Z",
+  });
 
 /** A receiver that refuses (400) every path under /fail and echoes the secret in its answer. */
 async function refusing(): Promise<{ url: string; failing: string; requests: () => number }> {
@@ -21,20 +29,31 @@ async function refusing(): Promise<{ url: string; failing: string; requests: () 
     res.end(`seen with ${SECRET}`);
   });
   servers.push(target);
-  return { url: target.url, failing: `${target.url}/fail/${SECRET}?token=${TOKEN}&page=2`, requests: () => target.requests.filter((r) => r.url.startsWith("/fail/")).length };
+  return {
+    url: target.url,
+    failing: `${target.url}/fail/${SECRET}?token=${TOKEN}&page=2`,
+    requests: () => target.requests.filter((r) => r.url.startsWith("/fail/")).length,
+  };
 }
 
 describe("replay masks the secret and URL credentials in every file it writes", () => {
   it("dead-letter reasons, --results lines and the JUnit report never hold the secret or a credential query value", async () => {
     const secret = SECRET;
     const target = await refusing();
-    const [deadLetter, results, junit] = ["masked-dead.ndjson", "masked-results.ndjson", "masked.xml"].map((name) => join(dir, name)) as [string, string, string];
+    const [deadLetter, results, junit] = ["masked-dead.ndjson", "masked-results.ndjson", "masked.xml"].map((name) => join(dir, name)) as [
+      string,
+      string,
+      string,
+    ];
     const path = file([track(1), track(2)]);
     const { failing } = target;
     // Both URLs fail (one 2xx would make the message delivered), so the reasons name them.
-    const result = await runCli(["replay", path, "--url", `${target.url}/fail-too`, "--url", failing, "--dead-letter", deadLetter, "--results", results, "--junit", junit], {
-      env: { WEBHOOK_SECRET: secret },
-    });
+    const result = await runCli(
+      ["replay", path, "--url", `${target.url}/fail-too`, "--url", failing, "--dead-letter", deadLetter, "--results", results, "--junit", junit],
+      {
+        env: { WEBHOOK_SECRET: secret },
+      },
+    );
     expect(result.code, result.stdout + result.stderr).toBe(1);
     expect(target.requests()).toBe(2);
     for (const written of [deadLetter, results, junit]) {

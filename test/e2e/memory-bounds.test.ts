@@ -23,7 +23,9 @@ const EMPTY_OBJECTS = `[${"{},".repeat(Math.floor((MIB - 2) / 3)).slice(0, -1)}]
 const NESTED = (() => {
   const open = '{"a":'.repeat(499) + "[";
   const close = "]" + "}".repeat(499);
-  return `${open}${Array(Math.floor((MIB - open.length - close.length + 1) / 2)).fill("0").join(",")}${close}`;
+  return `${open}${Array(Math.floor((MIB - open.length - close.length + 1) / 2))
+    .fill("0")
+    .join(",")}${close}`;
 })();
 /** 1 MiB that is cheap to parse: one long string. */
 const LONG_STRING = JSON.stringify({ type: "track", userId: "u", event: "E", properties: { pad: "x".repeat(MIB - 100) } });
@@ -45,7 +47,12 @@ async function startListen(args: string[]): Promise<Started> {
 }
 
 async function post(url: string, body: string, dispatcher?: Agent): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
-  const response = await request(`${url}/hook`, { method: "POST", headers: { "content-type": "application/json" }, body, ...(dispatcher ? { dispatcher } : {}) });
+  const response = await request(`${url}/hook`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    ...(dispatcher ? { dispatcher } : {}),
+  });
   return { status: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
 }
 
@@ -79,7 +86,9 @@ describe("listen keeps within its documented memory ceiling", () => {
     // The oldest rows went, and both the page and the terminal say why.
     const gone = await request(`${listen.page}/api/requests/1`);
     expect(gone.statusCode).toBe(404);
-    expect(((await gone.body.json()) as { error: string }).error).toBe("request 1 is no longer kept: oldest rows dropped: history over 64 MB (--ui-history-mb)");
+    expect(((await gone.body.json()) as { error: string }).error).toBe(
+      "request 1 is no longer kept: oldest rows dropped: history over 64 MB (--ui-history-mb)",
+    );
     const newest = await request(`${listen.page}/api/requests/140`);
     expect(newest.statusCode).toBe(200);
     expect(((await newest.body.json()) as { bodyRaw: string }).bodyRaw).toBe(LONG_STRING);
@@ -97,7 +106,11 @@ describe("listen keeps within its documented memory ceiling", () => {
     const sender = async (): Promise<void> => {
       while (sent < 120 && !listen.rss.over) {
         sent += 1;
-        const response = await request(`${listen.url}/hook`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"type":"track","userId":"u","event":"E"}' });
+        const response = await request(`${listen.url}/hook`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: '{"type":"track","userId":"u","event":"E"}',
+        });
         statuses.push(response.statusCode);
         lengths.add(Number(response.headers["content-length"]));
         await response.body.dump({ limit: answer.length });
@@ -177,9 +190,14 @@ describe("listen keeps within its documented memory ceiling", () => {
     }
     await stop(listen);
     // The recording says why; the relayed request's line still holds its body, parsed.
-    const lines = readFileSync(recording, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, any>);
+    const lines = readFileSync(recording, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, any>);
     expect(lines).toHaveLength(200);
-    expect(lines.filter((line) => line["response"].status === null)[0]?.["response"]).toMatchObject({ error: expect.stringContaining("answer not relayed: it would pass listen's 32 MiB budget") });
+    expect(lines.filter((line) => line["response"].status === null)[0]?.["response"]).toMatchObject({
+      error: expect.stringContaining("answer not relayed: it would pass listen's 32 MiB budget"),
+    });
     expect(lines[0]?.["body"]).toEqual(JSON.parse(body));
   }, 60_000);
 });

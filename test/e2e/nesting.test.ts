@@ -12,7 +12,14 @@ import { killChildrenAfterEach } from "../helpers/setup.js";
 // 5,000 nested arrays (10 KB) once overflowed the stack of every recursive step that met them.
 const DEEP = `${"[".repeat(5000)}${"]".repeat(5000)}`;
 const SECRET = "e2e-nesting-secret";
-const deepTrack = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Deep", properties: { x: 0 }, timestamp: "2024-01-01T00:00:00.000Z" }).replace('{"x":0}', `{"x":${DEEP}}`);
+const deepTrack = JSON.stringify({
+  version: 1,
+  type: "track",
+  userId: "u1",
+  event: "Deep",
+  properties: { x: 0 },
+  timestamp: "2024-01-01T00:00:00.000Z",
+}).replace('{"x":0}', `{"x":${DEEP}}`);
 const track = JSON.stringify({ version: 1, type: "track", userId: "u2", event: "Fine", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const hmac = (body: string) => createHmac("sha1", SECRET).update(body).digest("hex");
 
@@ -59,7 +66,10 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
     noStack(result);
     expect(result.stdout).toContain("nested deeper than 512 levels");
     if (extra[0] === "--record") {
-      const lines = readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = readFileSync(record, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(lines).toHaveLength(2);
       expect(Buffer.from(lines[0]?.["rawBody"] as string, "base64").toString()).toBe(deepTrack);
     }

@@ -63,7 +63,9 @@ function appBuild(build: "old" | "new"): Promise<TestServer> {
 function prepareFiles(cwd: string, certs: TestCertificates): void {
   cpSync(join(ROOT, "fixtures"), join(cwd, "fixtures"), { recursive: true });
   // events.ndjson as `generate --out events.ndjson` writes it (messages); the others are recordings.
-  const messages = ["page", "screen", "identify", "track", "alias", "group", "delete"].map((type) => JSON.stringify(JSON.parse(readFileSync(join(ROOT, `fixtures/${type}.json`), "utf8"))));
+  const messages = ["page", "screen", "identify", "track", "alias", "group", "delete"].map((type) =>
+    JSON.stringify(JSON.parse(readFileSync(join(ROOT, `fixtures/${type}.json`), "utf8"))),
+  );
   writeFileSync(join(cwd, "events.ndjson"), `${messages.join("\n")}\n`);
   for (const name of ["recording.ndjson", "failed.ndjson"]) copyFileSync(join(ROOT, "fixtures/events.ndjson"), join(cwd, name));
   copyFileSync(join(ROOT, "fixtures/traffic.ndjson"), join(cwd, "traffic.ndjson"));
@@ -87,7 +89,10 @@ function localized(command: string, running: RunningServer | undefined): string 
     const port = documentedPort(running.command);
     local = local.replaceAll(`http://127.0.0.1:${port}`, running.url).replaceAll(`http://localhost:${port}`, running.url);
   }
-  for (const [port, app] of [["3000", apps.old], ["3001", apps.new]] as const) {
+  for (const [port, app] of [
+    ["3000", apps.old],
+    ["3001", apps.new],
+  ] as const) {
     local = local.replaceAll(`http://127.0.0.1:${port}`, app.url).replaceAll(`http://localhost:${port}`, app.url);
   }
   local = local
@@ -217,13 +222,17 @@ describe("README and docs/ examples", () => {
     for (const block of blocks) expect(block.commands.length, `${block.file}:${block.line}`).toBeGreaterThan(0);
   });
 
-  it.each(planned.map((block) => [`${block.file}:${block.line} ${block.heading}`, block] as const))("%s: run and exit as documented", async (_, block) => {
-    const results = await (outcomes.get(block) as Promise<Outcome[]>);
-    expect(results.length).toBeGreaterThan(0);
-    for (const { command, code, expected, stderr } of results) {
-      expect({ command, code, stderr }).toEqual({ command, code: expected, stderr: expect.any(String) });
-    }
-  }, 120_000);
+  it.each(planned.map((block) => [`${block.file}:${block.line} ${block.heading}`, block] as const))(
+    "%s: run and exit as documented",
+    async (_, block) => {
+      const results = await (outcomes.get(block) as Promise<Outcome[]>);
+      expect(results.length).toBeGreaterThan(0);
+      for (const { command, code, expected, stderr } of results) {
+        expect({ command, code, stderr }).toEqual({ command, code: expected, stderr: expect.any(String) });
+      }
+    },
+    120_000,
+  );
 
   it("delivered every request to the receiver signed with the right secret", async () => {
     await Promise.allSettled(outcomes.values());

@@ -73,9 +73,17 @@ describe("real traffic through the built CLI", () => {
     const health = (await (await fetch(`${serve.url}/health`)).json()) as Record<string, number>;
     expect(health).toMatchObject({ accepted: expected, rejected: 2 });
 
-    const forwarded = readFileSync(record, "utf8").trim().split("\n").map((line) => (JSON.parse(line) as { body: Record<string, unknown> }).body);
+    const forwarded = readFileSync(record, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { body: Record<string, unknown> }).body);
     const page = forwarded.find((m) => m["type"] === "page" && m["name"] === "Pricing");
-    expect(page).toMatchObject({ userId: "user_1234", category: "Docs", messageId: "ajs-f8ca1e4de5024d9430b3928bd8ac6b96", timestamp: "2024-06-01T12:30:00.000Z" });
+    expect(page).toMatchObject({
+      userId: "user_1234",
+      category: "Docs",
+      messageId: "ajs-f8ca1e4de5024d9430b3928bd8ac6b96",
+      timestamp: "2024-06-01T12:30:00.000Z",
+    });
     const anonymous = forwarded.find((m) => m["event"] === "Course Clicked");
     expect(anonymous).toMatchObject({ anonymousId: "507f191e810c19729de860ea", integrations: {}, sentAt: "2024-01-01T00:00:00.200Z" });
     expect(anonymous).not.toHaveProperty("userId");
@@ -83,7 +91,11 @@ describe("real traffic through the built CLI", () => {
 
     serve.child.kill("SIGINT");
     const stopped = await serve.done;
-    const rejected = stopped.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>).filter((e) => e["event"] === "rejected");
+    const rejected = stopped.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((e) => e["event"] === "rejected");
     expect(rejected.map((e) => e["index"])).toEqual([6, 7]);
     expect(stopped.stderr).toMatch(/rejected batch\[6\] \(default\): missing required key "event"/);
     expect(stopped.stderr).toMatch(/rejected batch\[7\] \(default\): missing required key "userId" \(or "anonymousId"\)/);
@@ -124,7 +136,10 @@ describe("real traffic through the built CLI", () => {
     // The receiver sees the bytes, correctly signed, and judges the shapes invalid: that is the point of --raw.
     const result = await listen.done;
     expect(result.code).toBe(1);
-    const recorded = readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { signatureValid: boolean; body: unknown; rawBody?: string });
+    const recorded = readFileSync(record, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { signatureValid: boolean; body: unknown; rawBody?: string });
     const bytes = recorded.map((r) => (r.rawBody !== undefined ? Buffer.from(r.rawBody, "base64").toString("utf8") : JSON.stringify(r.body)));
     expect(bytes).toEqual(["this is {not json\n", JSON.stringify({ type: "track", userId: "u" }), "not json either"]);
     expect(recorded.every((r) => r.signatureValid)).toBe(true);

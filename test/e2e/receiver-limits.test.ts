@@ -52,12 +52,20 @@ describe("an early answer reaches a sender still uploading (lingering close)", (
 });
 
 describe("--max-connections", () => {
-  it.each([["listen", listen], ["serve", serve]] as const)("%s: connections past the cap are closed on arrival; the first ones still get answers", async (_name, startIt) => {
+  it.each([
+    ["listen", listen],
+    ["serve", serve],
+  ] as const)("%s: connections past the cap are closed on arrival; the first ones still get answers", async (_name, startIt) => {
     const { url } = await startIt(["--max-connections", "3"]);
     const { hostname, port } = new URL(url);
-    const open = await Promise.all([1, 2, 3].map(() => new Promise<ReturnType<typeof connect>>((ok) => {
-      const socket = connect(Number(port), hostname, () => ok(socket));
-    })));
+    const open = await Promise.all(
+      [1, 2, 3].map(
+        () =>
+          new Promise<ReturnType<typeof connect>>((ok) => {
+            const socket = connect(Number(port), hostname, () => ok(socket));
+          }),
+      ),
+    );
     const extra = connect(Number(port), hostname);
     const closedAt = await new Promise<string>((done) => {
       extra.on("error", () => done("error"));
@@ -97,29 +105,33 @@ describe("soak: hundreds of stalled uploads", () => {
   it.each([
     ["listen", () => listen(), "/hook", 1024 * 1024, track, 240],
     ["serve", () => serve(), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 150],
-  ] as const)("%s: a normal sender keeps getting 200 and RSS growth stays bounded", async (_name, startIt, path, limit, body, boundMb) => {
-    const { url, child } = await startIt();
-    expect(await post(`${url}${path}`, body, AUTH)).toBe(200);
-    const baseline = await rssMb(child.pid as number);
-    const uploads = await Promise.all(Array.from({ length: 250 }, () => slowUpload(url, path, limit, AUTH)));
-    let stalled = true;
-    const pushing = Promise.all(uploads.map((upload) => trickle(upload.socket, limit - 1, 4, 50)));
-    const statuses: number[] = [];
-    const normal = (async () => {
-      while (stalled) {
-        statuses.push(await post(`${url}${path}`, body, AUTH));
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    })();
-    await pushing;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const rss = await rssMb(child.pid as number);
-    stalled = false;
-    await normal;
-    for (const upload of uploads) upload.socket.destroy();
-    expect(statuses.length).toBeGreaterThan(5);
-    expect(new Set(statuses)).toEqual(new Set([200]));
-    console.log(_name, "RSS MB", Math.round(rss), "baseline", Math.round(baseline), "growth", Math.round(rss - baseline));
-    expect(rss - baseline).toBeLessThan(boundMb);
-  }, 60_000);
+  ] as const)(
+    "%s: a normal sender keeps getting 200 and RSS growth stays bounded",
+    async (_name, startIt, path, limit, body, boundMb) => {
+      const { url, child } = await startIt();
+      expect(await post(`${url}${path}`, body, AUTH)).toBe(200);
+      const baseline = await rssMb(child.pid as number);
+      const uploads = await Promise.all(Array.from({ length: 250 }, () => slowUpload(url, path, limit, AUTH)));
+      let stalled = true;
+      const pushing = Promise.all(uploads.map((upload) => trickle(upload.socket, limit - 1, 4, 50)));
+      const statuses: number[] = [];
+      const normal = (async () => {
+        while (stalled) {
+          statuses.push(await post(`${url}${path}`, body, AUTH));
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+      await pushing;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const rss = await rssMb(child.pid as number);
+      stalled = false;
+      await normal;
+      for (const upload of uploads) upload.socket.destroy();
+      expect(statuses.length).toBeGreaterThan(5);
+      expect(new Set(statuses)).toEqual(new Set([200]));
+      console.log(_name, "RSS MB", Math.round(rss), "baseline", Math.round(baseline), "growth", Math.round(rss - baseline));
+      expect(rss - baseline).toBeLessThan(boundMb);
+    },
+    60_000,
+  );
 });

@@ -28,8 +28,15 @@ const USERS = ["u1", "u2", "u3", "u4", "u5"];
 function traffic(count: number): Message[] {
   return Array.from({ length: count }, (_, i) => {
     const n = i + 1;
-    const base = { version: 1 as const, messageId: `m-${n}`, userId: USERS[n % USERS.length] as string, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() };
-    return n % 4 === 0 ? { ...base, type: "identify", traits: { n } } : { ...base, type: "track", event: EVENTS[n % EVENTS.length] as string, properties: { n } };
+    const base = {
+      version: 1 as const,
+      messageId: `m-${n}`,
+      userId: USERS[n % USERS.length] as string,
+      timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+    };
+    return n % 4 === 0
+      ? { ...base, type: "identify", traits: { n } }
+      : { ...base, type: "track", event: EVENTS[n % EVENTS.length] as string, properties: { n } };
   });
 }
 
@@ -68,7 +75,15 @@ describe("replay as a regression test", () => {
     expect(results.map((r) => r["line"])).toEqual(messages.map((_, i) => i + 1));
     expect(results[0]).toMatchObject({ line: 1, messageId: "m-1", type: "track", event: "Product Viewed", userId: "u2", delivered: true });
     expect(results[0]?.["urls"]).toEqual([
-      { url: v1.url, status: 200, attempts: 1, ms: expect.any(Number), error: null, contentType: "application/json", body: expect.stringMatching(/^\{"ok":true,"total":10,"requestId":"r\d+"\}$/) },
+      {
+        url: v1.url,
+        status: 200,
+        attempts: 1,
+        ms: expect.any(Number),
+        error: null,
+        contentType: "application/json",
+        body: expect.stringMatching(/^\{"ok":true,"total":10,"requestId":"r\d+"\}$/),
+      },
     ]);
 
     const v2 = await receiver("v2");
@@ -81,11 +96,15 @@ describe("replay as a regression test", () => {
     const u3 = messages.find((m) => m.userId === "u3") as Message;
     expect(second.stdout).toContain(`≠ line ${lineOf(u3)} (${u3.type}${u3.event ? ` ${u3.event}` : ""}, u3): status 200 → 500`);
     const order = messages.find((m) => m.event === "Order Completed" && m.userId !== "u3") as Message;
-    expect(second.stdout).toContain(`≠ line ${lineOf(order)} (track Order Completed, ${order.userId}): body $.total: ${lineOf(order) * 10} → ${lineOf(order) * 10 + 1}`);
+    expect(second.stdout).toContain(
+      `≠ line ${lineOf(order)} (track Order Completed, ${order.userId}): body $.total: ${lineOf(order) * 10} → ${lineOf(order) * 10 + 1}`,
+    );
     expect(second.stdout).toContain(`compared with ${old}: ${30 - expected.length} same, ${expected.length} changed, 0 new, 0 missing`);
 
     const xml = readFileSync(junit, "utf8");
-    const compareFailures = [...xml.matchAll(/<testcase name="line (\d+):[^"]*" classname="webhook-cli\.replay\.compare"[^/]*?>\s*<failure/g)].map((m) => Number(m[1]));
+    const compareFailures = [...xml.matchAll(/<testcase name="line (\d+):[^"]*" classname="webhook-cli\.replay\.compare"[^/]*?>\s*<failure/g)].map((m) =>
+      Number(m[1]),
+    );
     expect(compareFailures).toEqual(expected);
   });
 
@@ -95,7 +114,10 @@ describe("replay as a regression test", () => {
     expect((await replay(v1.url, "--results", old)).code).toBe(0);
     const again = await replay(v1.url, "--compare", old, "--ignore", "$.requestId", "--json");
     expect(again.code).toBe(0);
-    const events = again.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = again.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(events.filter((e) => e["event"] === "compare")).toEqual([]);
     expect(events.find((e) => e["event"] === "compareSummary")).toMatchObject({ same: 30, changed: 0, new: 0, missing: 0 });
 
@@ -113,9 +135,19 @@ describe("replay as a regression test", () => {
   it("--compare takes a recording that carries the app's answers (listen --forward-to)", async () => {
     const v2 = await receiver("v2");
     const recording = ndjson(
-      messages.slice(0, 3).map((m, i) =>
-        JSON.stringify({ receivedAt: m.timestamp, method: "POST", path: "/hook", headers: {}, signatureValid: true, body: m, response: { status: 200, ms: 1, headers: { "content-type": "application/json" }, body: { ok: true, total: (i + 1) * 10 } } }),
-      ),
+      messages
+        .slice(0, 3)
+        .map((m, i) =>
+          JSON.stringify({
+            receivedAt: m.timestamp,
+            method: "POST",
+            path: "/hook",
+            headers: {},
+            signatureValid: true,
+            body: m,
+            response: { status: 200, ms: 1, headers: { "content-type": "application/json" }, body: { ok: true, total: (i + 1) * 10 } },
+          }),
+        ),
     );
     const result = await runCli(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
     expect(result.stdout).toContain("1 same, 2 changed, 0 new, 0 missing");
@@ -138,7 +170,10 @@ describe("replay as a regression test", () => {
     const v2 = await receiver("v2");
     const result = await runCli(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
     expect(result.code).toBe(1);
-    const expected = messages.slice(0, 10).filter((m) => m.userId === "u3" || m.event === "Order Completed").map(lineOf);
+    const expected = messages
+      .slice(0, 10)
+      .filter((m) => m.userId === "u3" || m.event === "Order Completed")
+      .map(lineOf);
     expect([...result.stdout.matchAll(/^≠ line (\d+) /gm)].map((m) => Number(m[1]))).toEqual(expected);
     expect(result.stdout).toContain(`${10 - expected.length} same, ${expected.length} changed, 0 new, 0 missing`);
   });
@@ -213,7 +248,13 @@ describe("replay as a regression test", () => {
     for (const user of USERS) expect(usersPerShard.filter((users) => users.has(user))).toHaveLength(1);
 
     const all = join(dir, "all-shards.ndjson");
-    writeFileSync(all, files.reverse().map((f) => readFileSync(f, "utf8")).join(""));
+    writeFileSync(
+      all,
+      files
+        .reverse()
+        .map((f) => readFileSync(f, "utf8"))
+        .join(""),
+    );
     const compared = await replay(target.url, "--compare", all, "--ignore", "$.requestId");
     expect(compared.code).toBe(0);
     expect(compared.stdout).toContain("30 same, 0 changed, 0 new, 0 missing");

@@ -11,7 +11,15 @@ const { dir, ndjson: file } = tempDir("replay-stopped-");
 
 const LINES = 300;
 const track = (seq: number): string =>
-  JSON.stringify({ version: 1, type: "track", userId: `u${seq % 7}`, event: "Step", messageId: `m-${seq}`, properties: { seq }, timestamp: "2024-01-01T00:00:00.000Z" });
+  JSON.stringify({
+    version: 1,
+    type: "track",
+    userId: `u${seq % 7}`,
+    event: "Step",
+    messageId: `m-${seq}`,
+    properties: { seq },
+    timestamp: "2024-01-01T00:00:00.000Z",
+  });
 const input = (): string => file(Array.from({ length: LINES }, (_, i) => track(i + 1)));
 const seqOf = (body: Buffer): number => (JSON.parse(body.toString()) as { properties: { seq: number } }).properties.seq;
 

@@ -86,7 +86,10 @@ describe("webhook-cli replay", () => {
     const path = file([track("a", 1), track("b", 2), track("c", 3)]);
     const result = await runCli(["replay", path, "--url", target.url, "--json", "--dead-letter", deadLetter, "--junit", junit]);
     expect(result.code).toBe(1);
-    const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(events.map((e) => e["event"])).toEqual(["delivery", "summary"]);
     expect(events[0]).toMatchObject({ line: 2, type: "track", userId: "b", delivered: false, urls: [{ status: 422, attempts: 1 }] });
     expect(events[1]).toMatchObject({ sent: 3, delivered: 2, failed: 1, deadLettered: 1 });
@@ -118,7 +121,9 @@ describe("webhook-cli replay", () => {
     expect(resume).toBeLessThanOrEqual(total);
 
     const delivered = target.requests.map((r) => seqOf(r.body));
-    const deadLines = readFileSync(deadLetter, "utf8").split("\n").filter((l) => l !== "");
+    const deadLines = readFileSync(deadLetter, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
     const dead = deadLines.map((l) => (JSON.parse(l) as { body: { properties: { seq: number } } }).body.properties.seq);
     const unread = lines.slice(resume - 1).map((_, i) => resume - 1 + i);
     const all = [...delivered, ...dead, ...unread].sort((a, b) => a - b);

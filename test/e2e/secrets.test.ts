@@ -93,12 +93,20 @@ describe("every command refuses an empty secret with exit 2", () => {
     ["replay", ["replay", "REPLAY_INPUT", "--url", "http://127.0.0.1:9/", "--secret", ""], {}, /--secret: the secret is empty/],
     ["serve", ["serve", "--port", "0", "--memory", "--secret", ""], {}, /--secret: the secret is empty/],
     ["serve (WEBHOOK_SECRET)", ["serve", "--port", "0", "--memory"], { WEBHOOK_SECRET: "" }, /\$WEBHOOK_SECRET: the secret is empty/],
-    ["audience sync", ["audience", "sync", "--name", "vip", "--members", "members.txt", "--state", "state.json", "--url", "http://127.0.0.1:9/", "--secret-file", "empty.txt"], {}, /empty\.txt: --secret-file: the secret file is empty/],
+    [
+      "audience sync",
+      ["audience", "sync", "--name", "vip", "--members", "members.txt", "--state", "state.json", "--url", "http://127.0.0.1:9/", "--secret-file", "empty.txt"],
+      {},
+      /empty\.txt: --secret-file: the secret file is empty/,
+    ],
   ] as const)("%s", async (_, args, env, message) => {
     file("empty.txt", "");
     file("members.txt", "u_1\n");
     const input = ndjson([TRACK]);
-    const result = await runCli(args.map((a) => (a === "REPLAY_INPUT" ? input : a)), { cwd: dir, env, timeoutMs: 10_000 });
+    const result = await runCli(
+      args.map((a) => (a === "REPLAY_INPUT" ? input : a)),
+      { cwd: dir, env, timeoutMs: 10_000 },
+    );
     expect(result.stderr).toMatch(message);
     expect(result.code).toBe(2);
     expect(result.stdout).not.toMatch(/Listening on/);

@@ -16,7 +16,22 @@ const { server } = closeServersAfterEach();
 describe("webhook-cli send", () => {
   it("sends the exact headers and a signature an independent HMAC accepts", async () => {
     const s = await server();
-    const result = await run(["--type", "track", "--user-id", "u_42", "--url", `${s.url}/hook`, "--secret", "s3cret", "--header", "X-Env: ci", "--now", "2024-01-01T00:00:00.000Z", "--seed", "3"]);
+    const result = await run([
+      "--type",
+      "track",
+      "--user-id",
+      "u_42",
+      "--url",
+      `${s.url}/hook`,
+      "--secret",
+      "s3cret",
+      "--header",
+      "X-Env: ci",
+      "--now",
+      "2024-01-01T00:00:00.000Z",
+      "--seed",
+      "3",
+    ]);
     expect(result.code).toBe(0);
     expect(s.requests).toHaveLength(1);
     const req = s.requests[0];
@@ -24,7 +39,11 @@ describe("webhook-cli send", () => {
     expect(req?.headers["user-agent"]).toBe("Segment.io/1.0");
     expect(req?.headers["content-type"]).toBe("application/json");
     expect(req?.headers["x-env"]).toBe("ci");
-    expect(req?.headers["x-signature"]).toBe(createHmac("sha1", "s3cret").update(req?.body ?? Buffer.alloc(0)).digest("hex"));
+    expect(req?.headers["x-signature"]).toBe(
+      createHmac("sha1", "s3cret")
+        .update(req?.body ?? Buffer.alloc(0))
+        .digest("hex"),
+    );
     const body = JSON.parse(req?.body.toString("utf8") ?? "null");
     expect(body).toMatchObject({ version: 1, type: "track", userId: "u_42", timestamp: "2024-01-01T00:00:00.000Z" });
     // Compact JSON.stringify of the message: the bytes signed are the bytes sent.
@@ -108,7 +127,10 @@ describe("webhook-cli send", () => {
     const result = await run(["-", "--url", s.url, "--json"], { input: `\uFEFF${input}` });
     expect(result.code).toBe(0);
     expect(s.requests.map((r) => JSON.parse(r.body.toString()).userId)).toEqual(["u_1", "u_2", "u_3"]);
-    const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(events.map((e) => e.event)).toEqual(["delivery", "delivery", "delivery", "summary"]);
     expect(events[1]).toMatchObject({ event: "delivery", line: 2, type: "identify", userId: "u_2", delivered: true });
     expect(events[1].urls).toEqual([{ url: s.url, status: 200, attempts: 1, error: null, ms: expect.any(Number) }]);
@@ -116,7 +138,10 @@ describe("webhook-cli send", () => {
   });
 
   it("Ctrl-C while waiting to retry: stops, reports what was not delivered, exits 130 (143 for SIGTERM)", async () => {
-    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    for (const [signal, code] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const) {
       const s = await server(statuses(500));
       const input = [TRACK, IDENTIFY].map((m) => JSON.stringify(m)).join("\n");
       const child = spawnCli(["send", "-", "--url", s.url, "--retry-window", "1h", "--json"], { cwd: dir });
@@ -127,7 +152,10 @@ describe("webhook-cli send", () => {
       child.kill(signal);
       const result = await done;
       expect(result.code).toBe(code);
-      const events = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      const events = result.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       expect(events[0]).toMatchObject({ event: "delivery", line: 1, delivered: false });
       expect(events.at(-1)).toMatchObject({ event: "summary", messages: 2, delivered: 0, notDelivered: 2, interrupted: true });
       expect(result.stderr).toMatch(/interrupted: 2 messages were not delivered \(1 not sent\)/);
@@ -135,7 +163,6 @@ describe("webhook-cli send", () => {
       expect(s.requests.every((r) => JSON.parse(r.body.toString()).userId === "u_1")).toBe(true);
     }
   });
-
 });
 
 describe("webhook-cli send over HTTPS", () => {
@@ -164,5 +191,4 @@ describe("webhook-cli send over HTTPS", () => {
     expect(accepted.code).toBe(0);
     expect(h.requests).toBe(1);
   });
-
 });

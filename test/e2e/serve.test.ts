@@ -65,7 +65,19 @@ describe("webhook-cli serve (built CLI)", () => {
     const dir = tempDir();
     const record = join(dir, "received.ndjson");
     const listen = await start(["listen", "--port", "0", "--secret", SECRET, "--strict", "--record", record]);
-    const serve = await start(["serve", "--port", "0", "--write-key", "wk_e2e", "--url", `${listen.url}/hook`, "--secret", SECRET, "--state", join(dir, "state")]);
+    const serve = await start([
+      "serve",
+      "--port",
+      "0",
+      "--write-key",
+      "wk_e2e",
+      "--url",
+      `${listen.url}/hook`,
+      "--secret",
+      SECRET,
+      "--state",
+      join(dir, "state"),
+    ]);
 
     const client = analytics(serve.url);
     const timestamp = "2024-03-01T10:00:00.000Z";
@@ -111,9 +123,32 @@ describe("webhook-cli serve (built CLI)", () => {
     // The whole message (docs/messages.md#whole-messages-from-serve): the client's messageId, receivedAt, sentAt; its timestamp kept as originalTimestamp.
     const whole = { context, messageId: expect.any(String), receivedAt: expect.any(String), sentAt: expect.any(String), originalTimestamp: timestamp };
     expect(byKey.get("identify:u1")).toEqual({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, timestamp: expect.any(String), ...whole });
-    expect(byKey.get("track:u1")).toEqual({ version: 1, type: "track", userId: "u1", event: "Order Completed", properties: { total: 42 }, timestamp: expect.any(String), ...whole });
-    expect(byKey.get("page:anon-1")).toEqual({ version: 1, type: "page", anonymousId: "anon-1", properties: { path: "/pricing", title: "Pricing" }, timestamp: expect.any(String), ...whole });
-    expect(byKey.get("group:u1")).toEqual({ version: 1, type: "group", groupId: "g1", userId: "u1", traits: { size: 10 }, timestamp: expect.any(String), ...whole });
+    expect(byKey.get("track:u1")).toEqual({
+      version: 1,
+      type: "track",
+      userId: "u1",
+      event: "Order Completed",
+      properties: { total: 42 },
+      timestamp: expect.any(String),
+      ...whole,
+    });
+    expect(byKey.get("page:anon-1")).toEqual({
+      version: 1,
+      type: "page",
+      anonymousId: "anon-1",
+      properties: { path: "/pricing", title: "Pricing" },
+      timestamp: expect.any(String),
+      ...whole,
+    });
+    expect(byKey.get("group:u1")).toEqual({
+      version: 1,
+      type: "group",
+      groupId: "g1",
+      userId: "u1",
+      traits: { size: 10 },
+      timestamp: expect.any(String),
+      ...whole,
+    });
     expect(byKey.get("alias:u2")).toEqual({ version: 1, type: "alias", "Previous ID": "u1", "User ID": "u2", timestamp: expect.any(String), ...whole });
     for (const [key, body] of byKey) {
       if (key.startsWith("delete")) continue;
@@ -123,9 +158,17 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(byKey.get("delete:u1")).toEqual({ type: "delete", userId: "u1", timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
 
     // Wrong key and malformed body, on the built server.
-    const wrong = await fetch(`${serve.url}/v1/batch`, { method: "POST", headers: { Authorization: `Basic ${Buffer.from("nope:").toString("base64")}` }, body: "{}" });
+    const wrong = await fetch(`${serve.url}/v1/batch`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${Buffer.from("nope:").toString("base64")}` },
+      body: "{}",
+    });
     expect(wrong.status).toBe(401);
-    const malformed = await fetch(`${serve.url}/v1/batch`, { method: "POST", headers: { Authorization: `Basic ${Buffer.from("wk_e2e:").toString("base64")}` }, body: "{oops" });
+    const malformed = await fetch(`${serve.url}/v1/batch`, {
+      method: "POST",
+      headers: { Authorization: `Basic ${Buffer.from("wk_e2e:").toString("base64")}` },
+      body: "{oops",
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ success: false, code: "invalid_request", message: expect.stringContaining("not valid JSON") });
 
@@ -147,7 +190,23 @@ describe("webhook-cli serve (built CLI)", () => {
       start(["listen", "--port", "0", "--secret", SECRET, "--script", script, "--json"]),
       start(["listen", "--port", "0", "--secret", SECRET, "--record", record]),
     ]);
-    const serveArgs = (url: string) => ["serve", "--port", "0", "--write-key", "wk_e2e", "--url", `${url}/hook`, "--secret", SECRET, "--state", state, "--retry-window", "1h", "--concurrency", "8"];
+    const serveArgs = (url: string) => [
+      "serve",
+      "--port",
+      "0",
+      "--write-key",
+      "wk_e2e",
+      "--url",
+      `${url}/hook`,
+      "--secret",
+      SECRET,
+      "--state",
+      state,
+      "--retry-window",
+      "1h",
+      "--concurrency",
+      "8",
+    ];
     const first = await start(serveArgs(sick.url));
 
     const client = analytics(first.url);
@@ -169,7 +228,11 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(killed.signal).toBe("SIGKILL");
     sick.child.kill("SIGINT");
     await sick.done;
-    const acceptedBySick = new Set(answered().filter((e) => e.status === 200).map((e) => e.userId));
+    const acceptedBySick = new Set(
+      answered()
+        .filter((e) => e.status === 200)
+        .map((e) => e.userId),
+    );
     expect(acceptedBySick.size).toBe(delivered);
 
     const second = await start(serveArgs(healthy.url));
@@ -231,7 +294,10 @@ describe("webhook-cli serve (built CLI)", () => {
     serve.child.kill("SIGINT");
     const stopped = await serve.done;
     expect(stopped.code).toBe(1);
-    const events = stopped.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = stopped.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(events[0]).toMatchObject({ event: "listening" });
     expect(events).toContainEqual(expect.objectContaining({ event: "delivery", type: "identify", userId: "refused", delivered: false }));
     expect(events.at(-1)).toMatchObject({ event: "summary", accepted: 1, failed: 1 });

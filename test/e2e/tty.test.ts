@@ -83,7 +83,12 @@ describe("on a terminal", () => {
       res.end();
     });
     const file = join(dir, "three.ndjson");
-    writeFileSync(file, ["a", "b", "c"].map((u) => JSON.stringify({ version: 1, type: "track", userId: u, event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" })).join("\n"));
+    writeFileSync(
+      file,
+      ["a", "b", "c"]
+        .map((u) => JSON.stringify({ version: 1, type: "track", userId: u, event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" }))
+        .join("\n"),
+    );
     const run = inPty(`${cli} replay ${file} --url ${target.url}`);
     await until(run, /replay: 3 sent, 0 delivered, 3 retrying, 0 failed, [\d.]+\/s, oldest pending: next attempt in/);
     run.type("\x03");
@@ -92,4 +97,3 @@ describe("on a terminal", () => {
     expect(output).toContain("interrupted: resume with --from-line 1");
   });
 });
-

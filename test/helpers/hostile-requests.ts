@@ -54,9 +54,29 @@ export function hostileRequests(marker: string): HostileRequest[] {
     ["a header name with token punctuation", [["X'q$b!n%&*+.^_|~`", "v"]]],
     ["a header with a tab and Latin-1 bytes", [["X-Latin1", "caf\xe9\tna\xefve \xff"]]],
     ["an empty header", [["X-Empty", ""]]],
-    ["a repeated header", [["X-Dup", "1"], ["X-Dup", "2"]]],
-    ["its own User-Agent and Accept", [["User-Agent", "Segment.io/1.0"], ["Accept", "application/json"]]],
-    ["hop-by-hop and credential headers (left out)", [["Connection", "keep-alive, X-Hop"], ["X-Hop", "1"], ["Authorization", "Bearer app-token"], ["Cookie", "id=1"]]],
+    [
+      "a repeated header",
+      [
+        ["X-Dup", "1"],
+        ["X-Dup", "2"],
+      ],
+    ],
+    [
+      "its own User-Agent and Accept",
+      [
+        ["User-Agent", "Segment.io/1.0"],
+        ["Accept", "application/json"],
+      ],
+    ],
+    [
+      "hop-by-hop and credential headers (left out)",
+      [
+        ["Connection", "keep-alive, X-Hop"],
+        ["X-Hop", "1"],
+        ["Authorization", "Bearer app-token"],
+        ["Cookie", "id=1"],
+      ],
+    ],
     ["Expect: 100-continue", [["Expect", "100-continue"]]],
   ];
   const paths = [

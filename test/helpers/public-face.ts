@@ -15,7 +15,10 @@ export interface Entry {
  * as types only). `declaredValues` are the .d.ts names that are not type-only: they must be
  * exactly the run-time names.
  */
-export async function exportsOf(entry: Entry, entries: readonly Entry[] = [entry]): Promise<{ face: string[]; runtimeNames: string[]; declaredValues: string[] }> {
+export async function exportsOf(
+  entry: Entry,
+  entries: readonly Entry[] = [entry],
+): Promise<{ face: string[]; runtimeNames: string[]; declaredValues: string[] }> {
   const module = (await import(entry.specifier)) as Record<string, unknown>;
   const runtime = new Map(Object.entries(module).map(([name, value]) => [name, kindOf(value)]));
   const { exported, resolve, isTypeOnly } = declarations(entries);
@@ -74,7 +77,13 @@ function read(entries: readonly Entry[]) {
   const files = entries.map((entry) => join(ROOT, entry.dts));
   // Only this package's own declarations matter here: other packages' (Node's, zod's, undici's) are
   // read as empty modules, which spares seconds of parsing.
-  const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true, noLib: true, types: [] };
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    noEmit: true,
+    noLib: true,
+    types: [],
+  };
   const host = ts.createCompilerHost(options);
   const dist = join(ROOT, "dist");
   const readSource = host.getSourceFile.bind(host);

@@ -22,7 +22,10 @@ for (let round = 0; round < 20; round++) {
 }
 const damaged = tempDir();
 writeFileSync(join(damaged, "serve.db"), "not a database ".repeat(100));
-const refused = await openSqliteQueue(damaged).then(() => "opened", (error) => error.name);
+const refused = await openSqliteQueue(damaged).then(
+  () => "opened",
+  (error) => error.name,
+);
 setTimeout(() => {
   const junk = [];
   for (let i = 0; i < 2e6; i++) junk.push({ i });

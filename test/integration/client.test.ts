@@ -69,7 +69,10 @@ describe("Analytics against a real server on loopback", () => {
     const batches = s.requests.map((r) => bodyOf(r).batch);
     expect(batches[2]).toHaveLength(5);
     // Every call arrived once, in order across batches.
-    const seen = batches.flat().map((m) => (m.properties as { i: number }).i).sort((a, b) => a - b);
+    const seen = batches
+      .flat()
+      .map((m) => (m.properties as { i: number }).i)
+      .sort((a, b) => a - b);
     expect(seen).toEqual(Array.from({ length: 45 }, (_, i) => i));
     expect(bodyOf(s.requests[2]!).sentAt).toBe("2024-05-01T12:00:05.000Z");
   });
@@ -103,8 +106,21 @@ describe("Analytics against a real server on loopback", () => {
     const [track, identify, page, group, alias] = body.batch;
     expect(track).toEqual({ type: "track", userId: "u_1", event: "Order Completed", properties: { revenue: 42 }, messageId: track!.messageId, timestamp: now });
     expect(track!.messageId).toMatch(UUID);
-    expect(identify).toEqual({ type: "identify", anonymousId: "anon_1", traits: { plan: "pro" }, messageId: "given-id", timestamp: "1970-01-01T00:00:00.000Z" });
-    expect(page).toMatchObject({ type: "page", userId: "u_1", name: "Home", category: "Docs", properties: { path: "/" }, timestamp: "2009-11-10T23:00:00+0000" });
+    expect(identify).toEqual({
+      type: "identify",
+      anonymousId: "anon_1",
+      traits: { plan: "pro" },
+      messageId: "given-id",
+      timestamp: "1970-01-01T00:00:00.000Z",
+    });
+    expect(page).toMatchObject({
+      type: "page",
+      userId: "u_1",
+      name: "Home",
+      category: "Docs",
+      properties: { path: "/" },
+      timestamp: "2009-11-10T23:00:00+0000",
+    });
     expect(group).toMatchObject({ type: "group", userId: "u_1", groupId: "g_1", traits: { name: "Acme" }, integrations: { All: false, Webhooks: true } });
     expect(alias).toMatchObject({ type: "alias", userId: "u_2", previousId: "u_1", context: { ip: "10.0.0.1" }, timestamp: now });
     expect(new Set(body.batch.map((m) => m.messageId)).size).toBe(5);

@@ -18,14 +18,28 @@ const LINES = 24;
 /** Line n: a track by its own user (so nothing waits on per-user order), every 4th an identify. */
 const typeOf = (n: number): string => (n % 4 === 0 ? "identify" : "track");
 const message = (n: number): string =>
-  JSON.stringify({ version: 1, type: typeOf(n), userId: `u${n}`, messageId: `m-${n}`, timestamp: "2026-01-01T00:00:00.000Z", ...(n % 4 === 0 ? { traits: {} } : { event: "E", properties: {} }) });
+  JSON.stringify({
+    version: 1,
+    type: typeOf(n),
+    userId: `u${n}`,
+    messageId: `m-${n}`,
+    timestamp: "2026-01-01T00:00:00.000Z",
+    ...(n % 4 === 0 ? { traits: {} } : { event: "E", properties: {} }),
+  });
 const input = ndjson(Array.from({ length: LINES }, (_, i) => message(i + 1)));
 const lineOf = (request: ReceivedRequest): number => Number((JSON.parse(request.body.toString()) as { messageId: string }).messageId.slice(2));
 
 /** An old results line for input line n whose answer's total is `total`. */
 function old(n: number, total = n * 10): string {
   const facts = messageFacts({ type: typeOf(n), event: "E", userId: `u${n}`, messageId: `m-${n}` }, `u${n}`);
-  const url = { url: "http://127.0.0.1:1/", status: 200, attempts: 1, ms: 1, error: null, response: { contentType: "application/json", body: keepBody(JSON.stringify({ total })) } };
+  const url = {
+    url: "http://127.0.0.1:1/",
+    status: 200,
+    attempts: 1,
+    ms: 1,
+    error: null,
+    response: { contentType: "application/json", body: keepBody(JSON.stringify({ total })) },
+  };
   return formatResultLine(resultLine({ line: n, facts, delivered: true, urls: [url] }));
 }
 
@@ -36,7 +50,18 @@ function io(signal = new AbortController().signal): CliIo & { out: () => string;
   const stderr = new PassThrough();
   stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-  return { stdout, stderr, stdin: new PassThrough(), env: { NO_COLOR: "1" }, cwd: dir, stdoutIsTTY: false, stderrIsTTY: false, signal, out: () => out, err: () => err };
+  return {
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    env: { NO_COLOR: "1" },
+    cwd: dir,
+    stdoutIsTTY: false,
+    stderrIsTTY: false,
+    signal,
+    out: () => out,
+    err: () => err,
+  };
 }
 
 describe("replay --compare, reading the old file beside the run", () => {
@@ -45,11 +70,14 @@ describe("replay --compare, reading the old file beside the run", () => {
     const finished: number[] = [];
     const target = await server((request, res) => {
       const n = lineOf(request);
-      setTimeout(() => {
-        finished.push(n);
-        res.setHeader("content-type", "application/json");
-        res.end(JSON.stringify({ total: n * 10 + (n % 7 === 0 ? 1 : 0) }));
-      }, (LINES - n) * 5);
+      setTimeout(
+        () => {
+          finished.push(n);
+          res.setHeader("content-type", "application/json");
+          res.end(JSON.stringify({ total: n * 10 + (n % 7 === 0 ? 1 : 0) }));
+        },
+        (LINES - n) * 5,
+      );
     });
     const evens = [2, 4, 8, 10, 12, 14, 16, 18, 20, 22, 24, 30].map((n) => old(n, n === 10 ? 999 : n * 10));
     const odds = [1, 3, 7, 9, 11, 13, 15, 17, 19, 21, 23].map((n) => old(n));
@@ -58,7 +86,10 @@ describe("replay --compare, reading the old file beside the run", () => {
     writeFileSync(path, [...evens, ...odds, old(10)].join(""));
 
     const cli = io();
-    const code = await main(["replay", input, "--url", target.url, "--concurrency", "8", "--type", "track", "--retry-window", "0s", "--compare", "runs.ndjson"], cli);
+    const code = await main(
+      ["replay", input, "--url", target.url, "--concurrency", "8", "--type", "track", "--retry-window", "0s", "--compare", "runs.ndjson"],
+      cli,
+    );
     expect(finished).not.toEqual([...finished].sort((a, b) => a - b));
     const tracks = Array.from({ length: LINES }, (_, i) => i + 1).filter((n) => typeOf(n) === "track");
     expect(target.requests.map(lineOf).sort((a, b) => a - b)).toEqual(tracks);
@@ -120,7 +151,10 @@ describe("replay --compare, reading the old file beside the run", () => {
     expect(target.requests).toHaveLength(0);
     expect(readFileSync(path, "utf8")).toBe(before);
     const dry = io();
-    expect(await main(["replay", input, "--url", target.url, "--compare", "both.ndjson", "--results", "both.ndjson", "--dry-run", "--quiet"], dry), dry.err()).toBe(0);
+    expect(
+      await main(["replay", input, "--url", target.url, "--compare", "both.ndjson", "--results", "both.ndjson", "--dry-run", "--quiet"], dry),
+      dry.err(),
+    ).toBe(0);
   });
 
   it("reads an old file given as a pipe (copied aside first, since it is read twice)", async () => {

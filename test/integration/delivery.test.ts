@@ -9,7 +9,14 @@ import { startServer, statuses, type TestServer } from "../helpers/http-server.j
 import { httpsServersClosedAfterAll } from "../helpers/https-server.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
-const BODY = JSON.stringify({ version: 1, type: "track", userId: "u_1", event: "Signed Up", properties: { plan: "ünïcode ✓" }, timestamp: "2024-01-01T00:00:00.000Z" });
+const BODY = JSON.stringify({
+  version: 1,
+  type: "track",
+  userId: "u_1",
+  event: "Signed Up",
+  properties: { plan: "ünïcode ✓" },
+  timestamp: "2024-01-01T00:00:00.000Z",
+});
 
 const servers: TestServer[] = [];
 const engines: DeliveryEngine[] = [];
@@ -35,7 +42,11 @@ afterEach(async () => {
 describe("DeliveryEngine over the undici transport, against a real server", () => {
   it("sends the headers of docs/delivery.md#the-forwarded-request and a signature an independent HMAC accepts", async () => {
     const s = await server();
-    const e = undiciEngine({ targets: [{ url: `${s.url}/hooks/a?x=1`, headers: { "X-Env": "ci", "X-Team": "growth" } }], secret: "s3cret", userAgent: "Segment.io/1.0" });
+    const e = undiciEngine({
+      targets: [{ url: `${s.url}/hooks/a?x=1`, headers: { "X-Env": "ci", "X-Team": "growth" } }],
+      secret: "s3cret",
+      userAgent: "Segment.io/1.0",
+    });
     engines.push(e);
     const result = await e.deliver(BODY);
     expect(result).toMatchObject({ delivered: true, rounds: 1, interrupted: false });

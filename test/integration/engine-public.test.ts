@@ -65,7 +65,13 @@ describe("the delivery engine from the package, on the fake transport and virtua
     const clock = new VirtualClock(START, { autoAdvance: true });
     const run = async (respond: ReturnType<typeof answers>, retryWindowMs?: number) => {
       const transport = new FakeTransport({ clock, respond });
-      const engine = await createDeliveryEngine({ targets: [HOOK], clock, random: () => 1, transport, ...(retryWindowMs !== undefined ? { retryWindowMs } : {}) });
+      const engine = await createDeliveryEngine({
+        targets: [HOOK],
+        clock,
+        random: () => 1,
+        transport,
+        ...(retryWindowMs !== undefined ? { retryWindowMs } : {}),
+      });
       const at = clock.now();
       const result = await engine.deliver(MESSAGE);
       return { result, gaps: transport.requests.map((request) => request.at - at), signed: transport.requests.some((r) => "X-Signature" in r.headers) };
@@ -92,7 +98,11 @@ describe("the delivery engine from the package, on the fake transport and virtua
     const { createDeliveryEngine, ConfigError } = lib;
     const { FakeTransport } = testing;
     const transport = new FakeTransport();
-    const refusal = (options: Record<string, unknown>) => createDeliveryEngine({ transport, ...options } as never).then(() => undefined, (error: unknown) => error);
+    const refusal = (options: Record<string, unknown>) =>
+      createDeliveryEngine({ transport, ...options } as never).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
 
     const badUrl = await refusal({ targets: ["ftp://files.example.test/"] });
     expect(badUrl).toBeInstanceOf(ConfigError);
@@ -101,8 +111,12 @@ describe("the delivery engine from the package, on the fake transport and virtua
       message: 'targets[0].headers: header "X-Signature" cannot be set: webhook-cli sets it itself',
     });
     expect(await refusal({ targets: [HOOK], secret: "" })).toMatchObject({ message: "secret must be a non-empty string (leave it out to send unsigned)" });
-    expect(await refusal({ targets: [HOOK], retryWindow: 1000 })).toMatchObject({ message: expect.stringMatching(/^Unknown option 'retryWindow'; known options: targets, /) });
-    expect(await refusal({ targets: [HOOK], ca: ["-----BEGIN CERTIFICATE-----"] })).toMatchObject({ message: expect.stringMatching(/^ca and connections set up the default transport/) });
+    expect(await refusal({ targets: [HOOK], retryWindow: 1000 })).toMatchObject({
+      message: expect.stringMatching(/^Unknown option 'retryWindow'; known options: targets, /),
+    });
+    expect(await refusal({ targets: [HOOK], ca: ["-----BEGIN CERTIFICATE-----"] })).toMatchObject({
+      message: expect.stringMatching(/^ca and connections set up the default transport/),
+    });
     expect(await refusal({ targets: [HOOK], timeoutMs: 0 })).toMatchObject({ source: { key: "timeoutMs" } });
     expect(transport.requests).toEqual([]);
   });

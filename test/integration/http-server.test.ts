@@ -32,12 +32,25 @@ describe("the one HTTP server helper (util/http-server.ts)", () => {
     const receiver = await refusal(startReceiver({ port: busy.port }));
     expect(receiver.describe(flagOfField)).toBe(expected);
 
-    const collector = new Collector({ settings: { targets: [], secret: undefined, userAgent: "u", aliasKeys: "spec", enabled: true, sources: [] }, queue: new MemoryQueue(), delivery: {}, concurrency: 1, strict: false });
+    const collector = new Collector({
+      settings: { targets: [], secret: undefined, userAgent: "u", aliasKeys: "spec", enabled: true, sources: [] },
+      queue: new MemoryQueue(),
+      delivery: {},
+      concurrency: 1,
+      strict: false,
+    });
     opened.push(collector);
     const serve = await refusal(listenCollector(collector, { host: "127.0.0.1", port: busy.port }));
     expect(serve.describe(flagOfField)).toBe(expected);
 
-    const options = { port: busy.port, store: new RequestStore({ keep: 1 }), secret: undefined, forwardUrl: null, receiverUrl: "http://127.0.0.1:9", resend: () => Promise.resolve(undefined) };
+    const options = {
+      port: busy.port,
+      store: new RequestStore({ keep: 1 }),
+      secret: undefined,
+      forwardUrl: null,
+      receiverUrl: "http://127.0.0.1:9",
+      resend: () => Promise.resolve(undefined),
+    };
     const inspector = await refusal(startInspectorServer(options));
     // The inspector's port comes from its own flag, which the message names.
     expect(inspector.describe(flagOfField)).toBe(`--ui-port: ${expected}`);

@@ -119,7 +119,10 @@ describe("a compressed request body, as it arrives", () => {
   it("a corrupt stream is answered 400 with zlib's reason; an unknown coding 415", async () => {
     const { port } = await startDecoder();
     const corrupt = await post(port, "/v1/b", { "Content-Encoding": "gzip" }, [Buffer.from('{"batch": []}')]);
-    expect(corrupt).toMatchObject({ status: 400, body: { code: "invalid_request", message: "request body is not valid gzip data (Content-Encoding: gzip): incorrect header check" } });
+    expect(corrupt).toMatchObject({
+      status: 400,
+      body: { code: "invalid_request", message: "request body is not valid gzip data (Content-Encoding: gzip): incorrect header check" },
+    });
     const brotli = await post(port, "/v1/b", { "Content-Encoding": "br" }, [Buffer.from("x")]);
     expect(brotli.status).toBe(415);
     expect(brotli.body["message"]).toContain('"br"');

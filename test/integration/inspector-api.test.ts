@@ -34,10 +34,27 @@ function message(fields: Record<string, unknown>): Buffer {
 function rowMaker(raw: Buffer): (label: string) => NewInspected {
   const headers = { "content-type": "application/json" };
   const verdict = judgeRequest(raw, headers, {});
-  return (label) => ({ label, receivedAt: new Date(), method: "POST", path: "/hook", headers, raw, verdict, status: 200, fault: null, injected: false, response: null });
+  return (label) => ({
+    label,
+    receivedAt: new Date(),
+    method: "POST",
+    path: "/hook",
+    headers,
+    raw,
+    verdict,
+    status: 200,
+    fault: null,
+    injected: false,
+    response: null,
+  });
 }
 
-function get(url: string, headers: Record<string, string> = {}, method = "GET", body?: string): Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> {
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+  method = "GET",
+  body?: string,
+): Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -55,7 +72,9 @@ interface StreamEvent {
 }
 
 /** An event stream read only once `read()` is called: until then its client stops taking bytes (backpressure). */
-function lazyStream(url: string): Promise<{ read: (until: (events: StreamEvent[]) => boolean) => Promise<{ events: StreamEvent[]; ended: boolean }>; close: () => void }> {
+function lazyStream(
+  url: string,
+): Promise<{ read: (until: (events: StreamEvent[]) => boolean) => Promise<{ events: StreamEvent[]; ended: boolean }>; close: () => void }> {
   return new Promise((resolve, reject) => {
     const req = httpGet(`${url}/api/events`, (res) => {
       if (res.statusCode !== 200) {
@@ -116,7 +135,12 @@ describe("the inspector's API guards", () => {
       { "sec-fetch-site": "cross-site" },
       { "sec-fetch-site": "same-site" },
     ];
-    const allowed: Record<string, string>[] = [{}, { "sec-fetch-site": "same-origin" }, { "sec-fetch-site": "none" }, { origin: `http://${host}`, "sec-fetch-site": "same-origin" }];
+    const allowed: Record<string, string>[] = [
+      {},
+      { "sec-fetch-site": "same-origin" },
+      { "sec-fetch-site": "none" },
+      { origin: `http://${host}`, "sec-fetch-site": "same-origin" },
+    ];
     for (const path of ["/api/download?ids=1", "/api/requests/1", "/api/events"]) {
       for (const headers of refused) {
         const answer = await get(`${url}${path}`, headers);
@@ -128,7 +152,8 @@ describe("the inspector's API guards", () => {
       for (const headers of allowed) expect((await get(`${url}${path}`, headers)).status, `${path} ${JSON.stringify(headers)}`).toBe(200);
     }
     // The page and its files stay open to a top-level navigation from anywhere.
-    for (const path of ["/", "/inspector.js", "/detail.js", "/dom.js", "/inspector.css"]) expect((await get(`${url}${path}`, { "sec-fetch-site": "cross-site" })).status).toBe(200);
+    for (const path of ["/", "/inspector.js", "/detail.js", "/dom.js", "/inspector.css"])
+      expect((await get(`${url}${path}`, { "sec-fetch-site": "cross-site" })).status).toBe(200);
     // A Resend from a same-site page (another port of 127.0.0.1) carries JSON and no Origin check would stop it.
     const resend = await get(`${url}/api/requests/1/resend`, { "content-type": "application/json", "sec-fetch-site": "same-site" }, "POST", "{}");
     expect(resend.status).toBe(403);
@@ -200,7 +225,10 @@ describe("the event stream", () => {
     const text = JSON.stringify(events);
     expect(text).not.toContain("BODY-ONLY");
     expect(text.length).toBeLessThan(4_000);
-    const [first, second] = [(events[0]?.data as { rows: Record<string, unknown>[] }).rows[0], events.find((event) => event.event === "row")?.data as Record<string, unknown>];
+    const [first, second] = [
+      (events[0]?.data as { rows: Record<string, unknown>[] }).rows[0],
+      events.find((event) => event.event === "row")?.data as Record<string, unknown>,
+    ];
     // "a" and 127 emoji are 255 UTF-16 units: the cut at 256 would split the next pair, so it comes before it.
     expect(first?.["userId"]).toBe(`a${"😀".repeat(127)}…`);
     expect(first?.["name"]).toBe(`${"e".repeat(256)}…`);
@@ -236,7 +264,12 @@ describe("Download", () => {
     // Row 1 is no longer kept.
     const answer = await get(`${url}/api/download?ids=4,2,4,4,1,2,x,,4`);
     expect(answer.status).toBe(200);
-    expect(answer.body.trim().split("\n").map((line) => (JSON.parse(line) as { body: { userId: string } }).body.userId)).toEqual(["b", "d"]);
+    expect(
+      answer.body
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { body: { userId: string } }).body.userId),
+    ).toEqual(["b", "d"]);
     const tooMany = await get(`${url}/api/download?ids=1,2,3,4`);
     expect(tooMany.status).toBe(400);
     expect(JSON.parse(tooMany.body).error).toBe("more than 3 distinct ids: the inspector keeps 3 requests (--ui-keep)");

@@ -8,7 +8,8 @@ import { closeServersAfterEach } from "../helpers/setup.js";
 
 const SECRET = "inspector-integration-secret";
 const hmac = (body: string | Buffer) => createHmac("sha1", SECRET).update(body).digest("hex");
-const track = (userId: string) => JSON.stringify({ version: 1, type: "track", userId, event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+const track = (userId: string) =>
+  JSON.stringify({ version: 1, type: "track", userId, event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 
 const { server } = closeServersAfterEach();
 const opened: { close(): Promise<void> }[] = [];
@@ -99,7 +100,10 @@ describe("inspector page server", () => {
     expect(inspection.store.list().map((row) => row.label)).toEqual(["1", "2", "R1"]);
 
     const download = await get(`${page}/api/download?ids=3,1`);
-    const lines = download.body.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = download.body
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map((line) => (line["body"] as { userId: string }).userId)).toEqual(["ada", "bob"]);
     expect(lines[0]).toMatchObject({ method: "POST", path: "/hooks", signatureValid: true });
     expect(await get(`${page}/api/requests/99`)).toMatchObject({ status: 404 });

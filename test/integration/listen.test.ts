@@ -21,7 +21,14 @@ import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 const SECRET = "integration-secret";
 // Computed with node:crypto here, independently of src/signing.ts.
 const hmac = (body: string | Buffer, secret = SECRET, algorithm = "sha1") => createHmac(algorithm, secret).update(body).digest("hex");
-const track = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" });
+const track = JSON.stringify({
+  version: 1,
+  type: "track",
+  userId: "u1",
+  event: "Signed Up",
+  properties: { plan: "pro" },
+  timestamp: "2024-01-01T00:00:00.000Z",
+});
 
 const receivers: Receiver[] = [];
 const engines: DeliveryEngine[] = [];
@@ -47,7 +54,10 @@ async function post(url: string, body: string | Buffer, headers: Record<string, 
 
 function engine(url: string, options: UndiciEngineOptions = {}, secret: string | undefined = SECRET): DeliveryEngine {
   // random 0: retries follow at once, so the schedule costs no test time.
-  const created = undiciEngine({ targets: [{ url, headers: {} }], secret, userAgent: "Segment.io/1.0" }, { random: () => 0, retryWindowMs: 10_000, ...options });
+  const created = undiciEngine(
+    { targets: [{ url, headers: {} }], secret, userAgent: "Segment.io/1.0" },
+    { random: () => 0, retryWindowMs: 10_000, ...options },
+  );
   engines.push(created);
   return created;
 }
@@ -85,7 +95,11 @@ describe("listen's receiver over real HTTP", () => {
     const { receiver: r, events } = await receiver();
     const body = JSON.stringify({ version: 1, type: "group", userId: "u1", traits: {}, timestamp: "2024-01-01T00:00:00.000Z" });
     expect((await post(r.url, body, { "x-signature": hmac(body) })).status).toBe(200);
-    expect(events[0]?.verdict).toMatchObject({ signatureValid: true, valid: false, shapeErrors: [{ key: "groupId", message: 'missing required key "groupId"' }] });
+    expect(events[0]?.verdict).toMatchObject({
+      signatureValid: true,
+      valid: false,
+      shapeErrors: [{ key: "groupId", message: 'missing required key "groupId"' }],
+    });
   });
 
   it("records each POST before answering: exact bytes, redacted credentials, no secret", async () => {
@@ -102,7 +116,10 @@ describe("listen's receiver over real HTTP", () => {
     recording.close();
     const text = readFileSync(path, "utf8");
     expect(text).not.toContain(SECRET);
-    const [first, second] = text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [first, second] = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(first).toMatchObject({ method: "POST", path: "/one", signatureValid: true, body: JSON.parse(track) });
     expect(first?.["rawBody"]).toBeUndefined();
     expect(first?.["headers"]).toMatchObject({ authorization: "[redacted]", cookie: "[redacted]", "x-copy": "[redacted]", "x-signature": hmac(track) });
@@ -156,7 +173,12 @@ describe("listen's receiver over real HTTP", () => {
 
   it("answers 400 to a request-target that is not a path (glued to its URL it names another host), shown as invalid", async () => {
     const { receiver: r, events } = await receiver();
-    const targets = [["POST", "*@127.0.0.1:9/x"], ["POST", "http://evil.example/x"], ["OPTIONS", "*"], ["GET", `http://127.0.0.1:${r.port}/health`]] as const;
+    const targets = [
+      ["POST", "*@127.0.0.1:9/x"],
+      ["POST", "http://evil.example/x"],
+      ["OPTIONS", "*"],
+      ["GET", `http://127.0.0.1:${r.port}/health`],
+    ] as const;
     for (const [method, target] of targets) {
       const body = method === "POST" ? track : "";
       const head = `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${r.port}\r\nX-Signature: ${hmac(track)}\r\nContent-Length: ${body.length}\r\n\r\n`;
@@ -164,7 +186,9 @@ describe("listen's receiver over real HTTP", () => {
       expect(answer, target).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
       expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), target).toEqual({ error: expect.stringContaining("origin-form") });
     }
-    expect(events.map((e) => [e.method, e.path, e.status, e.verdict.valid, e.verdict.shapeErrors[0]?.key])).toEqual(targets.map(([method, target]) => [method, target, 400, false, "(request-target)"]));
+    expect(events.map((e) => [e.method, e.path, e.status, e.verdict.valid, e.verdict.shapeErrors[0]?.key])).toEqual(
+      targets.map(([method, target]) => [method, target, 400, false, "(request-target)"]),
+    );
     // A path that merely looks odd is still a path.
     expect((await post(`${r.url}//evil.example/x`, track, { "x-signature": hmac(track) })).status).toBe(200);
   });
@@ -204,7 +228,13 @@ describe("fault injection, driven by the delivery engine", () => {
       return statuses;
     };
     const first = await run();
-    const expected = Array.from({ length: 16 }, ((random) => () => (random() < 0.5 ? 503 : 200))(seededRandom(7)));
+    const expected = Array.from(
+      { length: 16 },
+      (
+        (random) => () =>
+          random() < 0.5 ? 503 : 200
+      )(seededRandom(7)),
+    );
     expect(first).toEqual(expected);
     expect(await run()).toEqual(first);
     expect(new Set(first)).toEqual(new Set([200, 503]));

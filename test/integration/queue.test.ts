@@ -37,17 +37,22 @@ describe.each([
     queue.flush();
     expect(queue.pendingCount()).toBe(4);
     expect(queue.failedCount()).toBe(1);
-    expect(queue.listFailed()).toEqual([expect.objectContaining({ id: first[1]!.id, body: '{"n":1}', failure: { reason: "http://x: status 400", attempts: 1, status: 400 } })]);
+    expect(queue.listFailed()).toEqual([
+      expect.objectContaining({ id: first[1]!.id, body: '{"n":1}', failure: { reason: "http://x: status 400", attempts: 1, status: 400 } }),
+    ]);
     queue.close();
   });
 
   it("remembers which sources have seen a user", async () => {
     const queue = await open(stateDir());
-    queue.enqueue([], [
-      { source: "web", userId: "u1" },
-      { source: "ios", userId: "u1" },
-      { source: "web", userId: "u2" },
-    ]);
+    queue.enqueue(
+      [],
+      [
+        { source: "web", userId: "u1" },
+        { source: "ios", userId: "u1" },
+        { source: "web", userId: "u2" },
+      ],
+    );
     queue.enqueue(bodies(1), [{ source: "web", userId: "u1" }]);
     expect(queue.sourcesThatSaw("u1")).toEqual(["ios", "web"]);
     expect(queue.sourcesThatSaw("u2")).toEqual(["web"]);

@@ -46,7 +46,10 @@ describe("a request never stops the receiver", () => {
     expect((await post(`${receiver.url}/a`, track)).status).toBe(500);
     expect((await post(`${receiver.url}/b`, track)).status).toBe(200);
     recording.close();
-    const lines = readFileSync(join(dir, "rec.ndjson"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(join(dir, "rec.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.map((l) => l["path"])).toEqual(["/a", "/b"]);
     expect(Buffer.from(lines[0]?.["rawBody"] as string, "base64").toString()).toBe(track);
     expect(errors).toEqual(["boom"]);

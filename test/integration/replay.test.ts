@@ -74,7 +74,15 @@ describe("replay (library)", () => {
     const server = await startServer();
     servers.push(server);
     const raw = Buffer.from('{"version":1, "type":"track","userId":"u\\u00e9","event":"E","properties":{"n":1.50},"timestamp":"2024-01-01T00:00:00.000Z"}');
-    const envelope = { receivedAt: "2024-01-01T00:00:00.000Z", method: "POST", path: "/", headers: {}, signatureValid: true, body: JSON.parse(raw.toString()), rawBody: raw.toString("base64") };
+    const envelope = {
+      receivedAt: "2024-01-01T00:00:00.000Z",
+      method: "POST",
+      path: "/",
+      headers: {},
+      signatureValid: true,
+      body: JSON.parse(raw.toString()),
+      rawBody: raw.toString("base64"),
+    };
     const summary = await replay(options(file([JSON.stringify(envelope)]), server));
     expect(summary.delivered).toBe(1);
     const request = server.requests[0];
@@ -88,10 +96,13 @@ describe("replay (library)", () => {
     const server = await startServer((_req, res) => {
       inFlight += 1;
       peak = Math.max(peak, inFlight);
-      setTimeout(() => {
-        inFlight -= 1;
-        res.end();
-      }, Math.floor(Math.random() * 15));
+      setTimeout(
+        () => {
+          inFlight -= 1;
+          res.end();
+        },
+        Math.floor(Math.random() * 15),
+      );
     });
     servers.push(server);
     const lines: string[] = [];
@@ -128,9 +139,14 @@ describe("replay (library)", () => {
     }
     const deadLetter = join(dir, "dead.ndjson");
     const failures: number[] = [];
-    const summary = await replay(options(file(lines), failing, { deadLetter, concurrency: 8, retryWindowMs: 300, onFailure: (entry) => failures.push(entry.line) }));
+    const summary = await replay(
+      options(file(lines), failing, { deadLetter, concurrency: 8, retryWindowMs: 300, onFailure: (entry) => failures.push(entry.line) }),
+    );
     expect(summary).toMatchObject({ sent: 60, delivered: 60 - expectedFailed.length, failed: expectedFailed.length, deadLettered: expectedFailed.length });
-    const dead = readFileSync(deadLetter, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { body: { properties: { seq: number } }; failure: { reason: string; attempts: number; status: number } });
+    const dead = readFileSync(deadLetter, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { body: { properties: { seq: number } }; failure: { reason: string; attempts: number; status: number } });
     expect(dead.map((d) => d.body.properties.seq).sort((a, b) => a - b)).toEqual(expectedFailed);
     const flaky = dead.find((d) => d.body.properties.seq === 20);
     expect(flaky?.failure.status).toBe(503);
@@ -157,7 +173,14 @@ describe("replay (library)", () => {
     const summary = await replay({
       path,
       name: path,
-      settings: { targets: [{ url: down.url, headers: {} }, { url: up.url, headers: { "X-Env": "ci" } }], secret: undefined, userAgent: "test" },
+      settings: {
+        targets: [
+          { url: down.url, headers: {} },
+          { url: up.url, headers: { "X-Env": "ci" } },
+        ],
+        secret: undefined,
+        userAgent: "test",
+      },
       retryWindowMs: 1000,
     });
     expect(summary).toMatchObject({ delivered: 2, failed: 0, retried: 0 });
@@ -170,7 +193,13 @@ describe("replay (library)", () => {
     const server = await startServer();
     servers.push(server);
     const identify = { version: 1, type: "identify", userId: "u", traits: {}, timestamp: "2024-01-01T00:00:00.000Z" };
-    const path = file([JSON.stringify(track("u", 1)), JSON.stringify(identify), "not json but before --from-line", JSON.stringify(track("u", 4)), JSON.stringify(identify)]);
+    const path = file([
+      JSON.stringify(track("u", 1)),
+      JSON.stringify(identify),
+      "not json but before --from-line",
+      JSON.stringify(track("u", 4)),
+      JSON.stringify(identify),
+    ]);
     const summary = await replay(options(path, server, { fromLine: 4, types: ["track"] }));
     expect(summary).toMatchObject({ messages: 1, filtered: 1, sent: 1, delivered: 1 });
     expect(server.requests.map((r) => seqOf(r.body))).toEqual([4]);
@@ -219,7 +248,9 @@ describe("replay (library)", () => {
       servers.push(server);
       const lines = [1, 2, 3].map((seq) => JSON.stringify(track("u", seq)));
       const path = file(lines);
-      const summary = await replay(options(path, server, { concurrency: 1, onSending: () => writeFileSync(path, `${lines[0]}\n{"type":"track"\n${lines[2]}\n`) }));
+      const summary = await replay(
+        options(path, server, { concurrency: 1, onSending: () => writeFileSync(path, `${lines[0]}\n{"type":"track"\n${lines[2]}\n`) }),
+      );
       expect(summary.error?.value).toBeInstanceOf(InputError);
       expect((summary.error?.value as InputError).message).toMatch(/^line 2 changed during the run/);
       expect((summary.error?.value as InputError).source).toEqual({ file: path, line: 2 });

@@ -53,7 +53,13 @@ const deadLettered = (file: string): number[] =>
     .map((l) => (JSON.parse(l) as { body: { properties: { line: number } } }).body.properties.line);
 
 /** Interrupts a replay after `abortAfterMs`, checks the cover, then follows the hint against a healthy receiver. */
-async function interruptAndResume(seed: number, concurrency: number, withDeadLetter: boolean, abortAfterMs: number, rate?: number): Promise<{ stopped: boolean }> {
+async function interruptAndResume(
+  seed: number,
+  concurrency: number,
+  withDeadLetter: boolean,
+  abortAfterMs: number,
+  rate?: number,
+): Promise<{ stopped: boolean }> {
   const flaky = await server(randomReceiver(seed));
   const deadLetter = withDeadLetter ? join(dir, `dl-${seed}-${concurrency}-${abortAfterMs}.ndjson`) : undefined;
   const delivered = new Set<number>();
@@ -90,7 +96,10 @@ async function interruptAndResume(seed: number, concurrency: number, withDeadLet
   expect(resumed.delivered, context).toBe(LINES - mark + 1);
   if (deadLetter && dead.length > 0) await replay({ path: deadLetter, name: deadLetter, settings: settings(healthy) });
   const finallyDelivered = new Set([...delivered, ...healthy.requests.map((r) => lineOf(r.body))]);
-  expect([...finallyDelivered].sort((a, b) => a - b), context).toEqual(lines.map((_, i) => i + 1));
+  expect(
+    [...finallyDelivered].sort((a, b) => a - b),
+    context,
+  ).toEqual(lines.map((_, i) => i + 1));
   return { stopped: true };
 }
 
@@ -99,7 +108,12 @@ describe("an interrupted replay resumes without losing a line (real receiver)", 
     for (const withDeadLetter of [false, true]) {
       it(`concurrency ${concurrency}, ${withDeadLetter ? "with" : "without"} --dead-letter, interrupted at several points`, async () => {
         let stopped = 0;
-        for (const [seed, abortAfterMs] of [[1, 5], [2, 40], [3, 120], [4, 250]] as const) {
+        for (const [seed, abortAfterMs] of [
+          [1, 5],
+          [2, 40],
+          [3, 120],
+          [4, 250],
+        ] as const) {
           if ((await interruptAndResume(seed, concurrency, withDeadLetter, abortAfterMs)).stopped) stopped += 1;
         }
         // A 503 line is never delivered before the abort, so every run is interrupted.

@@ -49,7 +49,6 @@ describe("send (in process)", () => {
     expect(delivery.urls[0]).toMatchObject({ status: null, attempts: 1 });
   });
 
-
   it("bad settings → exit 2 naming the value: non-http URL, refused header, bad duration, invalid config", async () => {
     const s = await server();
     const ftp = await run(["--type", "track", "--url", "ftp://127.0.0.1/x"]);
@@ -68,7 +67,6 @@ describe("send (in process)", () => {
     expect(bad.stderr).toContain("webhooks[0].headers.Host");
     expect(s.requests).toHaveLength(0);
   });
-
 
   it("an invalid message anywhere → exit 2 naming file:line and key; nothing sent, not even the valid ones", async () => {
     const s = await server();
@@ -89,7 +87,6 @@ describe("send (in process)", () => {
     expect(s.requests).toHaveLength(0);
   });
 
-
   it("sends a JSON array in order", async () => {
     const s = await server();
     const result = await run([file("many.json", JSON.stringify([PAGE, TRACK])), "--url", s.url]);
@@ -97,7 +94,6 @@ describe("send (in process)", () => {
     expect(s.requests.map((r) => JSON.parse(r.body.toString()).type)).toEqual(["page", "track"]);
     expect(result.stdout).toMatch(/2 messages: 2 delivered, 0 failed/);
   });
-
 
   it("--dry-run prints the exact requests with X-Signature, sends nothing, never prints the secret", async () => {
     const s = await server();
@@ -114,7 +110,6 @@ describe("send (in process)", () => {
     expect(result.stdout + result.stderr).not.toContain("file-secret");
   });
 
-
   it("--verbose shows each attempt's request and response; the secret comes from WEBHOOK_SECRET and is never shown", async () => {
     const s = await server((_req, res, index) => {
       res.statusCode = index === 0 ? 503 : 202;
@@ -129,22 +124,37 @@ describe("send (in process)", () => {
     expect(result.stderr).toContain("< busy");
     expect(result.stderr).toMatch(/< 202/);
     expect(result.stderr).toContain("< x-reply: yes");
-    expect(s.requests[0]?.headers["x-signature"]).toBe(createHmac("sha1", "env-secret").update(s.requests[0]?.body ?? "").digest("hex"));
+    expect(s.requests[0]?.headers["x-signature"]).toBe(
+      createHmac("sha1", "env-secret")
+        .update(s.requests[0]?.body ?? "")
+        .digest("hex"),
+    );
     expect(result.stdout + result.stderr).not.toContain("env-secret");
   });
-
 
   it("reads targets, per-URL headers and the secret from a config file", async () => {
     const a = await server(statuses(500));
     const b = await server();
-    const config = file("webhook-cli.json", JSON.stringify({ sharedSecret: "cfg", webhooks: [{ url: a.url, headers: { "X-Which": "a" } }, { url: b.url, headers: { "X-Which": "b" } }] }));
+    const config = file(
+      "webhook-cli.json",
+      JSON.stringify({
+        sharedSecret: "cfg",
+        webhooks: [
+          { url: a.url, headers: { "X-Which": "a" } },
+          { url: b.url, headers: { "X-Which": "b" } },
+        ],
+      }),
+    );
     const result = await run(["--type", "track", "--config", config]);
     expect(result.code).toBe(0);
     expect(a.requests[0]?.headers["x-which"]).toBe("a");
     expect(b.requests[0]?.headers["x-which"]).toBe("b");
-    expect(b.requests[0]?.headers["x-signature"]).toBe(createHmac("sha1", "cfg").update(b.requests[0]?.body ?? "").digest("hex"));
+    expect(b.requests[0]?.headers["x-signature"]).toBe(
+      createHmac("sha1", "cfg")
+        .update(b.requests[0]?.body ?? "")
+        .digest("hex"),
+    );
   });
-
 
   it("usage errors: FILE and --type together, neither, overrides without --type", async () => {
     const both = await run(["x.json", "--type", "track", "--url", "http://127.0.0.1:9"]);

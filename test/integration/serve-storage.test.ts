@@ -49,8 +49,14 @@ describe("serve on a full disk", () => {
       queue,
     });
     const server = await listenCollector(collector, { host: "127.0.0.1", port: 0 });
-    const big = JSON.stringify({ batch: Array.from({ length: 20 }, () => ({ type: "track", userId: "u", event: "E", properties: { pad: "y".repeat(20_000) } })) });
-    const refused = await fetch(`${server.url}/v1/batch`, { method: "POST", headers: { authorization: `Basic ${Buffer.from("k:").toString("base64")}` }, body: big });
+    const big = JSON.stringify({
+      batch: Array.from({ length: 20 }, () => ({ type: "track", userId: "u", event: "E", properties: { pad: "y".repeat(20_000) } })),
+    });
+    const refused = await fetch(`${server.url}/v1/batch`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from("k:").toString("base64")}` },
+      body: big,
+    });
     expect(`${refused.status} ${await refused.text()}`).toMatch(/^503 /);
 
     db.exec("PRAGMA max_page_count = 1073741823");
@@ -65,18 +71,27 @@ describe("serve on a full disk", () => {
 
 describe("serve --state problems are one line and exit 2", () => {
   const problems: [string, (dir: string) => string][] = [
-    ["a file", (dir) => {
-      writeFileSync(join(dir, "state"), "x");
-      return join(dir, "state");
-    }],
-    ["a directory named serve.db", (dir) => {
-      mkdirSync(join(dir, "serve.db"));
-      return dir;
-    }],
-    ["a corrupt serve.db", (dir) => {
-      writeFileSync(join(dir, "serve.db"), Buffer.alloc(8192, 7));
-      return dir;
-    }],
+    [
+      "a file",
+      (dir) => {
+        writeFileSync(join(dir, "state"), "x");
+        return join(dir, "state");
+      },
+    ],
+    [
+      "a directory named serve.db",
+      (dir) => {
+        mkdirSync(join(dir, "serve.db"));
+        return dir;
+      },
+    ],
+    [
+      "a corrupt serve.db",
+      (dir) => {
+        writeFileSync(join(dir, "serve.db"), Buffer.alloc(8192, 7));
+        return dir;
+      },
+    ],
     ["a /proc path", () => "/proc/webhook-cli-state"],
   ];
   it.each(problems)("%s", async (_name, make) => {

@@ -32,7 +32,9 @@ interface Setup {
   waitFor(predicate: () => boolean): Promise<void>;
 }
 
-async function setup(options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean; strict?: boolean; bodyBudgetBytes?: number } = {}): Promise<Setup> {
+async function setup(
+  options: { respond?: Responder; settings?: Partial<DestinationSettings>; sqlite?: boolean; strict?: boolean; bodyBudgetBytes?: number } = {},
+): Promise<Setup> {
   const receiver = await startServer(options.respond);
   cleanups.push(() => receiver.close());
   let queue: MessageQueue = new MemoryQueue();
@@ -60,7 +62,11 @@ async function setup(options: { respond?: Responder; settings?: Partial<Destinat
     onRejected: (rejection) => rejected.push(rejection),
   });
   collector.start();
-  const server = await listenCollector(collector, { host: "127.0.0.1", port: 0, ...(options.bodyBudgetBytes ? { bodyBudgetBytes: options.bodyBudgetBytes } : {}) });
+  const server = await listenCollector(collector, {
+    host: "127.0.0.1",
+    port: 0,
+    ...(options.bodyBudgetBytes ? { bodyBudgetBytes: options.bodyBudgetBytes } : {}),
+  });
   cleanups.push(async () => {
     await server.close();
     await collector.close();
@@ -138,7 +144,15 @@ describe("serve: ingest → queue → THE delivery engine", () => {
       ["version", "type", "userId", "event", "properties", "timestamp", "context", "messageId", "receivedAt", "sentAt"],
     ]);
     // Historical import with sentAt: the client's timestamp is kept as originalTimestamp, timestamp stays in 2009.
-    expect(messages[2]).toMatchObject({ version: 1, type: "identify", userId: "u1", traits: { plan: "pro" }, originalTimestamp: "2009-11-10T23:00:00.000Z", messageId: "m1", context: { library, ip: "127.0.0.1" } });
+    expect(messages[2]).toMatchObject({
+      version: 1,
+      type: "identify",
+      userId: "u1",
+      traits: { plan: "pro" },
+      originalTimestamp: "2009-11-10T23:00:00.000Z",
+      messageId: "m1",
+      context: { library, ip: "127.0.0.1" },
+    });
     expect(String(messages[2]!["timestamp"])).toMatch(/^2009-11-10T23:00:0\d\.\d{3}Z$/);
     expect(String(messages[0]!["messageId"])).toMatch(/^api-[0-9a-f-]{36}$/);
     expect(messages[0]).toMatchObject({ "Previous ID": "u1", "User ID": "u2", context: { ip: "127.0.0.1" } });
@@ -162,14 +176,24 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     await s.waitFor(() => s.collector.counts().delivered === 2);
     // Nothing is left to deliver, so no other request can come.
     expect(await s.health()).toMatchObject({ accepted: 5, filtered: 3, delivered: 2, pending: 0 });
-    expect(bodies(s.receiver).map((m) => m["userId"]).sort()).toEqual(["default", "passes"]);
+    expect(
+      bodies(s.receiver)
+        .map((m) => m["userId"])
+        .sort(),
+    ).toEqual(["default", "passes"]);
   });
 
   it("refuses wrong or missing keys with 401 and bad bodies with 400, queueing nothing and staying up", async () => {
     const s = await setup();
-    expect(await s.post("/v1/track", { userId: "u", event: "E" }, "wrong")).toEqual({ status: 401, json: { success: false, message: "invalid write key", code: "unauthorized" } });
+    expect(await s.post("/v1/track", { userId: "u", event: "E" }, "wrong")).toEqual({
+      status: 401,
+      json: { success: false, message: "invalid write key", code: "unauthorized" },
+    });
     expect((await s.post("/v1/track", { userId: "u", event: "E", writeKey: "wrong" }, null)).status).toBe(401);
-    expect(await s.post("/v1/track", { userId: "u", event: "E" }, null)).toEqual({ status: 401, json: { success: false, message: "missing write key", code: "unauthorized" } });
+    expect(await s.post("/v1/track", { userId: "u", event: "E" }, null)).toEqual({
+      status: 401,
+      json: { success: false, message: "missing write key", code: "unauthorized" },
+    });
 
     const malformed = await s.post("/v1/batch", '{"batch": [', "wk_web");
     expect(malformed.status).toBe(400);
@@ -213,7 +237,16 @@ describe("serve: ingest → queue → THE delivery engine", () => {
 
   it("a switched-off destination accepts and counts calls but forwards nothing", async () => {
     const s = await setup({ settings: { enabled: false } });
-    expect((await s.post("/v1/batch", { batch: [{ type: "identify", userId: "u" }, { type: "track", userId: "u", event: "E" }] })).status).toBe(200);
+    expect(
+      (
+        await s.post("/v1/batch", {
+          batch: [
+            { type: "identify", userId: "u" },
+            { type: "track", userId: "u", event: "E" },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     expect((await s.post("/v1/delete", { userId: "u" })).status).toBe(200);
     // Nothing was queued, so nothing can be delivered later.
     expect(await s.health()).toMatchObject({ accepted: 3, filtered: 3, delivered: 0, pending: 0 });
@@ -254,7 +287,12 @@ describe("serve: ingest → queue → THE delivery engine", () => {
         res.end();
       },
     });
-    await s.post("/v1/batch", { batch: [{ type: "identify", userId: "flaky" }, { type: "identify", userId: "bad" }] });
+    await s.post("/v1/batch", {
+      batch: [
+        { type: "identify", userId: "flaky" },
+        { type: "identify", userId: "bad" },
+      ],
+    });
     await s.waitFor(() => s.collector.counts().delivered + s.collector.counts().failed === 2);
     expect(s.collector.counts()).toMatchObject({ delivered: 1, failed: 1, pending: 0 });
     const failed = s.queue.listFailed();
@@ -281,7 +319,16 @@ describe("serve answers like the real Tracking API (docs/serve-api.md#answers)",
     const now = Date.now();
     return {
       batch: [
-        { type: "track", userId: null, anonymousId: "anon-1", event: "Viewed", properties: {}, messageId: "m-ok-1", integrations: { All: true }, timestamp: fast(now - 1_000) },
+        {
+          type: "track",
+          userId: null,
+          anonymousId: "anon-1",
+          event: "Viewed",
+          properties: {},
+          messageId: "m-ok-1",
+          integrations: { All: true },
+          timestamp: fast(now - 1_000),
+        },
         { type: "track", userId: "u1", properties: {}, messageId: "m-bad-1" },
         { type: "identify", userId: "u1", anonymousId: "anon-1", traits: { plan: "pro" }, messageId: "m-ok-2", timestamp: fast(now - 500) },
         { type: "page", messageId: "m-bad-2", properties: { path: "/" } },
@@ -296,7 +343,11 @@ describe("serve answers like the real Tracking API (docs/serve-api.md#answers)",
   it("drops invalid calls one by one (logged with index and reason, counted), queues the valid ones with the whole message", async () => {
     const s = await setup();
     expect(await s.post("/v1/batch", mixedBatch())).toEqual({ status: 200, json: { success: true } });
-    expect(s.rejected.map((r) => [r.index, r.where])).toEqual([[1, "batch[1]"], [3, "batch[3]"], [5, "batch[5]"]]);
+    expect(s.rejected.map((r) => [r.index, r.where])).toEqual([
+      [1, "batch[1]"],
+      [3, "batch[3]"],
+      [5, "batch[5]"],
+    ]);
     expect(s.rejected[0]!.reason).toBe('missing required key "event"');
     expect(s.rejected[1]!.reason).toContain('"userId" (or "anonymousId")');
     expect(s.rejected[2]!.reason).toContain("last tuesday");
@@ -321,7 +372,12 @@ describe("serve answers like the real Tracking API (docs/serve-api.md#answers)",
     const s = await setup({ strict: true });
     const result = await s.post("/v1/batch", mixedBatch());
     expect(result).toEqual({ status: 400, json: { success: false, message: 'batch[1]: missing required key "event"', code: "invalid_request", index: 1 } });
-    const big = await s.post("/v1/batch", { batch: [{ type: "track", userId: "u", event: "E" }, { type: "track", userId: "u", event: "E", properties: { x: "y".repeat(33_000) } }] });
+    const big = await s.post("/v1/batch", {
+      batch: [
+        { type: "track", userId: "u", event: "E" },
+        { type: "track", userId: "u", event: "E", properties: { x: "y".repeat(33_000) } },
+      ],
+    });
     expect(big.status).toBe(400);
     expect(big.json["message"]).toContain("32 KB limit");
     expect(await s.health()).toMatchObject({ accepted: 0, rejected: 0, pending: 0 });

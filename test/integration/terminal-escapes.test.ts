@@ -49,7 +49,10 @@ describe("received text on the terminal", () => {
   it("listen --json writes DEL, C1 and bidi controls as \\u escapes", async () => {
     const { stdout } = await listenOnce(["--json"]);
     expect(stdout).not.toMatch(CONTROL);
-    const request = stdout.split("\n").map((line) => JSON.parse(line || "{}")).find((event) => event.event === "request");
+    const request = stdout
+      .split("\n")
+      .map((line) => JSON.parse(line || "{}"))
+      .find((event) => event.event === "request");
     expect(request.userId).toContain("\x1b]52;c;");
   });
 

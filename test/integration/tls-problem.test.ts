@@ -16,7 +16,10 @@ afterAll(async () => {
 async function bothSenders(url: string): Promise<{ client: string; engine: string; engineError: string | null }> {
   const client = new Transport({ endpoint: new URL(url).origin, writeKey: "wk", timeoutMs: 5_000, connections: 1, userAgent: "t", now: Date.now });
   const engine = new UndiciTransport({ timeoutMs: 5_000 });
-  closing.push(() => client.close(), () => engine.close());
+  closing.push(
+    () => client.close(),
+    () => engine.close(),
+  );
   const [sent, report] = await Promise.all([
     client.post("{}"),
     engine.post({ url, method: "POST", headers: { "content-type": "application/json" }, body: Buffer.from("{}") }, 5_000, false),

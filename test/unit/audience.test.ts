@@ -31,7 +31,15 @@ describe("membershipChanges", () => {
   });
 
   it("applyChanges records what was delivered", () => {
-    expect(applyChanges(["a", "b"], [{ userId: "b", member: false }, { userId: "c", member: true }])).toEqual(["a", "c"]);
+    expect(
+      applyChanges(
+        ["a", "b"],
+        [
+          { userId: "b", member: false },
+          { userId: "c", member: true },
+        ],
+      ),
+    ).toEqual(["a", "c"]);
   });
 });
 

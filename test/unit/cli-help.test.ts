@@ -21,7 +21,15 @@ import { parseDuration } from "../../src/util/duration.js";
 import { DEFAULT_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
 import { closestName } from "../../src/util/suggest.js";
 
-const TABLES: Record<string, readonly OptionSpec[]> = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS };
+const TABLES: Record<string, readonly OptionSpec[]> = {
+  SEND_OPTIONS,
+  LISTEN_OPTIONS,
+  REPLAY_OPTIONS,
+  SERVE_OPTIONS,
+  AUDIENCE_SYNC_OPTIONS,
+  GENERATE_OPTIONS,
+  DEMO_OPTIONS,
+};
 
 function fakeIo(env: NodeJS.ProcessEnv = {}, isTTY = false): CliIo & { out: () => string } {
   let out = "";
@@ -99,14 +107,17 @@ describe("help is generated from the option tables", () => {
     expect(leaves.map(({ path }) => path).sort()).toEqual(Object.keys(TABLE_OF).sort());
   });
 
-  it.each(leaves.map(({ path, command }) => [path, command] as const))("%s: its options are its table's rows, in order, with the table's help", (path, command) => {
-    const table = TABLE_OF[path] as readonly OptionSpec[];
-    expect(command.options.map((option) => option.long)).toEqual(table.map((spec) => spec.flag));
-    expect(command.options.map((option) => option.short)).toEqual(table.map((spec) => spec.short));
-    command.options.forEach((option, i) => expect(option.description, option.long).toMatch(new RegExp(`^${escapeRegExp((table[i] as OptionSpec).help)}`)));
-    const help = command.helpInformation().replace(/\s+/g, " ");
-    for (const spec of table) expect(help, `${path} --help`).toContain(spec.flag);
-  });
+  it.each(leaves.map(({ path, command }) => [path, command] as const))(
+    "%s: its options are its table's rows, in order, with the table's help",
+    (path, command) => {
+      const table = TABLE_OF[path] as readonly OptionSpec[];
+      expect(command.options.map((option) => option.long)).toEqual(table.map((spec) => spec.flag));
+      expect(command.options.map((option) => option.short)).toEqual(table.map((spec) => spec.short));
+      command.options.forEach((option, i) => expect(option.description, option.long).toMatch(new RegExp(`^${escapeRegExp((table[i] as OptionSpec).help)}`)));
+      const help = command.helpInformation().replace(/\s+/g, " ");
+      for (const spec of table) expect(help, `${path} --help`).toContain(spec.flag);
+    },
+  );
 });
 
 function escapeRegExp(text: string): string {

@@ -78,9 +78,7 @@ describe("client validation messages (docs/serve-api.md#client-validation)", () 
 
   it("rejects a message over 32 KB with the size in the message, accepts exactly 32 KB", () => {
     expect(() => checkMessageSize("track", 32_768)).not.toThrow();
-    expect(() => checkMessageSize("track", 32_769)).toThrow(
-      "Your track message is 32769 bytes of JSON; a message must be at most 32 KB (32768 bytes).",
-    );
+    expect(() => checkMessageSize("track", 32_769)).toThrow("Your track message is 32769 bytes of JSON; a message must be at most 32 KB (32768 bytes).");
   });
 
   it("rejects unserializable messages and non-function callbacks", () => {

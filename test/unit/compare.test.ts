@@ -24,7 +24,7 @@ describe("parseJsonPath", () => {
     expect(parseJsonPath("$").segments).toEqual([]);
     expect(parseJsonPath("$.requestId").segments).toEqual([{ key: "requestId" }]);
     expect(parseJsonPath("$.data.items[*].id").segments).toEqual([{ key: "data" }, { key: "items" }, { any: true }, { key: "id" }]);
-    expect(parseJsonPath("$['a.b'][\"c\\\"d\"][12].*").segments).toEqual([{ key: "a.b" }, { key: 'c"d' }, { index: 12 }, { any: true }]);
+    expect(parseJsonPath('$[\'a.b\']["c\\"d"][12].*').segments).toEqual([{ key: "a.b" }, { key: 'c"d' }, { index: 12 }, { any: true }]);
   });
 
   it("names the flag and the path when it cannot read it", () => {
@@ -64,8 +64,26 @@ describe("diffJson", () => {
   });
 
   it("skips ignored paths with everything beneath them, wildcards included", () => {
-    const before = { requestId: "r1", data: { items: [{ id: 1, n: "a" }, { id: 2, n: "b" }] }, meta: { t: 1 } };
-    const after = { requestId: "r2", data: { items: [{ id: 9, n: "a" }, { id: 8, n: "c" }] }, meta: { t: 2 } };
+    const before = {
+      requestId: "r1",
+      data: {
+        items: [
+          { id: 1, n: "a" },
+          { id: 2, n: "b" },
+        ],
+      },
+      meta: { t: 1 },
+    };
+    const after = {
+      requestId: "r2",
+      data: {
+        items: [
+          { id: 9, n: "a" },
+          { id: 8, n: "c" },
+        ],
+      },
+      meta: { t: 2 },
+    };
     const diff = diffJson(before, after, { ignore: paths("$.requestId", "$.data.items[*].id", "$.meta") });
     expect(diff.differences).toEqual([{ path: ["data", "items", 1, "n"], before: "b", after: "c" }]);
     expect(diffJson(before, after, { ignore: paths("$") }).total).toBe(0);
@@ -77,7 +95,10 @@ describe("diffJson", () => {
 
   it("lists the first `limit` differences and counts the rest", () => {
     const diff = diffJson({ a: [1, 2, 3, 4, 5] }, { a: [0, 0, 0, 0, 0] }, { limit: 2 });
-    expect(diff.differences.map((d) => d.path)).toEqual([["a", 0], ["a", 1]]);
+    expect(diff.differences.map((d) => d.path)).toEqual([
+      ["a", 0],
+      ["a", 1],
+    ]);
     expect(diff.total).toBe(5);
   });
 
@@ -118,12 +139,21 @@ describe("compareAnswers", () => {
     const hash = (sha256: string): AnswerBody => ({ kind: "hash", sha256, size: 70_000 });
     expect(compareAnswers(answer(1, 200, hash(sha)), answer(1, 200, hash(sha)))).toEqual([]);
     expect(compareAnswers(answer(1, 200, hash(sha)), answer(1, 200, text(big)))).toEqual([]);
-    expect(compareAnswers(answer(1, 200, hash(sha)), answer(1, 200, hash("b".repeat(64))))[0]).toMatch(/^body: sha256 [0-9a-f]{12}… \(70000 bytes\) → sha256 bbbbbbbbbbbb…/);
+    expect(compareAnswers(answer(1, 200, hash(sha)), answer(1, 200, hash("b".repeat(64))))[0]).toMatch(
+      /^body: sha256 [0-9a-f]{12}… \(70000 bytes\) → sha256 bbbbbbbbbbbb…/,
+    );
   });
 
   it("reports a changed content-type, ignoring case and spaces", () => {
-    expect(compareAnswers(answer(1, 200, text("{}")), answer(1, 200, text("{}"), { contentType: "text/html" }))).toEqual(["content-type application/json → text/html"]);
-    expect(compareAnswers(answer(1, 200, text("{}"), { contentType: "Application/JSON; charset=utf-8" }), answer(1, 200, text("{}"), { contentType: "application/json;charset=utf-8" }))).toEqual([]);
+    expect(compareAnswers(answer(1, 200, text("{}")), answer(1, 200, text("{}"), { contentType: "text/html" }))).toEqual([
+      "content-type application/json → text/html",
+    ]);
+    expect(
+      compareAnswers(
+        answer(1, 200, text("{}"), { contentType: "Application/JSON; charset=utf-8" }),
+        answer(1, 200, text("{}"), { contentType: "application/json;charset=utf-8" }),
+      ),
+    ).toEqual([]);
   });
 
   it("matches URLs by position and prefixes the URL number when there are several", () => {

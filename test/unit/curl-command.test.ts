@@ -35,7 +35,14 @@ function command(request: Pick<HostileRequest, "method" | "path" | "headers" | "
   return copy.command;
 }
 
-const post = (fields: Partial<HostileRequest>): HostileRequest => ({ name: "", method: "POST", path: "/hooks", headers: [["Content-Type", "application/json"]], body: Buffer.from("{}"), ...fields });
+const post = (fields: Partial<HostileRequest>): HostileRequest => ({
+  name: "",
+  method: "POST",
+  path: "/hooks",
+  headers: [["Content-Type", "application/json"]],
+  body: Buffer.from("{}"),
+  ...fields,
+});
 
 describe("Copy as curl: a command safe to paste", () => {
   for (const request of hostileRequests("/tmp/webhook-cli-never-created")) {
@@ -44,7 +51,12 @@ describe("Copy as curl: a command safe to paste", () => {
       // No TAB, ESC, Ctrl-C or other control character, nothing outside ASCII.
       expect(text).toMatch(/^[\x20-\x7e\n]*$/);
       // Every line break continues the one command: a paste never runs half of it.
-      expect(text.split("\n").slice(0, -1).every((line) => line.endsWith(" \\"))).toBe(true);
+      expect(
+        text
+          .split("\n")
+          .slice(0, -1)
+          .every((line) => line.endsWith(" \\")),
+      ).toBe(true);
       expect(text).toContain("curl -q -sS -g --path-as-is --noproxy '*' ");
       // curl reads only standard input (the piped body) or nothing: never a file named by the sender.
       for (const match of text.matchAll(/--data-binary (\S+)/g)) expect(["@-", "''"]).toContain(match[1]);
@@ -57,7 +69,16 @@ describe("Copy as curl: a command safe to paste", () => {
 
   it("turns off curl's own Accept, User-Agent, Content-Type and Expect unless the recording had them", () => {
     expect(command(post({ headers: [] }))).toContain("-H 'Accept:' -H 'User-Agent:' -H 'Content-Type:' -H 'Expect:'");
-    const own = command(post({ headers: [["User-Agent", "Segment.io/1.0"], ["Accept", "*/*"], ["Content-Type", "text/plain"], ["Expect", "100-continue"]] }));
+    const own = command(
+      post({
+        headers: [
+          ["User-Agent", "Segment.io/1.0"],
+          ["Accept", "*/*"],
+          ["Content-Type", "text/plain"],
+          ["Expect", "100-continue"],
+        ],
+      }),
+    );
     expect(own).toContain("-H 'user-agent: Segment.io/1.0'");
     expect(own).toContain("-H 'expect: 100-continue'");
     expect(own).not.toMatch(/-H '(Accept|User-Agent|Content-Type|Expect):'/);
@@ -68,7 +89,15 @@ describe("Copy as curl: a command safe to paste", () => {
   });
 
   it("writes ' and \\ in headers and paths outside single quotes, and other bytes through base64", () => {
-    const text = command(post({ path: "/a'b\\c", headers: [["X-Q", "O'Brien \\ x"], ["X-Latin1", "caf\xe9\tx"]] }));
+    const text = command(
+      post({
+        path: "/a'b\\c",
+        headers: [
+          ["X-Q", "O'Brien \\ x"],
+          ["X-Latin1", "caf\xe9\tx"],
+        ],
+      }),
+    );
     expect(text).toContain(`'http://127.0.0.1:8080/a'"'"'b'"\\\\"'c'`);
     expect(text).toContain(`-H 'x-q: O'"'"'Brien '"\\\\"' x'`);
     expect(text).toContain(`-H "$(printf '%s' '${Buffer.from("x-latin1: caf\xe9\tx", "latin1").toString("base64")}' | base64 --decode)"`);

@@ -59,7 +59,7 @@ describe("parseMessages (send's input)", () => {
   it("refuses empty input, an empty array, a broken array and non-objects", () => {
     expect(errorOf(() => parseMessages(" \n", "e.json")).message).toMatch(/input is empty/);
     expect(errorOf(() => parseMessages("[]", "e.json")).message).toMatch(/array is empty/);
-    expect(errorOf(() => parseMessages("[{\"type\":", "e.json")).message).toMatch(/not valid JSON/);
+    expect(errorOf(() => parseMessages('[{"type":', "e.json")).message).toMatch(/not valid JSON/);
     expect(errorOf(() => parseMessages("42", "e.json")).message).toMatch(/expected a JSON object/);
   });
 
@@ -69,7 +69,7 @@ describe("parseMessages (send's input)", () => {
   });
 
   it("takes concatenated JSON values (generate --pretty), naming each by the line it starts on", () => {
-    const text = `${JSON.stringify(TRACK, null, 2)}\n${JSON.stringify(DELETE, null, 2)}${JSON.stringify({ ...TRACK, event: "x{\"}" })}\n`;
+    const text = `${JSON.stringify(TRACK, null, 2)}\n${JSON.stringify(DELETE, null, 2)}${JSON.stringify({ ...TRACK, event: 'x{"}' })}\n`;
     const parsed = parseMessages(text, "pretty.json");
     expect(parsed.messages.map((m) => [m.where, m.message?.type])).toEqual([
       ["pretty.json:1", "track"],

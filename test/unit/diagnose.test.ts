@@ -34,18 +34,27 @@ describe("diagnoseSignature", () => {
   it("spots a body re-serialized after signing (pretty-printed sent, compact signed, and the reverse)", () => {
     const pretty = Buffer.from(JSON.stringify(message, null, 2));
     expect(diagnoseSignature(pretty, hmac(compact), SECRET)).toMatchObject({ cause: "reserialized", message: expect.stringContaining("JSON.stringify") });
-    expect(diagnoseSignature(raw, hmac(JSON.stringify(message, null, 2)), SECRET)).toMatchObject({ cause: "reserialized", message: expect.stringContaining("pretty") });
+    expect(diagnoseSignature(raw, hmac(JSON.stringify(message, null, 2)), SECRET)).toMatchObject({
+      cause: "reserialized",
+      message: expect.stringContaining("pretty"),
+    });
     const spaced = Buffer.from(compact.replace(/,/g, ", "));
     expect(diagnoseSignature(spaced, hmac(compact), SECRET)?.cause).toBe("reserialized");
   });
 
   it("spots a re-encoded body: Latin-1 vs UTF-8 and escaped unicode", () => {
-    expect(diagnoseSignature(raw, hmac(Buffer.from(compact, "latin1")), SECRET)).toMatchObject({ cause: "reencoded", message: expect.stringContaining("Latin-1") });
+    expect(diagnoseSignature(raw, hmac(Buffer.from(compact, "latin1")), SECRET)).toMatchObject({
+      cause: "reencoded",
+      message: expect.stringContaining("Latin-1"),
+    });
     const latin1Body = Buffer.from(compact, "latin1");
     expect(diagnoseSignature(latin1Body, hmac(raw), SECRET)).toMatchObject({ cause: "reencoded", message: expect.stringContaining("sent as Latin-1") });
     const escaped = compact.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
     expect(diagnoseSignature(raw, hmac(escaped), SECRET)).toMatchObject({ cause: "reencoded", message: expect.stringContaining("escaped") });
-    expect(diagnoseSignature(Buffer.from(escaped), hmac(raw), SECRET)).toMatchObject({ cause: "reencoded", message: expect.stringContaining("\\uXXXX escapes") });
+    expect(diagnoseSignature(Buffer.from(escaped), hmac(raw), SECRET)).toMatchObject({
+      cause: "reencoded",
+      message: expect.stringContaining("\\uXXXX escapes"),
+    });
   });
 
   it("names a digest of the wrong form, and says nothing for a plain wrong secret", () => {

@@ -10,7 +10,12 @@ interface Entry extends DispatchEntry {
 
 const URL = "http://hook.test/";
 
-function entries(count: number, key: (i: number) => string | undefined = () => undefined, time?: (i: number) => number, lineOf = (i: number) => i + 1): Entry[] {
+function entries(
+  count: number,
+  key: (i: number) => string | undefined = () => undefined,
+  time?: (i: number) => number,
+  lineOf = (i: number) => i + 1,
+): Entry[] {
   return Array.from({ length: count }, (_, i) => ({ line: lineOf(i), orderKey: key(i), body: JSON.stringify({ line: lineOf(i) }), time: time?.(i) }));
 }
 
@@ -27,7 +32,8 @@ function world(respond: FakeResponder, options: { retryWindowMs?: number; random
     { targets: [{ url: URL, headers: {} }], secret: undefined, userAgent: "t" },
     { clock, transport, random: options.random ?? (() => 1), retryWindowMs: options.retryWindowMs ?? 10_000, timeoutMs: 1000 },
   );
-  const run = (list: Entry[], extra: Partial<DispatchOptions<Entry>> = {}) => dispatch<Entry>({ source: batches(list), engine, concurrency: 4, clock, ...extra });
+  const run = (list: Entry[], extra: Partial<DispatchOptions<Entry>> = {}) =>
+    dispatch<Entry>({ source: batches(list), engine, concurrency: 4, clock, ...extra });
   return { clock, transport, engine, run };
 }
 
@@ -57,7 +63,10 @@ describe("Dispatcher (virtual time, fake transport)", () => {
       return answer;
     });
     const done: number[] = [];
-    const summary = await run(entries(100, (i) => `u${(i + 1) % 5}`), { concurrency: 16, hooks: { onResult: (e) => done.push(e.line) } });
+    const summary = await run(
+      entries(100, (i) => `u${(i + 1) % 5}`),
+      { concurrency: 16, hooks: { onResult: (e) => done.push(e.line) } },
+    );
     expect(summary.delivered).toBe(100);
     for (const lines of order.values()) expect(lines).toEqual([...lines].sort((a, b) => a - b));
     // Users other than line 3's finished messages after line 3's first failure, before it was delivered.
@@ -100,7 +109,14 @@ describe("Dispatcher (virtual time, fake transport)", () => {
 
   it("speed: keeps the recorded spacing, sped up", async () => {
     const { run, transport } = world(() => 200);
-    await run(entries(6, () => undefined, (i) => 5_000_000 + i * 1000), { concurrency: 16, speed: 10 });
+    await run(
+      entries(
+        6,
+        () => undefined,
+        (i) => 5_000_000 + i * 1000,
+      ),
+      { concurrency: 16, speed: 10 },
+    );
     const starts = transport.requests.map((r) => r.at - (transport.requests[0]?.at ?? 0));
     expect(starts).toEqual([0, 100, 200, 300, 400, 500]);
   });
@@ -124,23 +140,28 @@ describe("Dispatcher (virtual time, fake transport)", () => {
 
   it("abort with a record of failures (dead letters): interrupted and unstarted messages are not done, failed ones are", async () => {
     // Line 3 is retried until the abort; line 5 fails for good (400) and is recorded.
-    const { run, clock } = world((request) => ({ 3: 503, 5: 400 })[lineOf(request.body.toString())] ?? { status: 200, latencyMs: 10 }, { retryWindowMs: 3_600_000 });
+    const { run, clock } = world((request) => ({ 3: 503, 5: 400 })[lineOf(request.body.toString())] ?? { status: 200, latencyMs: 10 }, {
+      retryWindowMs: 3_600_000,
+    });
     const controller = new AbortController();
     const failed: number[] = [];
     const interrupted: number[] = [];
     clock.setTimeout(() => controller.abort("SIGINT"), 120);
-    const summary = await run(entries(400, (i) => (i + 1 === 3 || i + 1 === 8 ? "stuck" : `u${i}`)), {
-      concurrency: 2,
-      signal: controller.signal,
-      recordsFailed: true,
-      hooks: {
-        onResult: (e, r) => {
-          if (r.interrupted) interrupted.push(e.line);
-          else if (!r.delivered) failed.push(e.line);
+    const summary = await run(
+      entries(400, (i) => (i + 1 === 3 || i + 1 === 8 ? "stuck" : `u${i}`)),
+      {
+        concurrency: 2,
+        signal: controller.signal,
+        recordsFailed: true,
+        hooks: {
+          onResult: (e, r) => {
+            if (r.interrupted) interrupted.push(e.line);
+            else if (!r.delivered) failed.push(e.line);
+          },
+          onUnstarted: (e) => interrupted.push(e.line),
         },
-        onUnstarted: (e) => interrupted.push(e.line),
       },
-    });
+    );
     expect(failed).toEqual([5]);
     expect(interrupted).toContain(3);
     expect(interrupted).toContain(8);
@@ -153,7 +174,10 @@ describe("Dispatcher (virtual time, fake transport)", () => {
     const { run, transport } = world(() => 200);
     const controller = new AbortController();
     controller.abort("SIGTERM");
-    const summary = await run(entries(10, undefined, undefined, (i) => i + 5), { signal: controller.signal, startLine: 5 });
+    const summary = await run(
+      entries(10, undefined, undefined, (i) => i + 5),
+      { signal: controller.signal, startLine: 5 },
+    );
     expect(transport.requests).toHaveLength(0);
     expect(summary).toMatchObject({ sent: 0, stopped: true, resumeLine: 5, deliveredAfterResume: 0 });
   });
@@ -191,7 +215,12 @@ describe("the resume line never skips (property, seeded random outcomes and abor
         const count = 5 + Math.floor(random() * 80);
         const users = 1 + Math.floor(random() * 6);
         // Gaps in the numbering stand for skipped (invalid or filtered) lines.
-        const list = entries(count, (i) => (random() < 0.2 ? undefined : `u${i % users}`), undefined, (i) => 3 * i + 1 + (i % 3));
+        const list = entries(
+          count,
+          (i) => (random() < 0.2 ? undefined : `u${i % users}`),
+          undefined,
+          (i) => 3 * i + 1 + (i % 3),
+        );
         const outcome = new Map(list.map((e) => [e.line, [200, 200, 200, 500, 503, 400, "hang"][Math.floor(random() * 7)] as FakeAnswer]));
         const { run, clock } = world((request, attempt) => {
           const answer = outcome.get(lineOf(request.body.toString())) as FakeAnswer;

@@ -100,7 +100,10 @@ describe("DeliveryEngine on a fake transport (virtual time)", () => {
   });
 
   it("network errors are retried; TLS failures are permanent for their URL", async () => {
-    const { engine, transport } = setup(byUrl({ [A]: answers({ network: "ECONNREFUSED" }, 200), [B]: answers({ tls: "DEPTH_ZERO_SELF_SIGNED_CERT" }) }), [A, B]);
+    const { engine, transport } = setup(byUrl({ [A]: answers({ network: "ECONNREFUSED" }, 200), [B]: answers({ tls: "DEPTH_ZERO_SELF_SIGNED_CERT" }) }), [
+      A,
+      B,
+    ]);
     const result = await engine.deliver(BODY);
     expect(result.delivered).toBe(true);
     expect(transport.requests.filter((r) => r.url === B)).toHaveLength(1);

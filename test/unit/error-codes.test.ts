@@ -2,16 +2,7 @@ import { describe, expect, it } from "vitest";
 import { exitReportFor } from "../../src/cli/exit-codes.js";
 import { StateError } from "../../src/serve/durable-queue.js";
 import { BatchDeliveryError, QueueFullError } from "../../src/client/errors.js";
-import {
-  ClosedError,
-  ConfigError,
-  InputError,
-  PortError,
-  UsageError,
-  ValidationError,
-  WebhookCliError,
-  WriteError,
-} from "../../src/errors.js";
+import { ClosedError, ConfigError, InputError, PortError, UsageError, ValidationError, WebhookCliError, WriteError } from "../../src/errors.js";
 
 // Every error class of src/, one instance each. A new class goes here with its own code.
 const ERRORS: readonly WebhookCliError[] = [

@@ -46,7 +46,8 @@ function recorder(): InflateHandlers & { calls: string[]; chunks: Buffer[]; done
 
 describe("contentCodingOf", () => {
   it("takes no header, an empty one and identity as the body as is", () => {
-    for (const header of [undefined, "", "identity", " Identity ", "identity, identity"]) expect(contentCodingOf(header)).toEqual({ ok: true, coding: "identity" });
+    for (const header of [undefined, "", "identity", " Identity ", "identity, identity"])
+      expect(contentCodingOf(header)).toEqual({ ok: true, coding: "identity" });
   });
 
   it("knows gzip, its x-gzip alias and deflate, in any case, around identity", () => {
@@ -83,7 +84,11 @@ describe("inflateBuffer", () => {
     const exact = Buffer.alloc(MAX_REQUEST_BYTES, "a");
     const result = await inflateBuffer(gzipSync(exact), "gzip", limits);
     expect(result.ok && result.body.equals(exact)).toBe(true);
-    expect(await inflateBuffer(gzipSync(Buffer.alloc(MAX_REQUEST_BYTES + 1, "a")), "gzip", limits)).toEqual({ ok: false, reason: "too_large", what: "inflated" });
+    expect(await inflateBuffer(gzipSync(Buffer.alloc(MAX_REQUEST_BYTES + 1, "a")), "gzip", limits)).toEqual({
+      ok: false,
+      reason: "too_large",
+      what: "inflated",
+    });
     expect(await inflateBuffer(Buffer.alloc(MAX_REQUEST_BYTES + 1), "identity", limits)).toEqual({ ok: false, reason: "too_large", what: "inflated" });
   });
 
@@ -98,20 +103,42 @@ describe("inflateBuffer", () => {
 
   it("refuses compressed bytes past their bound before inflating them all", async () => {
     const packed = gzipSync(randomBytes(4096));
-    expect(await inflateBuffer(packed, "gzip", { maxBytes: 1_000_000, maxCompressedBytes: 1000 })).toEqual({ ok: false, reason: "too_large", what: "compressed" });
+    expect(await inflateBuffer(packed, "gzip", { maxBytes: 1_000_000, maxCompressedBytes: 1000 })).toEqual({
+      ok: false,
+      reason: "too_large",
+      what: "compressed",
+    });
   });
 
   it("names zlib's own reason for a corrupt stream", async () => {
     const notGzip = await inflateBuffer(body, "gzip", limits);
-    expect(notGzip).toEqual({ ok: false, reason: "corrupt", zlibCode: "Z_DATA_ERROR", message: "request body is not valid gzip data (Content-Encoding: gzip): incorrect header check" });
+    expect(notGzip).toEqual({
+      ok: false,
+      reason: "corrupt",
+      zlibCode: "Z_DATA_ERROR",
+      message: "request body is not valid gzip data (Content-Encoding: gzip): incorrect header check",
+    });
     const packed = gzipSync(body);
-    expect(await inflateBuffer(packed.subarray(0, packed.length - 4), "gzip", limits)).toMatchObject({ reason: "corrupt", zlibCode: "Z_BUF_ERROR", message: expect.stringMatching(/unexpected end of file$/) });
+    expect(await inflateBuffer(packed.subarray(0, packed.length - 4), "gzip", limits)).toMatchObject({
+      reason: "corrupt",
+      zlibCode: "Z_BUF_ERROR",
+      message: expect.stringMatching(/unexpected end of file$/),
+    });
     const badCrc = Buffer.from(packed);
     badCrc[badCrc.length - 6] = (badCrc[badCrc.length - 6] as number) ^ 0xff;
     expect(await inflateBuffer(badCrc, "gzip", limits)).toMatchObject({ reason: "corrupt", message: expect.stringMatching(/incorrect data check$/) });
-    expect(await inflateBuffer(Buffer.from("{}"), "deflate", limits)).toMatchObject({ reason: "corrupt", message: expect.stringContaining("not valid deflate data") });
-    expect(await inflateBuffer(Buffer.alloc(0), "gzip", limits)).toMatchObject({ reason: "corrupt", message: expect.stringMatching(/unexpected end of file$/) });
-    expect(await inflateBuffer(Buffer.from([0x78]), "deflate", limits)).toMatchObject({ reason: "corrupt", message: expect.stringMatching(/unexpected end of file$/) });
+    expect(await inflateBuffer(Buffer.from("{}"), "deflate", limits)).toMatchObject({
+      reason: "corrupt",
+      message: expect.stringContaining("not valid deflate data"),
+    });
+    expect(await inflateBuffer(Buffer.alloc(0), "gzip", limits)).toMatchObject({
+      reason: "corrupt",
+      message: expect.stringMatching(/unexpected end of file$/),
+    });
+    expect(await inflateBuffer(Buffer.from([0x78]), "deflate", limits)).toMatchObject({
+      reason: "corrupt",
+      message: expect.stringMatching(/unexpected end of file$/),
+    });
   });
 });
 
@@ -179,7 +206,11 @@ describe("createInflater", () => {
   });
 
   it("asks the source to wait when zlib is behind, and to resume when it has caught up", async () => {
-    const large = Buffer.from(JSON.stringify({ batch: Array.from({ length: 2000 }, (_, i) => ({ type: "track", userId: `u${i}`, event: "E", properties: { n: randomBytes(48).toString("hex") } })) }));
+    const large = Buffer.from(
+      JSON.stringify({
+        batch: Array.from({ length: 2000 }, (_, i) => ({ type: "track", userId: `u${i}`, event: "E", properties: { n: randomBytes(48).toString("hex") } })),
+      }),
+    );
     expect(large.length).toBeLessThan(MAX_REQUEST_BYTES);
     const packed = gzipSync(large);
     const handlers = recorder();

@@ -85,7 +85,15 @@ describe("RequestStore", () => {
     const answer = (body: Buffer) => store.add(row(Buffer.from("{}"), { response: { status: 200, ms: 1, headers: {}, body, error: null } })).response;
     expect(answer(Buffer.from("ok"))).toMatchObject({ body: Buffer.from("ok"), bodySize: 2, bodySha256: null });
     const big = Buffer.alloc(7 * 1024 * 1024, 0x61);
-    expect(answer(big)).toEqual({ status: 200, ms: 1, headers: {}, error: null, body: null, bodySize: big.length, bodySha256: createHash("sha256").update(big).digest("hex") });
+    expect(answer(big)).toEqual({
+      status: 200,
+      ms: 1,
+      headers: {},
+      error: null,
+      body: null,
+      bodySize: big.length,
+      bodySha256: createHash("sha256").update(big).digest("hex"),
+    });
   });
 
   it("a row cuts long user ids and keeps at most 50 issues of each kind, counting the rest", () => {
@@ -123,7 +131,8 @@ describe("one row in detail", () => {
 
   it("shows a kept answer pretty, and a large one as its size and digest", () => {
     const store = new RequestStore();
-    const answered = (body: Buffer) => detail(store.add(row(Buffer.from("{}"), { response: { status: 200, ms: 1, headers: {}, body, error: null } })), context)["response"];
+    const answered = (body: Buffer) =>
+      detail(store.add(row(Buffer.from("{}"), { response: { status: 200, ms: 1, headers: {}, body, error: null } })), context)["response"];
     expect(answered(Buffer.from('{"ok":true}'))).toMatchObject({ body: '{"ok":true}', bodyPretty: '{\n  "ok": true\n}', bodySize: 11 });
     const big = Buffer.alloc(100 * 1024, 0x61);
     expect(answered(big)).toMatchObject({ body: null, bodyPretty: null, bodySize: big.length, bodySha256: createHash("sha256").update(big).digest("hex") });
@@ -178,12 +187,23 @@ describe("forwarding pieces", () => {
   });
 
   it("records the app's body below 64 KB, a hash and the size above, and why when there was no answer", () => {
-    const answer = (body: Buffer): ForwardResult => ({ status: 200, fromApp: true, ms: 4, headers: { "set-cookie": ["a=1"], "x-app": "1" }, body, error: null });
+    const answer = (body: Buffer): ForwardResult => ({
+      status: 200,
+      fromApp: true,
+      ms: 4,
+      headers: { "set-cookie": ["a=1"], "x-app": "1" },
+      body,
+      error: null,
+    });
     expect(recordedResponse(answer(Buffer.from("ok")))).toEqual({ status: 200, ms: 4, headers: { "set-cookie": "[redacted]", "x-app": "1" }, body: "ok" });
     expect(recordedResponse(answer(Buffer.from([0xff])))).toMatchObject({ bodyBase64: "/w==" });
     const big = Buffer.alloc(64 * 1024, 0x61);
     expect(recordedResponse(answer(big))).toMatchObject({ bodySize: 65_536, bodySha256: createHash("sha256").update(big).digest("hex") });
-    expect(recordedResponse({ status: 502, fromApp: false, ms: 1, headers: {}, body: Buffer.alloc(0), error: "refused" })).toEqual({ status: null, ms: 1, error: "refused" });
+    expect(recordedResponse({ status: 502, fromApp: false, ms: 1, headers: {}, body: Buffer.alloc(0), error: "refused" })).toEqual({
+      status: null,
+      ms: 1,
+      error: "refused",
+    });
   });
 });
 
@@ -194,7 +214,13 @@ describe("inspector guards and keys", () => {
   });
 
   it("r calls its handler on a terminal; Ctrl-C interrupts; the terminal is restored", () => {
-    const input = Object.assign(new PassThrough(), { isTTY: true, modes: [] as boolean[], setRawMode(mode: boolean) { this.modes.push(mode); } });
+    const input = Object.assign(new PassThrough(), {
+      isTTY: true,
+      modes: [] as boolean[],
+      setRawMode(mode: boolean) {
+        this.modes.push(mode);
+      },
+    });
     let resent = 0;
     let interrupted = 0;
     const stop = watchKeys(input as unknown as KeyInput, { r: () => (resent += 1) }, () => (interrupted += 1));

@@ -185,7 +185,7 @@ describe("firstElementBytes", () => {
   });
 
   it("scans a 4,000-event batch of 2.4 MB in linear time", () => {
-    const element = JSON.stringify({ type: "track", event: "E \"]\" ✓", properties: { list: [1, 2, { x: "y".repeat(500) }] } });
+    const element = JSON.stringify({ type: "track", event: 'E "]" ✓', properties: { list: [1, 2, { x: "y".repeat(500) }] } });
     const body = bytes(`[${Array.from({ length: 4000 }, () => element).join(",")}]`);
     const started = performance.now();
     const span = firstElementBytes(body);

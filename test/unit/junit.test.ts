@@ -13,7 +13,12 @@ describe("junitXml", () => {
       timestamp: new Date("2024-01-01T00:00:00.123Z"),
       cases: [
         { name: "#1 track POST /hook", classname: "webhook-cli.listen", time: 0.0123 },
-        { name: "#2 page POST /hook", classname: "webhook-cli.listen", time: 0.5, failure: { message: "signature: missing", type: "signature", details: "a\nb" } },
+        {
+          name: "#2 page POST /hook",
+          classname: "webhook-cli.listen",
+          time: 0.5,
+          failure: { message: "signature: missing", type: "signature", details: "a\nb" },
+        },
       ],
     });
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="webhook-cli listen" tests="2" failures="1"')).toBe(true);
@@ -24,7 +29,10 @@ describe("junitXml", () => {
   });
 
   it("escapes markup and drops characters XML cannot hold", () => {
-    const xml = junitXml({ name: 'a "b" <c>', cases: [{ name: "x & y\u0001", classname: "k", time: 0, failure: { message: 'line1\n"q"', details: "<oops> & \u0000" } }] });
+    const xml = junitXml({
+      name: 'a "b" <c>',
+      cases: [{ name: "x & y\u0001", classname: "k", time: 0, failure: { message: 'line1\n"q"', details: "<oops> & \u0000" } }],
+    });
     expect(xml).toContain('name="a &quot;b&quot; &lt;c&gt;"');
     expect(xml).toContain('name="x &amp; y\ufffd"');
     expect(xml).toContain('message="line1&#10;&quot;q&quot;"');
@@ -46,4 +54,3 @@ describe("writeJunitFile", () => {
     expect(error.describe(flagOfField)).toMatch(new RegExp(`^${file.replace(/[.\\/]/g, "\\$&")}: --junit: cannot write: ENOENT`));
   });
 });
-

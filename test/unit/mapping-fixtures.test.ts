@@ -135,7 +135,9 @@ describe("fixtures outside the subset", () => {
     const data = fixture.mapping.data as Record<string, unknown>;
 
     it("is refused for its two paths without $.", () => {
-      expect(() => mappingFromValue(data, source)).toThrow(/at \/noDollarPrefix: the path "properties\.revenue" does not start with "\$\.": write "\$\.properties\.revenue"/);
+      expect(() => mappingFromValue(data, source)).toThrow(
+        /at \/noDollarPrefix: the path "properties\.revenue" does not start with "\$\.": write "\$\.properties\.revenue"/,
+      );
       const { noDollarPrefix: _, ...rest } = data;
       expect(() => mappingFromValue(rest, source)).toThrow(/at \/dollarOnly: the path "\$" does not start with "\$\."/);
     });

@@ -66,7 +66,10 @@ describe("paths", () => {
     expect(dataOf("$.properties.products.0")).toEqual({ sku: "sku-1", quantity: 1 });
     expect(dataOf(`$.properties["products"][0]`)).toEqual({ sku: "sku-1", quantity: 1 });
     expect(dataOf({ sku: { "@path": "$.properties.products[0].sku" }, q: { "@path": "$.properties.products.1.quantity" } })).toEqual({ sku: "sku-1", q: 2 });
-    expect(dataOf({ email: { "@path": "$.traits.email" }, q: { "@path": "$.properties['products'][1]['quantity']" } })).toEqual({ email: "ada@example.com", q: 2 });
+    expect(dataOf({ email: { "@path": "$.traits.email" }, q: { "@path": "$.properties['products'][1]['quantity']" } })).toEqual({
+      email: "ada@example.com",
+      q: 2,
+    });
   });
 
   it("tolerates surrounding whitespace in the flag text", () => {
@@ -141,11 +144,13 @@ describe("objects", () => {
   });
 
   it("resolves @path in arrays, a missing one as null (as the real one does)", () => {
-    const m = { list: [{ "@path": "$.userId" }, { "@path": "$.properties.absent" }, "literal", [{ "@path": "$.properties.zero" }], { id: { "@path": "$.nope" } }] };
+    const m = {
+      list: [{ "@path": "$.userId" }, { "@path": "$.properties.absent" }, "literal", [{ "@path": "$.properties.zero" }], { id: { "@path": "$.nope" } }],
+    };
     expect(JSON.stringify(dataOf(m))).toBe(`{"list":["user_1",null,"literal",[0],{}]}`);
   });
 
-  it("a top-level {\"@path\"} is the path", () => {
+  it('a top-level {"@path"} is the path', () => {
     expect(parseMapping(`{"@path": "$.properties"}`, flag).root).toEqual(parseMapping("$.properties", flag).root);
     expect(mappingText(parseMapping(`{"@path": "$.properties"}`, flag))).toBe("$.properties");
   });
@@ -218,14 +223,27 @@ describe("refusals", () => {
 
   it.each(UNSUPPORTED_DIRECTIVES.map((d) => [d]))("refuses %s by name, where it is", (directive) => {
     const error = at({ outer: { list: [1, { [directive]: "x" }] } });
-    expect(error.message).toBe(`at /outer/list/1: the directive ${directive} of the real mapping kit is not supported; --data takes literals and {"@path": "$.…"} only`);
+    expect(error.message).toBe(
+      `at /outer/list/1: the directive ${directive} of the real mapping kit is not supported; --data takes literals and {"@path": "$.…"} only`,
+    );
     expect(at(`{"${directive}": "x"}`).message).toContain(`the directive ${directive} of`);
   });
 
   it("lists every directive of the real mapping kit but @path", () => {
-    expect([...UNSUPPORTED_DIRECTIVES].sort()).toEqual(
-      ["@arrayPath", "@case", "@excludeWhenNull", "@flatten", "@if", "@json", "@liquid", "@literal", "@merge", "@replace", "@template", "@transform"],
-    );
+    expect([...UNSUPPORTED_DIRECTIVES].sort()).toEqual([
+      "@arrayPath",
+      "@case",
+      "@excludeWhenNull",
+      "@flatten",
+      "@if",
+      "@json",
+      "@liquid",
+      "@literal",
+      "@merge",
+      "@replace",
+      "@template",
+      "@transform",
+    ]);
   });
 
   it("refuses an unknown @-key, alone or beside literal keys", () => {
@@ -235,8 +253,12 @@ describe("refusals", () => {
 
   it("refuses _metadata, __segment_internal_directive and __proto__ as keys", () => {
     expect(at({ _metadata: { a: 1 } }).message).toMatch(/^at \/_metadata: the key "_metadata" is not supported/);
-    expect(at({ deep: { __segment_internal_directive: 1 } }).message).toMatch(/^at \/deep\/__segment_internal_directive: the key "__segment_internal_directive" is not supported/);
-    expect(at(`{"a": {"__proto__": {"@path": "$.event"}}}`).message).toMatch(/^at \/a\/__proto__: the key "__proto__" is not supported: the real destination silently loses this key/);
+    expect(at({ deep: { __segment_internal_directive: 1 } }).message).toMatch(
+      /^at \/deep\/__segment_internal_directive: the key "__segment_internal_directive" is not supported/,
+    );
+    expect(at(`{"a": {"__proto__": {"@path": "$.event"}}}`).message).toMatch(
+      /^at \/a\/__proto__: the key "__proto__" is not supported: the real destination silently loses this key/,
+    );
     expect(at({ a: { "@path": "$.event", _metadata: {} } }).message).toBe(`at /a: {"@path": …} must be alone in its object, but it has "_metadata" beside it`);
   });
 
@@ -261,7 +283,9 @@ describe("refusals", () => {
     expect(at("$").message).toBe(`the path "$" does not start with "$.": "$" alone finds nothing in the real destination; the whole message is "$."`);
     expect(at("$properties").message).toBe(`the path "$properties" does not start with "$.": write "$.properties"`);
     expect(at(`$["properties"]`).message).toMatch(/does not start with "\$\."/);
-    expect(at({ a: { "@path": "properties.revenue" } }).message).toBe(`at /a: the path "properties.revenue" does not start with "$.": write "$.properties.revenue"`);
+    expect(at({ a: { "@path": "properties.revenue" } }).message).toBe(
+      `at /a: the path "properties.revenue" does not start with "$.": write "$.properties.revenue"`,
+    );
     expect(at({ a: { "@path": "" } }).message).toBe(`at /a: the path "" does not start with "$.": write "$."`);
     expect(at({ a: { "@path": " $.event" } }).message).toMatch(/does not start with/);
     expect(at("properties.revenue").message).toMatch(/is neither a path starting with "\$\."/);

@@ -62,18 +62,23 @@ describe("examples", () => {
 });
 
 describe("fixtures", () => {
-  it.each(["track-anonymous-v2", "screen-server-side", "identify-offset", "page-named"])("real-traffic/%s.json is accepted (strict only objects to unknown keys)", (name) => {
-    const message = JSON.parse(readFileSync(new URL(`../../fixtures/real-traffic/${name}.json`, import.meta.url), "utf8")) as Record<string, unknown>;
-    expect(checkMessage(message).errors).toEqual([]);
-    expect(checkMessage(message, { strict: true }).errors.map((e) => e.key)).toEqual(name === "page-named" ? ["projectId", "writeKey"] : []);
-  });
+  it.each(["track-anonymous-v2", "screen-server-side", "identify-offset", "page-named"])(
+    "real-traffic/%s.json is accepted (strict only objects to unknown keys)",
+    (name) => {
+      const message = JSON.parse(readFileSync(new URL(`../../fixtures/real-traffic/${name}.json`, import.meta.url), "utf8")) as Record<string, unknown>;
+      expect(checkMessage(message).errors).toEqual([]);
+      expect(checkMessage(message, { strict: true }).errors.map((e) => e.key)).toEqual(name === "page-named" ? ["projectId", "writeKey"] : []);
+    },
+  );
 
   it.each([...MESSAGE_TYPES, "alias-camel"])("fixtures/%s.json validates strictly", (name) => {
     expect(checkMessage(fixture(name), { strict: true }).errors).toEqual([]);
   });
 
   it("every line of fixtures/events.ndjson carries a valid message", () => {
-    const lines = readFileSync(new URL("../../fixtures/events.ndjson", import.meta.url), "utf8").trim().split("\n");
+    const lines = readFileSync(new URL("../../fixtures/events.ndjson", import.meta.url), "utf8")
+      .trim()
+      .split("\n");
     expect(lines).toHaveLength(7);
     const types = lines.map((line) => {
       const envelope = JSON.parse(line) as { body: unknown };
@@ -150,7 +155,16 @@ describe("checkMessage", () => {
   });
 
   it("knows the real service's common fields; typos stay unknown (errors under strict)", () => {
-    const common = { messageId: "m1", anonymousId: "a1", context: {}, integrations: { All: true }, receivedAt: "2024-01-01T00:00:01.000Z", sentAt: "2024-01-01T00:00:00Z", originalTimestamp: "2024-01-01T00:00:00Z", channel: "server" };
+    const common = {
+      messageId: "m1",
+      anonymousId: "a1",
+      context: {},
+      integrations: { All: true },
+      receivedAt: "2024-01-01T00:00:01.000Z",
+      sentAt: "2024-01-01T00:00:00Z",
+      originalTimestamp: "2024-01-01T00:00:00Z",
+      channel: "server",
+    };
     expect(checkMessage({ ...track(), ...common }, { strict: true }).errors).toEqual([]);
     expect(checkMessage({ ...fixture("page"), ...common, name: "Pricing", category: "Docs" }, { strict: true }).errors).toEqual([]);
     expect(checkMessage({ ...track(), evnt: "x", userID: "u" }, { strict: true }).errors.map((e) => e.key)).toEqual(["evnt", "userID"]);

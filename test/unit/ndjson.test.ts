@@ -21,7 +21,7 @@ describe("LineSplitter", () => {
   });
 
   it("strips a leading BOM and trailing \\r, keeps a last line without newline", () => {
-    expect(split(["\uFEFF{\"a\":1}\r\n{\"b\":2}\r\n{\"c\":3}"])).toEqual([
+    expect(split(['\uFEFF{"a":1}\r\n{"b":2}\r\n{"c":3}'])).toEqual([
       { number: 1, text: '{"a":1}' },
       { number: 2, text: '{"b":2}' },
       { number: 3, text: '{"c":3}' },
@@ -39,7 +39,10 @@ describe("LineSplitter", () => {
 
   it("reports invalid UTF-8 with its line number", () => {
     const lines = split([Buffer.concat([Buffer.from('{"a":1}\n{"b":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n')])]);
-    expect(lines).toEqual([{ number: 1, text: '{"a":1}' }, { number: 2, error: "line is not valid UTF-8" }]);
+    expect(lines).toEqual([
+      { number: 1, text: '{"a":1}' },
+      { number: 2, error: "line is not valid UTF-8" },
+    ]);
   });
 
   it("reports a line over 1 MiB without keeping it, and goes on with the next", () => {
@@ -72,7 +75,8 @@ describe("LineSplitter offsets, and starting mid-file", () => {
   function splitWithOffsets(source: Buffer, chunkSize: number, start?: { offset: number; line: number }): Line[] {
     const splitter = new LineSplitter({ offsets: true, ...(start ? { start } : {}) });
     const lines: Line[] = [];
-    for (let at = start?.offset ?? 0; at < source.length; at += chunkSize) lines.push(...splitter.push(source.subarray(at, Math.min(at + chunkSize, source.length))));
+    for (let at = start?.offset ?? 0; at < source.length; at += chunkSize)
+      lines.push(...splitter.push(source.subarray(at, Math.min(at + chunkSize, source.length))));
     lines.push(...splitter.end());
     return lines;
   }

@@ -15,7 +15,21 @@ let files = 0;
 /** A results line for `line` whose answer's body says `total`. */
 function result(line: number, total = line * 10, user = `u${line % 3}`): ResultLine {
   const facts = messageFacts({ type: line % 4 === 0 ? "identify" : "track", event: "E", userId: user, messageId: `m-${line}` }, user);
-  return resultLine({ line, facts, delivered: true, urls: [{ url: "http://127.0.0.1:1/", status: 200, attempts: 1, ms: 1, error: null, response: { contentType: "application/json", body: keepBody(JSON.stringify({ total })) } }] });
+  return resultLine({
+    line,
+    facts,
+    delivered: true,
+    urls: [
+      {
+        url: "http://127.0.0.1:1/",
+        status: 200,
+        attempts: 1,
+        ms: 1,
+        error: null,
+        response: { contentType: "application/json", body: keepBody(JSON.stringify({ total })) },
+      },
+    ],
+  });
 }
 
 const text = (lines: (number | ResultLine)[]): string => lines.map((l) => formatResultLine(typeof l === "number" ? result(l) : l)).join("");
@@ -47,7 +61,11 @@ const totalOf = (answer: Answer | undefined): unknown => {
 describe("OldResults: the --compare file read in line order beside the run", () => {
   it("merges shards concatenated in any order into line order, the later of two answers for a line winning", async () => {
     // Three shards in the order 3, 1, 2, then a resumed run that answered 5 and 6 again.
-    const shards = [[3, 6, 9], [1, 4, 7, 10], [2, 5, 8]];
+    const shards = [
+      [3, 6, 9],
+      [1, 4, 7, 10],
+      [2, 5, 8],
+    ];
     const { old, index } = await open(text([...shards.flat(), result(5, 555), result(6, 666)]));
     expect(index.runs.map((run) => run.line)).toEqual([1, 4, 8, 11]);
     const seen = all(old);
@@ -80,7 +98,14 @@ describe("OldResults: the --compare file read in line order beside the run", () 
   });
 
   it("keys a recording by its own line numbers: BOM, CRLF, blank and unanswered lines, no newline at the end", async () => {
-    const envelope = { receivedAt: "2024-01-01T00:00:00.000Z", method: "POST", path: "/", headers: {}, signatureValid: true, body: { type: "track", event: "E", userId: "u" } };
+    const envelope = {
+      receivedAt: "2024-01-01T00:00:00.000Z",
+      method: "POST",
+      path: "/",
+      headers: {},
+      signatureValid: true,
+      body: { type: "track", event: "E", userId: "u" },
+    };
     const answered = (total: number): string => JSON.stringify({ ...envelope, response: { status: 200, ms: 1, headers: {}, body: { total } } });
     const content = `\uFEFF${answered(10)}\r\n\r\n${JSON.stringify(envelope)}\r\n${answered(40)}\r\n${answered(50)}`;
     const { old, index } = await open(content);
@@ -144,7 +169,11 @@ describe("scanning the --compare file", () => {
     const path = join(dir, "shuffled.ndjson");
     writeFileSync(path, text(Array.from({ length: MAX_RUNS + 5 }, (_, i) => MAX_RUNS + 5 - i)));
     const error = await scanResults(path, "shuffled.ndjson").catch((e: unknown) => e as WebhookCliError);
-    expect((error as WebhookCliError).describe()).toMatch(new RegExp(`^shuffled\\.ndjson:${MAX_RUNS + 1}: answers out of input order: line 5 after line 6, and ${MAX_RUNS} runs in order already .*; sort the file by "line"$`));
+    expect((error as WebhookCliError).describe()).toMatch(
+      new RegExp(
+        `^shuffled\\.ndjson:${MAX_RUNS + 1}: answers out of input order: line 5 after line 6, and ${MAX_RUNS} runs in order already .*; sort the file by "line"$`,
+      ),
+    );
   });
 
   it("returns nothing when interrupted, rather than judging what it read", async () => {
@@ -173,7 +202,9 @@ describe("Comparison over the merge", () => {
     comparison.add(answerOfResult(result(1)));
     const controller = new AbortController();
     controller.abort();
-    expect(await new Comparison(answersInOrder(new Map(Array.from({ length: 3000 }, (_, i) => [i + 1, answerOfResult(result(i + 1))])))).drain(controller.signal)).toBe(false);
+    expect(
+      await new Comparison(answersInOrder(new Map(Array.from({ length: 3000 }, (_, i) => [i + 1, answerOfResult(result(i + 1))])))).drain(controller.signal),
+    ).toBe(false);
     expect(comparison.finish(true)).toEqual({ summary: { same: 1, changed: 0, new: 0, missing: 0 }, missing: [] });
   });
 });

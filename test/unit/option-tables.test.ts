@@ -44,7 +44,9 @@ describe("option tables", () => {
     const helpOfFlag = (table: readonly OptionSpec[], flag: string) => helpOf(table.find((spec) => spec.flag === flag) as OptionSpec);
     expect(helpOfFlag(REPLAY_OPTIONS, "--concurrency")).toContain(`${REPLAY_CONCURRENCY_HELP} (default: ${REPLAY_DEFAULT})`);
     expect(helpOfFlag(SERVE_OPTIONS, "--concurrency")).toContain(`${SERVE_CONCURRENCY_HELP} (default: ${SERVE_DEFAULT})`);
-    expect(helpOfFlag(AUDIENCE_SYNC_OPTIONS, "--concurrency")).toMatch(new RegExp(`lower than replay's ${REPLAY_DEFAULT} because .+ \\(default: ${DEFAULT_AUDIENCE_CONCURRENCY}\\)$`));
+    expect(helpOfFlag(AUDIENCE_SYNC_OPTIONS, "--concurrency")).toMatch(
+      new RegExp(`lower than replay's ${REPLAY_DEFAULT} because .+ \\(default: ${DEFAULT_AUDIENCE_CONCURRENCY}\\)$`),
+    );
   });
 
   it("listen's inspector bounds default to the store's own defaults (the table repeats them to stay light)", () => {

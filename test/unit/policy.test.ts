@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  backoffCapMs,
-  backoffMs,
-  classifyOutcome,
-  mayStartAt,
-  parseRetryAfter,
-  planNextRound,
-  retryWaitMs,
-} from "../../src/delivery/policy.js";
+import { backoffCapMs, backoffMs, classifyOutcome, mayStartAt, parseRetryAfter, planNextRound, retryWaitMs } from "../../src/delivery/policy.js";
 import { DEFAULT_RETRY_WINDOW_MS, MAX_BACKOFF_MS, type AttemptOutcome } from "../../src/delivery/types.js";
 import { seededRandom } from "../../src/util/clock.js";
 

@@ -13,7 +13,17 @@ const at = new Date("2024-05-01T10:00:00.000Z");
 function line(rawText: string | Buffer, headers: Record<string, string> = {}) {
   const raw = typeof rawText === "string" ? Buffer.from(rawText) : rawText;
   const verdict = judgeRequest(raw, headers, { secret: SECRET });
-  const text = formatRecordLine({ receivedAt: at, method: "POST", path: "/hooks?x=1", headers, signatureValid: verdict.signatureValid, raw, text: verdict.text, body: verdict.body, secret: SECRET });
+  const text = formatRecordLine({
+    receivedAt: at,
+    method: "POST",
+    path: "/hooks?x=1",
+    headers,
+    signatureValid: verdict.signatureValid,
+    raw,
+    text: verdict.text,
+    body: verdict.body,
+    secret: SECRET,
+  });
   return { text, parsed: JSON.parse(text) as Record<string, unknown> };
 }
 

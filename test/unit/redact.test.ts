@@ -24,7 +24,16 @@ describe("redaction", () => {
   });
 
   it("redacts credential headers and any header holding the secret", () => {
-    const headers = { "x-api-key": "k", "api-key": "k", "x-auth-token": "t", authorization: "a", cookie: "c", "x-env": "ci", "x-other": "has-sec-ret", multi: ["a", "b"] };
+    const headers = {
+      "x-api-key": "k",
+      "api-key": "k",
+      "x-auth-token": "t",
+      authorization: "a",
+      cookie: "c",
+      "x-env": "ci",
+      "x-other": "has-sec-ret",
+      multi: ["a", "b"],
+    };
     expect(redactHeaders(headers, "sec-ret")).toEqual({
       "x-api-key": "[redacted]",
       "api-key": "[redacted]",

@@ -26,7 +26,16 @@ function outcomeOf(build: Build, line: number, user: string): MessageOutcome {
     line,
     facts: messageFacts({ type: "track", event: "Order Completed", userId: user, messageId: `m-${line}` }, user),
     delivered: answer.status < 300,
-    urls: [{ url: "http://127.0.0.1:1/", status: answer.status, attempts: 1, ms: 1, error: null, response: { contentType: "application/json", body: keepBody(answer.body) } }],
+    urls: [
+      {
+        url: "http://127.0.0.1:1/",
+        status: answer.status,
+        attempts: 1,
+        ms: 1,
+        error: null,
+        response: { contentType: "application/json", body: keepBody(answer.body) },
+      },
+    ],
   };
 }
 
@@ -46,7 +55,9 @@ let requests = 0;
 const requestId = (): string => `r-${(requests += 1)}`;
 const oldBuild: Build = (line) => ({ status: 200, body: JSON.stringify({ requestId: requestId(), line, total: 10 }) });
 const newBuild: Build = (line, user) =>
-  user === "user-3" ? { status: 500, body: '{"error":"boom"}' } : { status: 200, body: JSON.stringify({ total: line === 7 ? 12 : 10, line, requestId: requestId() }) };
+  user === "user-3"
+    ? { status: 500, body: '{"error":"boom"}' }
+    : { status: 200, body: JSON.stringify({ total: line === 7 ? 12 : 10, line, requestId: requestId() }) };
 
 describe("results, shards and compare together", () => {
   let dir: string;
@@ -58,7 +69,10 @@ describe("results, shards and compare together", () => {
   it("three shards' results, concatenated, compare with a whole run line for line", async () => {
     const whole = join(dir, "old.ndjson");
     runShard(oldBuild, undefined, whole);
-    const lines = readFileSync(whole, "utf8").trim().split("\n").map((l) => JSON.parse(l).line);
+    const lines = readFileSync(whole, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).line);
     expect(lines).toEqual(log.map((e) => e.line)); // input order although they finished in reverse
 
     const joined = join(dir, "new.ndjson");
@@ -72,7 +86,10 @@ describe("results, shards and compare together", () => {
     expect(now.answers.size).toBe(log.length);
 
     const comparison = new Comparison(answersInOrder(old.answers), { ignore: [parseJsonPath("$.requestId")] });
-    const changed = [...now.answers.values()].sort((a, b) => a.line - b.line).map((a) => comparison.add(a)).filter((r) => r.status === "changed");
+    const changed = [...now.answers.values()]
+      .sort((a, b) => a.line - b.line)
+      .map((a) => comparison.add(a))
+      .filter((r) => r.status === "changed");
     const { summary } = comparison.finish();
     const user3 = log.filter((e) => e.user === "user-3").map((e) => e.line);
     expect(changed.map((r) => r.line)).toEqual([...new Set([7, ...user3])].sort((a, b) => a - b));
@@ -103,9 +120,17 @@ describe("results, shards and compare together", () => {
 
 describe("JUnit cases", () => {
   it("passes unchanged messages and fails changed ones with every difference in the details", () => {
-    expect(comparisonCase({ line: 3, label: "identify, u", status: "same", changes: [] })).toEqual({ name: "line 3: identify, u", classname: "webhook-cli.replay.compare", time: 0 });
+    expect(comparisonCase({ line: 3, label: "identify, u", status: "same", changes: [] })).toEqual({
+      name: "line 3: identify, u",
+      classname: "webhook-cli.replay.compare",
+      time: 0,
+    });
     const failed = comparisonCase({ line: 4, label: "track E, u", status: "changed", changes: ["status 200 → 500", "body $.a: 1 → 2"] });
-    expect(failed.failure).toEqual({ message: "status 200 → 500", type: "compare", details: "line 4 (track E, u): status 200 → 500\nline 4 (track E, u): body $.a: 1 → 2" });
+    expect(failed.failure).toEqual({
+      message: "status 200 → 500",
+      type: "compare",
+      details: "line 4 (track E, u): status 200 → 500\nline 4 (track E, u): body $.a: 1 → 2",
+    });
   });
 
   it("adds an --expect-status failure to a replay case, after a delivery failure already there", () => {
@@ -116,6 +141,10 @@ describe("JUnit cases", () => {
     expect(withExpectStatus(base, problems).failure).toEqual({ message: "status 200 not in 202", type: "expect-status" });
     expect(withExpectStatus(base, [])).toBe(base);
     const failed = { ...base, failure: { message: "http://x/: timeout", type: "delivery" } };
-    expect(withExpectStatus(failed, problems).failure).toEqual({ message: "http://x/: timeout", type: "delivery", details: "http://x/: timeout\nstatus 200 not in 202" });
+    expect(withExpectStatus(failed, problems).failure).toEqual({
+      message: "http://x/: timeout",
+      type: "delivery",
+      details: "http://x/: timeout\nstatus 200 not in 202",
+    });
   });
 });

@@ -14,7 +14,15 @@ describe("parseEntry", () => {
 
   it("sends the rawBody bytes of a recording envelope, timed by receivedAt", () => {
     const raw = Buffer.from('{ "version":1,"type":"track","userId":"u1","event":"\\u0041","properties":{},"timestamp":"2024-01-01T00:00:00.000Z" }');
-    const envelope = { receivedAt: "2024-02-02T00:00:00.000Z", method: "POST", path: "/", headers: {}, signatureValid: true, body: JSON.parse(raw.toString()), rawBody: raw.toString("base64") };
+    const envelope = {
+      receivedAt: "2024-02-02T00:00:00.000Z",
+      method: "POST",
+      path: "/",
+      headers: {},
+      signatureValid: true,
+      body: JSON.parse(raw.toString()),
+      rawBody: raw.toString("base64"),
+    };
     const result = parseEntry(JSON.stringify(envelope), 1, true);
     expect(result.ok && Buffer.compare(result.entry.body as Buffer, raw) === 0).toBe(true);
     expect(result.ok && result.entry.time).toBe(Date.parse("2024-02-02T00:00:00.000Z"));
@@ -30,7 +38,10 @@ describe("parseEntry", () => {
     expect(parseEntry("[1]", 1, true)).toMatchObject({ ok: false, reason: expect.stringContaining("expected a JSON object") });
     expect(parseEntry('{"type":"bogus"}', 1, true)).toMatchObject({ ok: false, reason: expect.stringContaining("not a known message") });
     expect(parseEntry(JSON.stringify({ ...track, event: undefined }), 1, true)).toMatchObject({ ok: false, reason: expect.stringContaining('"event"') });
-    expect(parseEntry(JSON.stringify({ body: null, rawBody: Buffer.from("{oops").toString("base64") }), 1, true)).toMatchObject({ ok: false, reason: expect.stringContaining("rawBody") });
+    expect(parseEntry(JSON.stringify({ body: null, rawBody: Buffer.from("{oops").toString("base64") }), 1, true)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("rawBody"),
+    });
     expect(parseEntry(JSON.stringify({ body: track, rawBody: "@@@" }), 1, true)).toMatchObject({ ok: false, reason: expect.stringContaining("base64") });
   });
 
@@ -49,7 +60,12 @@ describe("deadLetterLine", () => {
 
   it("keeps a recording's envelope and rawBody, replacing an older failure", () => {
     const raw = Buffer.from(` ${JSON.stringify(track)}`);
-    const envelope = { receivedAt: "2024-02-02T00:00:00.000Z", body: track, rawBody: raw.toString("base64"), failure: { reason: "old", attempts: 1, status: null } };
+    const envelope = {
+      receivedAt: "2024-02-02T00:00:00.000Z",
+      body: track,
+      rawBody: raw.toString("base64"),
+      failure: { reason: "old", attempts: 1, status: null },
+    };
     const line = deadLetterLine(JSON.stringify(envelope), { reason: "interrupted", attempts: 0, status: null });
     expect(JSON.parse(line)).toEqual({ ...envelope, failure: { reason: "interrupted", attempts: 0, status: null } });
     const result = parseEntry(line, 1, true);

@@ -9,9 +9,16 @@ const track = { version: 1, type: "track", userId: "u1", event: "Signed Up", pro
 
 /** Messages whose top-level keys are placed to trip a scanner: nested look-alike keys, escapes, null ids. */
 const TRICKY: Record<string, unknown>[] = [
-  { properties: { userId: "nested", type: "page", s: 'a "quoted" } ] { [ \\ value' }, version: 1, type: "track", event: "E", userId: "outer", timestamp: track.timestamp },
+  {
+    properties: { userId: "nested", type: "page", s: 'a "quoted" } ] { [ \\ value' },
+    version: 1,
+    type: "track",
+    event: "E",
+    userId: "outer",
+    timestamp: track.timestamp,
+  },
   { version: 1, type: "identify", userId: null, anonymousId: "anon_1", traits: { list: [{ userId: "x" }, "}", "]"] }, timestamp: track.timestamp },
-  { version: 1, type: "track", userId: "ü\u2028\"\\/é😀\n", event: "E", properties: {}, timestamp: track.timestamp },
+  { version: 1, type: "track", userId: 'ü\u2028"\\/é😀\n', event: "E", properties: {}, timestamp: track.timestamp },
   { version: 1, type: "alias", "Previous ID": "a", "User ID": "b", timestamp: track.timestamp },
   { version: 1, type: "alias", previousId: "a", userId: "b", timestamp: track.timestamp },
   { version: 1, type: "group", anonymousId: "anon", groupId: "g", traits: { n: -1.5e-7, t: true, f: false, z: null }, timestamp: track.timestamp },
@@ -24,7 +31,12 @@ function realTrafficLines(): string[] {
   for (const name of readdirSync(dir)) {
     if (!name.endsWith(".json") && !name.endsWith(".ndjson")) continue;
     const text = readFileSync(new URL(name, dir), "utf8");
-    const values: unknown[] = name.endsWith(".ndjson") ? text.split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [JSON.parse(text)];
+    const values: unknown[] = name.endsWith(".ndjson")
+      ? text
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [JSON.parse(text)];
     for (const value of values) lines.push(JSON.stringify(value));
   }
   return lines;
@@ -52,7 +64,9 @@ describe("scanMessage (the sending pass on canonical lines)", () => {
       const check = checkLine(line, 1);
       return check.ok && check.canonical;
     });
-    expect(new Set(canonical.map((line) => (JSON.parse(line) as { type: string }).type))).toEqual(new Set(["page", "screen", "identify", "track", "alias", "group", "delete"]));
+    expect(new Set(canonical.map((line) => (JSON.parse(line) as { type: string }).type))).toEqual(
+      new Set(["page", "screen", "identify", "track", "alias", "group", "delete"]),
+    );
   });
 
   it("gives up on text that is not a top-level object with a type (the caller parses it)", () => {

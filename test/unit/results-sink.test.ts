@@ -9,7 +9,15 @@ import { ResultsSink } from "../../src/regress/results-sink.js";
 const dir = mkdtempSync(join(tmpdir(), "results-sink-"));
 
 function entry(line: number): ReplayEntry {
-  const text = JSON.stringify({ version: 1, type: "track", userId: `u${line}`, event: "E", messageId: `m-${line}`, properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+  const text = JSON.stringify({
+    version: 1,
+    type: "track",
+    userId: `u${line}`,
+    event: "E",
+    messageId: `m-${line}`,
+    properties: {},
+    timestamp: "2024-01-01T00:00:00.000Z",
+  });
   const result = parseEntry(text, line, true);
   if (!result.ok) throw new Error(result.reason);
   return result.entry;
@@ -19,7 +27,16 @@ const answered = (status: number, body: string): DeliveryResult => ({
   delivered: status < 300,
   rounds: 1,
   interrupted: false,
-  urls: [{ url: "http://user:pw@127.0.0.1:1/hook", status, attempts: 1, error: status < 300 ? null : `HTTP ${status}`, ms: 1.234, response: { contentType: "text/plain", body: { body } } }],
+  urls: [
+    {
+      url: "http://user:pw@127.0.0.1:1/hook",
+      status,
+      attempts: 1,
+      error: status < 300 ? null : `HTTP ${status}`,
+      ms: 1.234,
+      response: { contentType: "text/plain", body: { body } },
+    },
+  ],
 });
 
 describe("ResultsSink", () => {
@@ -36,7 +53,10 @@ describe("ResultsSink", () => {
     sink.finished(a, answered(500, "one"));
     sink.close();
     expect(released).toEqual([1, 5]);
-    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { line: number; messageId: string; urls: { url: string; body: string; ms: number }[] });
+    const lines = readFileSync(path, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { line: number; messageId: string; urls: { url: string; body: string; ms: number }[] });
     expect(lines.map((l) => [l.line, l.messageId, l.urls[0]?.body])).toEqual([
       [1, "m-1", "one"],
       [5, "m-5", "five"],

@@ -89,7 +89,15 @@ describe("results line", () => {
   });
 
   it("joins the engine's result with the captured answers, URL by URL", () => {
-    const engine = { delivered: true, rounds: 1, interrupted: false, urls: [{ url: "http://a/", status: 202, attempts: 2, error: null, ms: 5 }, { url: "http://b/", status: null, attempts: 2, error: "timeout", ms: 5000 }] };
+    const engine = {
+      delivered: true,
+      rounds: 1,
+      interrupted: false,
+      urls: [
+        { url: "http://a/", status: 202, attempts: 2, error: null, ms: 5 },
+        { url: "http://b/", status: null, attempts: 2, error: "timeout", ms: 5000 },
+      ],
+    };
     const response = { contentType: "text/plain", body: keepBody("ok") };
     expect(resultLine(messageOutcome(4, messageFacts({ type: "page" }, "u"), engine, [response])).urls).toEqual([
       { url: "http://a/", status: 202, attempts: 2, ms: 5, error: null, contentType: "text/plain", body: "ok" },
@@ -164,7 +172,8 @@ describe("ResultsOrder", () => {
     for (const line of lines) order.admit(line);
     // A fixed permutation: stride through the lines.
     const released: number[] = [];
-    for (let i = 0; i < lines.length; i++) released.push(...order.finish(lines[(i * 7919) % lines.length] as number, lines[(i * 7919) % lines.length] as number));
+    for (let i = 0; i < lines.length; i++)
+      released.push(...order.finish(lines[(i * 7919) % lines.length] as number, lines[(i * 7919) % lines.length] as number));
     expect(released).toEqual(lines);
   });
 });
@@ -186,7 +195,12 @@ describe("ResultsFile, and reading it back for --compare", () => {
     expect(readFileSync(path, "utf8")).toBe(""); // line 1 still in flight
     file.write(order.drop(1)); // interrupted: no line, the others follow
     file.close();
-    expect(readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).line)).toEqual([2, 3]);
+    expect(
+      readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).line),
+    ).toEqual([2, 3]);
 
     const again = new ResultsFile(path);
     again.write([resultLine(outcome(1))]);
@@ -234,7 +248,11 @@ describe("ResultsFile, and reading it back for --compare", () => {
     const { answers, unanswered } = await readAnswers(path, "rec.ndjson");
     expect(unanswered).toBe(1);
     expect([...answers.keys()]).toEqual([1, 4]);
-    expect(answers.get(1)).toMatchObject({ delivered: true, facts: { userId: "user-42", event: "Order Completed" }, urls: [{ status: 202, contentType: "application/json", body: { kind: "value", value: { total: 10 } } }] });
+    expect(answers.get(1)).toMatchObject({
+      delivered: true,
+      facts: { userId: "user-42", event: "Order Completed" },
+      urls: [{ status: 202, contentType: "application/json", body: { kind: "value", value: { total: 10 } } }],
+    });
     expect(answers.get(4)?.urls[0]?.body).toEqual({ kind: "hash", sha256: "a".repeat(64), size: 70000 });
   });
 

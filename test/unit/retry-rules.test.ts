@@ -10,7 +10,8 @@ const STATUSES = Array.from({ length: 500 }, (_, i) => 100 + i);
 
 describe("the retry rules, side by side", () => {
   it("say how the destination and the client differ", () => {
-    const retried = (rules: (typeof RETRY_RULES)[keyof typeof RETRY_RULES]) => [408, 429, 500, 503, 599, 400, 404, 301].filter((status) => retriesStatus(rules, status));
+    const retried = (rules: (typeof RETRY_RULES)[keyof typeof RETRY_RULES]) =>
+      [408, 429, 500, 503, 599, 400, 404, 301].filter((status) => retriesStatus(rules, status));
     expect(retried(RETRY_RULES.classic)).toEqual([408, 429, 500, 503, 599]);
     expect(retried(RETRY_RULES.client)).toEqual([429, 500, 503, 599]);
     expect([1, 2, 3, 9, 10, 20].map((n) => backoffCeilingMs(RETRY_RULES.classic, n))).toEqual([1000, 2000, 4000, 256_000, 300_000, 300_000]);

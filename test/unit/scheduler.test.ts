@@ -23,16 +23,20 @@ describe("Scheduler", () => {
     let inFlight = 0;
     let peak = 0;
     const ran: number[] = [];
-    await pace(batches(items(200)), { concurrency: 8, clock }, {
-      async run(item) {
-        inFlight += 1;
-        peak = Math.max(peak, inFlight);
-        await sleep(clock, Math.floor(random() * 50));
-        inFlight -= 1;
-        ran.push(item.n);
+    await pace(
+      batches(items(200)),
+      { concurrency: 8, clock },
+      {
+        async run(item) {
+          inFlight += 1;
+          peak = Math.max(peak, inFlight);
+          await sleep(clock, Math.floor(random() * 50));
+          inFlight -= 1;
+          ran.push(item.n);
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     expect(peak).toBe(8);
     expect(ran.sort((a, b) => a - b)).toEqual(items(200).map((i) => i.n));
   });
@@ -43,17 +47,21 @@ describe("Scheduler", () => {
     const active = new Set<string>();
     const order = new Map<string, number[]>();
     let overlap = false;
-    await pace(batches(items(400, (n) => `u${n % 13}`)), { concurrency: 32, clock }, {
-      async run(item) {
-        const key = item.orderKey as string;
-        if (active.has(key)) overlap = true;
-        active.add(key);
-        await sleep(clock, Math.floor(random() * 100));
-        active.delete(key);
-        order.set(key, [...(order.get(key) ?? []), item.n]);
+    await pace(
+      batches(items(400, (n) => `u${n % 13}`)),
+      { concurrency: 32, clock },
+      {
+        async run(item) {
+          const key = item.orderKey as string;
+          if (active.has(key)) overlap = true;
+          active.add(key);
+          await sleep(clock, Math.floor(random() * 100));
+          active.delete(key);
+          order.set(key, [...(order.get(key) ?? []), item.n]);
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     expect(overlap).toBe(false);
     expect(order.size).toBe(13);
     for (const list of order.values()) expect(list).toEqual([...list].sort((a, b) => a - b));
@@ -62,13 +70,17 @@ describe("Scheduler", () => {
   it("lets other users go on while one user's message is slow (retried)", async () => {
     const clock = new VirtualClock(0);
     const finishedAt = new Map<number, number>();
-    const run = pace(batches(items(6, (n) => (n % 2 === 0 ? "slow" : "fast"))), { concurrency: 4, clock }, {
-      async run(item) {
-        await sleep(clock, item.n === 0 ? 10_000 : 10);
-        finishedAt.set(item.n, clock.now());
+    const run = pace(
+      batches(items(6, (n) => (n % 2 === 0 ? "slow" : "fast"))),
+      { concurrency: 4, clock },
+      {
+        async run(item) {
+          await sleep(clock, item.n === 0 ? 10_000 : 10);
+          finishedAt.set(item.n, clock.now());
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     await clock.advance(100);
     expect([...finishedAt.keys()].sort()).toEqual([1, 3, 5]);
     await clock.advance(10_100);
@@ -80,12 +92,16 @@ describe("Scheduler", () => {
   it("limits starts to the rate", async () => {
     const clock = new VirtualClock(0);
     const startedAt: number[] = [];
-    const run = pace(batches(items(101)), { concurrency: 64, rate: 50, clock }, {
-      async run() {
-        startedAt.push(clock.now());
+    const run = pace(
+      batches(items(101)),
+      { concurrency: 64, rate: 50, clock },
+      {
+        async run() {
+          startedAt.push(clock.now());
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     await clock.advance(1000);
     expect(startedAt.length).toBeGreaterThanOrEqual(50);
     expect(startedAt.length).toBeLessThanOrEqual(52);
@@ -100,12 +116,16 @@ describe("Scheduler", () => {
     const clock = new VirtualClock(1_000_000);
     const startedAt: number[] = [];
     const spacing = [0, 1000, 1000, 5000, 9000];
-    const run = pace(batches(items(5, undefined, (n) => 1_700_000_000_000 + (spacing[n] as number))), { concurrency: 4, speed: 10, clock }, {
-      async run() {
-        startedAt.push(clock.now() - 1_000_000);
+    const run = pace(
+      batches(items(5, undefined, (n) => 1_700_000_000_000 + (spacing[n] as number))),
+      { concurrency: 4, speed: 10, clock },
+      {
+        async run() {
+          startedAt.push(clock.now() - 1_000_000);
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     await clock.runAll();
     await run;
     expect(startedAt).toEqual([0, 100, 100, 500, 900]);
@@ -120,10 +140,14 @@ describe("Scheduler", () => {
         yield [{ n, orderKey: "same", time: undefined }];
       }
     }
-    const run = pace(counting(), { concurrency: 8, maxBuffered: 20, clock }, {
-      run: () => sleep(clock, 100),
-      dropped() {},
-    });
+    const run = pace(
+      counting(),
+      { concurrency: 8, maxBuffered: 20, clock },
+      {
+        run: () => sleep(clock, 100),
+        dropped() {},
+      },
+    );
     await clock.advance(0);
     expect(pulled).toBeLessThanOrEqual(23);
     await clock.runAll(100_000);
@@ -142,13 +166,17 @@ describe("Scheduler", () => {
         yield [{ n, orderKey: n % 4 === 0 ? "busy" : `u${n}`, time: undefined }];
       }
     }
-    const run = pace(counting(), { concurrency: 8, maxBuffered: 200, clock }, {
-      run: async () => {
-        started += 1;
-        await sleep(clock, 100);
+    const run = pace(
+      counting(),
+      { concurrency: 8, maxBuffered: 200, clock },
+      {
+        run: async () => {
+          started += 1;
+          await sleep(clock, 100);
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     await clock.advance(0);
     // 8 started; the busy user's later items wait behind it and the ready ones stop at 8.
     expect(started).toBe(8);
@@ -165,13 +193,20 @@ describe("Scheduler", () => {
     const controller = new AbortController();
     const finished: number[] = [];
     const dropped: number[] = [];
-    const run = pace(batches(items(100, (n) => `u${n % 3}`), 10), { concurrency: 4, maxBuffered: 10, clock, signal: controller.signal }, {
-      async run(item) {
-        await sleep(clock, 50);
-        finished.push(item.n);
+    const run = pace(
+      batches(
+        items(100, (n) => `u${n % 3}`),
+        10,
+      ),
+      { concurrency: 4, maxBuffered: 10, clock, signal: controller.signal },
+      {
+        async run(item) {
+          await sleep(clock, 50);
+          finished.push(item.n);
+        },
+        dropped: (item) => dropped.push(item.n),
       },
-      dropped: (item) => dropped.push(item.n),
-    });
+    );
     await clock.advance(120);
     controller.abort("SIGINT");
     await clock.advance(100);
@@ -188,13 +223,17 @@ describe("pace at concurrency 1", () => {
   it("keeps file order across users", async () => {
     const clock = new VirtualClock(0, { autoAdvance: true });
     const order: number[] = [];
-    await pace(batches(items(50, (n) => `u${n % 3 === 0 ? 0 : n % 5}`)), { concurrency: 1, clock }, {
-      async run(item) {
-        await sleep(clock, 5);
-        order.push(item.n);
+    await pace(
+      batches(items(50, (n) => `u${n % 3 === 0 ? 0 : n % 5}`)),
+      { concurrency: 1, clock },
+      {
+        async run(item) {
+          await sleep(clock, 5);
+          order.push(item.n);
+        },
+        dropped() {},
       },
-      dropped() {},
-    });
+    );
     expect(order).toEqual(items(50).map((i) => i.n));
   });
 });

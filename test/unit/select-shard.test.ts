@@ -34,14 +34,26 @@ describe("--expect-status", () => {
   });
 
   it("names the flag and the bad value", () => {
-    expect(usageError(() => parseExpectStatus("2xx,abc"))).toBe('--expect-status: invalid status "abc" in "2xx,abc": expected statuses 100–599 or classes like 2xx, separated by commas');
-    for (const bad of ["", "200,", "6xx", "99", "600", "20x", "2000"]) expect(usageError(() => parseExpectStatus(bad))).toMatch(/^--expect-status: invalid status/);
+    expect(usageError(() => parseExpectStatus("2xx,abc"))).toBe(
+      '--expect-status: invalid status "abc" in "2xx,abc": expected statuses 100–599 or classes like 2xx, separated by commas',
+    );
+    for (const bad of ["", "200,", "6xx", "99", "600", "20x", "2000"])
+      expect(usageError(() => parseExpectStatus(bad))).toMatch(/^--expect-status: invalid status/);
   });
 
   it("lists the answers outside the list, not the URLs without an answer", () => {
     const expected = parseExpectStatus("202");
     expect(unexpectedStatuses([{ url: "http://a/", status: 200 }], expected)).toEqual(["status 200 not in 202"]);
-    expect(unexpectedStatuses([{ url: "http://a/", status: 202 }, { url: "http://b/", status: 200 }, { url: "http://c/", status: null }], expected)).toEqual(["http://b/: status 200 not in 202"]);
+    expect(
+      unexpectedStatuses(
+        [
+          { url: "http://a/", status: 202 },
+          { url: "http://b/", status: 200 },
+          { url: "http://c/", status: null },
+        ],
+        expected,
+      ),
+    ).toEqual(["http://b/: status 200 not in 202"]);
   });
 });
 
@@ -102,7 +114,8 @@ describe("--shard", () => {
     expect(usageError(() => parseShard("5/4"))).toBe('--shard: invalid value "5/4": K must be from 1 to N (4)');
     expect(usageError(() => parseShard("0/4"))).toMatch(/K must be from 1 to N/);
     expect(usageError(() => parseShard("1/0"))).toMatch(/N must be from 1/);
-    for (const bad of ["1", "1/", "/4", "a/b", "1/4/2", "-1/4", "1.5/4"]) expect(usageError(() => parseShard(bad))).toMatch(/^--shard: invalid value .*expected K\/N/);
+    for (const bad of ["1", "1/", "/4", "a/b", "1/4/2", "-1/4", "1.5/4"])
+      expect(usageError(() => parseShard(bad))).toMatch(/^--shard: invalid value .*expected K\/N/);
   });
 
   it("hashes with FNV-1a 32-bit over UTF-8 (pinned: a change of algorithm fails here)", () => {

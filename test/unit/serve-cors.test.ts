@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ANY_ORIGIN, PREFLIGHT_MAX_AGE_S, allowedOrigins, corsFor, corsRequestOf, normalizeOrigin, preflight, type AllowedOrigins } from "../../src/serve/cors.js";
+import {
+  ANY_ORIGIN,
+  PREFLIGHT_MAX_AGE_S,
+  allowedOrigins,
+  corsFor,
+  corsRequestOf,
+  normalizeOrigin,
+  preflight,
+  type AllowedOrigins,
+} from "../../src/serve/cors.js";
 
 const PAGE = "http://127.0.0.1:5173";
 
@@ -24,7 +33,16 @@ describe("allowedOrigins", () => {
   });
 
   it("refuses what is no origin, naming it", () => {
-    for (const value of ["localhost:3000x", "http://localhost:3000/app", "http://a.test/?x", "http://user@a.test", "http://a.test#x", "", "file:///tmp/page.html", "not a url"]) {
+    for (const value of [
+      "localhost:3000x",
+      "http://localhost:3000/app",
+      "http://a.test/?x",
+      "http://user@a.test",
+      "http://a.test#x",
+      "",
+      "file:///tmp/page.html",
+      "not a url",
+    ]) {
       const result = allowedOrigins([value]);
       expect(result.ok, value).toBe(false);
       if (!result.ok) expect(result.error).toContain(JSON.stringify(value));
@@ -59,7 +77,15 @@ describe("corsFor (every answer but a preflight)", () => {
   });
 
   it("never echoes a malformed Origin into a header, whatever the setting", () => {
-    for (const origin of ["http://a.test/path", "http://a.test, http://b.test", "javascript:alert(1)", "http://a test", `http://${"a".repeat(2000)}`, "", "http://a.test\u00ff"]) {
+    for (const origin of [
+      "http://a.test/path",
+      "http://a.test, http://b.test",
+      "javascript:alert(1)",
+      "http://a test",
+      `http://${"a".repeat(2000)}`,
+      "",
+      "http://a.test\u00ff",
+    ]) {
       const verdict = corsFor({ origin }, ANY_ORIGIN);
       expect(verdict.allowed, origin).toBe(false);
       expect(verdict.headers).not.toHaveProperty("Access-Control-Allow-Origin");
@@ -99,7 +125,10 @@ describe("preflight", () => {
   });
 
   it("lists GET for the settings path", () => {
-    expect(preflight({ origin: PAGE }, ANY_ORIGIN, ["GET", "HEAD"]).headers).toMatchObject({ "Access-Control-Allow-Methods": "GET, HEAD", Allow: "GET, HEAD, OPTIONS" });
+    expect(preflight({ origin: PAGE }, ANY_ORIGIN, ["GET", "HEAD"]).headers).toMatchObject({
+      "Access-Control-Allow-Methods": "GET, HEAD",
+      Allow: "GET, HEAD, OPTIONS",
+    });
   });
 
   it("answers 403 without allow headers to an origin not allowed", () => {

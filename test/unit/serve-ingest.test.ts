@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../../src/messages/limits.js";
 import { normalizeTimestamp } from "../../src/messages/timestamps.js";
-import {
-  DEFAULT_SOURCE,
-  authenticate,
-  parseCalls,
-  parseJsonBody,
-  routeFor,
-  writeKeyOf,
-} from "../../src/serve/ingest.js";
+import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf } from "../../src/serve/ingest.js";
 
 const basic = (key: string): string => `Basic ${Buffer.from(`${key}:`).toString("base64")}`;
 
@@ -116,16 +109,32 @@ describe("parseCalls", () => {
   });
 
   it("takes a single call's type from the path, and rejects a contradicting one", () => {
-    expect(parseCalls({ kind: "single", type: "group" }, { userId: 7, groupId: "g" })).toEqual({ ok: true, rejected: [], calls: [{ type: "group", userId: "7", groupId: "g" }] });
+    expect(parseCalls({ kind: "single", type: "group" }, { userId: 7, groupId: "g" })).toEqual({
+      ok: true,
+      rejected: [],
+      calls: [{ type: "group", userId: "7", groupId: "g" }],
+    });
     const bad = parseCalls({ kind: "single", type: "track" }, { type: "identify", userId: "u" });
     expect(bad).toEqual({ ok: true, calls: [], rejected: [{ index: 0, reason: '"type" is "identify" but the path is /v1/track' }] });
   });
 
   it("drops invalid calls one by one, naming their index, and keeps the valid ones", () => {
-    const result = parseCalls({ kind: "batch" }, { batch: [{ type: "track", userId: "u", event: "ok" }, { type: "track", userId: "u" }, { type: "identify", anonymousId: "a" }] });
+    const result = parseCalls(
+      { kind: "batch" },
+      {
+        batch: [
+          { type: "track", userId: "u", event: "ok" },
+          { type: "track", userId: "u" },
+          { type: "identify", anonymousId: "a" },
+        ],
+      },
+    );
     expect(result).toEqual({
       ok: true,
-      calls: [{ type: "track", userId: "u", event: "ok" }, { type: "identify", anonymousId: "a" }],
+      calls: [
+        { type: "track", userId: "u", event: "ok" },
+        { type: "identify", anonymousId: "a" },
+      ],
       rejected: [{ index: 1, reason: 'missing required key "event"' }],
     });
   });
@@ -148,12 +157,15 @@ describe("parseCalls", () => {
   });
 
   it("accepts version 2, null userId beside anonymousId, a screen without device context, offset timestamps", () => {
-    const result = parseCalls({ kind: "batch" }, {
-      batch: [
-        { type: "track", version: 2, userId: null, anonymousId: "a", event: "E", timestamp: "2024-01-01T00:00:00+02:00" },
-        { type: "screen", userId: "u", name: "Home", context: { library: { name: "analytics-python" } } },
-      ],
-    });
+    const result = parseCalls(
+      { kind: "batch" },
+      {
+        batch: [
+          { type: "track", version: 2, userId: null, anonymousId: "a", event: "E", timestamp: "2024-01-01T00:00:00+02:00" },
+          { type: "screen", userId: "u", name: "Home", context: { library: { name: "analytics-python" } } },
+        ],
+      },
+    );
     expect(result.ok && result.rejected).toEqual([]);
     expect(result.ok && result.calls[0]).toEqual({ type: "track", anonymousId: "a", event: "E", timestamp: "2023-12-31T22:00:00.000Z" });
   });

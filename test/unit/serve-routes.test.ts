@@ -21,7 +21,10 @@ describe("routeRequest", () => {
   });
 
   it("serves the settings at the browser's path and at the mobile clients' path without /v1", () => {
-    expect(routeRequest("GET", "/v1/projects/wk_123/settings")).toEqual({ kind: "route", route: { kind: "settings", writeKey: "wk_123", label: "/v1/projects/{writeKey}/settings" } });
+    expect(routeRequest("GET", "/v1/projects/wk_123/settings")).toEqual({
+      kind: "route",
+      route: { kind: "settings", writeKey: "wk_123", label: "/v1/projects/{writeKey}/settings" },
+    });
     expect(routeRequest("HEAD", "/v1/projects/wk_123/settings/")).toMatchObject({ kind: "route", route: { writeKey: "wk_123" } });
     expect(routeFor("/projects/wk_123/settings")).toEqual({ kind: "settings", writeKey: "wk_123", label: "/projects/{writeKey}/settings" });
     expect(routeFor("/v1/projects/a%20b/settings")).toMatchObject({ writeKey: "a b" });
@@ -70,7 +73,13 @@ describe("routeRequest", () => {
 
   it("takes time linear in the path: request lines full of slashes or near-misses do not spin the CPU", () => {
     // Node takes request lines up to its 16 KB header limit.
-    const hostile = [`${"/".repeat(16_000)}x`, `/v1/${"/".repeat(16_000)}`, `/v1/projects/${"a/".repeat(8_000)}settings`, `/projects/${"%".repeat(16_000)}/settings`, `${"/x/".repeat(5_000)}?${"/".repeat(1000)}`];
+    const hostile = [
+      `${"/".repeat(16_000)}x`,
+      `/v1/${"/".repeat(16_000)}`,
+      `/v1/projects/${"a/".repeat(8_000)}settings`,
+      `/projects/${"%".repeat(16_000)}/settings`,
+      `${"/x/".repeat(5_000)}?${"/".repeat(1000)}`,
+    ];
     for (const path of hostile) {
       const started = performance.now();
       for (let i = 0; i < 20; i++) routeRequest("POST", path);

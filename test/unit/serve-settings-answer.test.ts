@@ -10,7 +10,11 @@ describe("settingsAnswer", () => {
   });
 
   it("says https for a TLS serve, and keeps an IPv6 host bracketed", () => {
-    expect(settingsAnswer({ writeKey: "k", baseUrl: "https://localhost:8443" }).integrations["Segment.io"]).toEqual({ apiKey: "k", apiHost: "localhost:8443/v1", protocol: "https" });
+    expect(settingsAnswer({ writeKey: "k", baseUrl: "https://localhost:8443" }).integrations["Segment.io"]).toEqual({
+      apiKey: "k",
+      apiHost: "localhost:8443/v1",
+      protocol: "https",
+    });
     expect(settingsAnswer({ writeKey: "k", baseUrl: "http://[::1]:8088" }).integrations["Segment.io"].apiHost).toBe("[::1]:8088/v1");
   });
 
@@ -22,8 +26,12 @@ describe("settingsAnswer", () => {
   });
 
   it("turns on analytics.js batching when asked", () => {
-    expect(settingsAnswer({ writeKey: "k", baseUrl: "http://127.0.0.1:1", batching: {} }).integrations["Segment.io"].deliveryStrategy).toEqual({ strategy: "batching" });
-    expect(settingsAnswer({ writeKey: "k", baseUrl: "http://127.0.0.1:1", batching: { size: 5, timeoutMs: 200 } }).integrations["Segment.io"].deliveryStrategy).toEqual({
+    expect(settingsAnswer({ writeKey: "k", baseUrl: "http://127.0.0.1:1", batching: {} }).integrations["Segment.io"].deliveryStrategy).toEqual({
+      strategy: "batching",
+    });
+    expect(
+      settingsAnswer({ writeKey: "k", baseUrl: "http://127.0.0.1:1", batching: { size: 5, timeoutMs: 200 } }).integrations["Segment.io"].deliveryStrategy,
+    ).toEqual({
       strategy: "batching",
       config: { size: 5, timeout: 200 },
     });

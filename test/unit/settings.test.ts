@@ -108,13 +108,18 @@ describe("headers", () => {
     expect(parseHeaderFlag("Authorization: Bearer a:b")).toEqual(["Authorization", "Bearer a:b"]);
   });
 
-  it.each(["Content-Type: text/plain", "x-signature: abc", "Host: evil", "Transfer-Encoding: chunked", "Connection: close", "Expect: 100-continue", "content-length: 3"])(
-    "refuses %s, naming the header",
-    (text) => {
-      const name = text.split(":")[0] ?? "";
-      expect(describeError(() => parseHeaderFlag(text))).toBe(`--header: header "${name}" cannot be set: webhook-cli sets it itself`);
-    },
-  );
+  it.each([
+    "Content-Type: text/plain",
+    "x-signature: abc",
+    "Host: evil",
+    "Transfer-Encoding: chunked",
+    "Connection: close",
+    "Expect: 100-continue",
+    "content-length: 3",
+  ])("refuses %s, naming the header", (text) => {
+    const name = text.split(":")[0] ?? "";
+    expect(describeError(() => parseHeaderFlag(text))).toBe(`--header: header "${name}" cannot be set: webhook-cli sets it itself`);
+  });
 
   it.each([
     ["Bad Name: x", "not a valid HTTP token"],
@@ -132,7 +137,9 @@ describe("headers", () => {
   });
 
   it("refuses --header without --url", () => {
-    expect(describeError(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} }))).toMatch(/^--header: --header applies to --url targets; give --url too/);
+    expect(describeError(() => resolveSettings({ headers: ["X-A: 1"], cwd: tempDir(), env: {} }))).toMatch(
+      /^--header: --header applies to --url targets; give --url too/,
+    );
   });
 
   it("names fields, not flags, to a library caller", () => {

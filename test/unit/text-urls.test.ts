@@ -4,7 +4,36 @@ import { replaceUrls } from "../../src/util/text-urls.js";
 
 // What a URL in running text was defined as: the scanner must find exactly its matches.
 const URL_PATTERN = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+|\/[^\s"'<>?]*\?[^\s"'<>]+/gi;
-const ALPHABET = ["a", "Z", "h", "1", "+", ".", "-", ":", "/", "?", "=", "&", "@", "#", " ", "\t", "\n", '"', "'", "<", ">", "\u00a0", "\u2028", "é", "ſ", "://", "http://", "/x?"];
+const ALPHABET = [
+  "a",
+  "Z",
+  "h",
+  "1",
+  "+",
+  ".",
+  "-",
+  ":",
+  "/",
+  "?",
+  "=",
+  "&",
+  "@",
+  "#",
+  " ",
+  "\t",
+  "\n",
+  '"',
+  "'",
+  "<",
+  ">",
+  "\u00a0",
+  "\u2028",
+  "é",
+  "ſ",
+  "://",
+  "http://",
+  "/x?",
+];
 
 const mark = (url: string): string => `[${url}]`;
 
@@ -32,4 +61,3 @@ describe("the URLs in a line of text", () => {
     expect(replaceUrls("at /hook?token=t, then", mark)).toBe("at [/hook?token=t,] then");
   });
 });
-

@@ -27,7 +27,15 @@ describe("toMessage (docs/serve-api.md#from-call-to-message)", () => {
 
   it("keeps a given timestamp (already normalized at ingest) and a client-supplied context.ip", () => {
     const message = toMessage({ type: "identify", userId: "u1", timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" } }, base);
-    expect(message).toEqual({ version: 1, type: "identify", userId: "u1", traits: {}, timestamp: "2009-11-10T23:00:00.000Z", context: { ip: "1.1.1.1" }, receivedAt: receivedAt.toISOString() });
+    expect(message).toEqual({
+      version: 1,
+      type: "identify",
+      userId: "u1",
+      traits: {},
+      timestamp: "2009-11-10T23:00:00.000Z",
+      context: { ip: "1.1.1.1" },
+      receivedAt: receivedAt.toISOString(),
+    });
   });
 
   it("uses anonymousId in userId's place when there is no userId", () => {
@@ -45,10 +53,27 @@ describe("toMessage (docs/serve-api.md#from-call-to-message)", () => {
   });
 
   it("group and screen shapes", () => {
-    expect(Object.keys(toMessage({ type: "group", userId: "u", groupId: "g", traits: { n: 1 } }, base))).toEqual(["version", "type", "groupId", "userId", "traits", "timestamp", "context", "receivedAt"]);
+    expect(Object.keys(toMessage({ type: "group", userId: "u", groupId: "g", traits: { n: 1 } }, base))).toEqual([
+      "version",
+      "type",
+      "groupId",
+      "userId",
+      "traits",
+      "timestamp",
+      "context",
+      "receivedAt",
+    ]);
     const context = { device: { model: "m", type: "ios" }, os: { name: "iOS", version: "17" }, app: { build: "1", name: "a", version: "1.0" } };
     const screen = toMessage({ type: "screen", userId: "u", name: "Home", context }, base);
-    expect(screen).toEqual({ version: 1, type: "screen", userId: "u", name: "Home", timestamp: receivedAt.toISOString(), context: { ...context, ip: "10.1.2.3" }, receivedAt: receivedAt.toISOString() });
+    expect(screen).toEqual({
+      version: 1,
+      type: "screen",
+      userId: "u",
+      name: "Home",
+      timestamp: receivedAt.toISOString(),
+      context: { ...context, ip: "10.1.2.3" },
+      receivedAt: receivedAt.toISOString(),
+    });
     expect(checkMessage(screen, { strict: true }).errors).toEqual([]);
     // A server-side screen: no device context, properties kept, still passes listen --strict.
     const serverSide = toMessage({ type: "screen", anonymousId: "a", name: "Home", properties: { variant: "b" } }, { aliasKeys: "spec", receivedAt });
@@ -69,7 +94,17 @@ describe("toMessage (docs/serve-api.md#from-call-to-message)", () => {
       sentAt: "2024-05-01T11:59:59.500Z",
     };
     const message = toMessage(call, base) as unknown as Record<string, unknown>;
-    expect(message).toMatchObject({ userId: "u", anonymousId: "a", name: "Pricing", category: "Docs", messageId: "m-1", integrations: { All: true }, receivedAt: receivedAt.toISOString(), sentAt: call.sentAt, originalTimestamp: call.timestamp });
+    expect(message).toMatchObject({
+      userId: "u",
+      anonymousId: "a",
+      name: "Pricing",
+      category: "Docs",
+      messageId: "m-1",
+      integrations: { All: true },
+      receivedAt: receivedAt.toISOString(),
+      sentAt: call.sentAt,
+      originalTimestamp: call.timestamp,
+    });
     expect(checkMessage(message, { strict: true }).errors).toEqual([]);
   });
 

@@ -9,12 +9,28 @@ import { judgeRequest } from "../../src/receiver/verdict.js";
 const SECRET = "s3cret";
 // Computed independently of src/signing.ts.
 const hmac = (body: string | Buffer, secret = SECRET) => createHmac("sha1", secret).update(body).digest("hex");
-const track = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" });
+const track = JSON.stringify({
+  version: 1,
+  type: "track",
+  userId: "u1",
+  event: "Signed Up",
+  properties: { plan: "pro" },
+  timestamp: "2024-01-01T00:00:00.000Z",
+});
 
 describe("judgeRequest", () => {
   it("accepts a body signed with HMAC-SHA1 of the raw bytes", () => {
     const v = judgeRequest(Buffer.from(track), { "x-signature": hmac(track) }, { secret: SECRET });
-    expect(v).toMatchObject({ signatureValid: true, signatureError: null, type: "track", userId: "u1", name: "Signed Up", shapeErrors: [], valid: true, size: track.length });
+    expect(v).toMatchObject({
+      signatureValid: true,
+      signatureError: null,
+      type: "track",
+      userId: "u1",
+      name: "Signed Up",
+      shapeErrors: [],
+      valid: true,
+      size: track.length,
+    });
   });
 
   it("rejects a wrong signature and a missing one, with a reason", () => {
@@ -85,7 +101,26 @@ describe("checkShape (the fast path) agrees with checkMessage", () => {
     for (const key of Object.keys(message)) {
       const { [key]: _removed, ...rest } = message;
       variants.push(rest);
-      for (const value of [null, 1, 2, 0, 1.5, 2 ** 53, "", "x", {}, [], true, "2024-02-30T00:00:00.000Z", "2023-02-29T00:00:00.000Z", "2024-01-01T24:00:00.000Z", "2024-01-01T00:00:00Z", "2009-11-10T23:00:00+0000", "2009-11-10T23:00:00.5+02:00", "2009-11-10T23:00:00+2400"]) {
+      for (const value of [
+        null,
+        1,
+        2,
+        0,
+        1.5,
+        2 ** 53,
+        "",
+        "x",
+        {},
+        [],
+        true,
+        "2024-02-30T00:00:00.000Z",
+        "2023-02-29T00:00:00.000Z",
+        "2024-01-01T24:00:00.000Z",
+        "2024-01-01T00:00:00Z",
+        "2009-11-10T23:00:00+0000",
+        "2009-11-10T23:00:00.5+02:00",
+        "2009-11-10T23:00:00+2400",
+      ]) {
         variants.push({ ...message, [key]: value });
       }
     }

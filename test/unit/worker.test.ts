@@ -10,12 +10,18 @@ describe("serve's worker on the dispatcher (virtual time)", () => {
     let requests = 0;
     // The first two requests fail (one per copy of the body), the rest succeed.
     const transport = new FakeTransport({ clock, respond: () => (++requests <= 2 ? 503 : 200) });
-    const engine = new DeliveryEngine({ targets: [{ url: "http://hook.test/", headers: {} }], secret: undefined, userAgent: "t" }, { clock, transport, random: () => 1 });
+    const engine = new DeliveryEngine(
+      { targets: [{ url: "http://hook.test/", headers: {} }], secret: undefined, userAgent: "t" },
+      { clock, transport, random: () => 1 },
+    );
     const queue = new MemoryQueue();
     const settled: number[] = [];
     const worker = new DeliveryWorker({ queue, engine, concurrency: 4, clock, onSettled: (message) => settled.push(message.id) });
     const body = JSON.stringify({ type: "track", userId: "same", event: "E" });
-    queue.enqueue([{ body, source: "web" }, { body, source: "web" }]);
+    queue.enqueue([
+      { body, source: "web" },
+      { body, source: "web" },
+    ]);
     worker.start();
     await clock.advance(0);
     // Both wait for their retry: per-message hooks, no map from bodies back to messages.

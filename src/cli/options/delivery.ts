@@ -22,7 +22,14 @@ export const DELIVERY_OPTIONS = [
     shownDefault: "5s",
     help: "deadline per attempt for the response status, connect and TLS included",
   },
-  { key: "retryWindowMs", flag: "--retry-window", arg: "<duration>", kind: "durationOrZero", shownDefault: "4h", help: "no retry starts later than this after the first attempt (0 = no retries)" },
+  {
+    key: "retryWindowMs",
+    flag: "--retry-window",
+    arg: "<duration>",
+    kind: "durationOrZero",
+    shownDefault: "4h",
+    help: "no retry starts later than this after the first attempt (0 = no retries)",
+  },
   { key: "ca", flag: "--ca", arg: "<file>", kind: "list", help: "also trust this CA certificate (PEM; repeatable)" },
   { key: "userAgent", flag: "--user-agent", arg: "<ua>", kind: "string", nonEmpty: true, shownDefault: "Segment.io/1.0", help: "User-Agent header" },
 ] as const satisfies readonly OptionSpec[];

@@ -15,7 +15,15 @@ export function exampleOptions(scope = "") {
     { key: "properties", flag: "--properties", arg: "<json>", kind: "jsonObject", help: `${scope}properties of the page and track examples (a JSON object)` },
     { key: "traits", flag: "--traits", arg: "<json>", kind: "jsonObject", help: `${scope}traits of the identify and group examples (a JSON object)` },
     { key: "now", flag: "--now", arg: "<iso>", kind: "date", shownDefault: "now", help: `${scope}timestamp of the example${s}` },
-    { key: "seed", flag: "--seed", arg: "<n>", kind: "integer", min: 0, max: 2 ** 32 - 1, help: `${scope}seed for the random choices (same seed and --now, same output)` },
+    {
+      key: "seed",
+      flag: "--seed",
+      arg: "<n>",
+      kind: "integer",
+      min: 0,
+      max: 2 ** 32 - 1,
+      help: `${scope}seed for the random choices (same seed and --now, same output)`,
+    },
   ] as const satisfies readonly OptionSpec[];
 }
 

@@ -7,7 +7,14 @@ export function renderDetail(d, page) {
   const sub = `${d.method} ${d.path} · ${day(d.receivedAt)} ${time(d.receivedAt)} · ${size(d.size)}`;
   return [
     h("h2", {}, `#${d.label} `, title),
-    h("p", { class: "sub mono" }, sub, d.resendOf !== null ? h("span", {}, " · resend of ", h("span", { class: "link", onclick: () => page.select(d.resendOf) }, `#${d.resendOfLabel}`), ` to ${d.resendUrl}`) : null),
+    h(
+      "p",
+      { class: "sub mono" },
+      sub,
+      d.resendOf !== null
+        ? h("span", {}, " · resend of ", h("span", { class: "link", onclick: () => page.select(d.resendOf) }, `#${d.resendOfLabel}`), ` to ${d.resendUrl}`)
+        : null,
+    ),
     actions(d, page),
     h("h3", {}, "Signature"),
     signatureSection(d),
@@ -19,23 +26,42 @@ export function renderDetail(d, page) {
     keyValues(d.headers),
     h("h3", {}, "Body"),
     bodySection(d),
-    h("details", { open: d.curl === null }, h("summary", {}, "curl"), d.curl !== null ? h("pre", { id: "curl-text" }, d.curl) : h("p", { id: "curl-problem", class: "problem warn" }, curlProblem(d))),
+    h(
+      "details",
+      { open: d.curl === null },
+      h("summary", {}, "curl"),
+      d.curl !== null ? h("pre", { id: "curl-text" }, d.curl) : h("p", { id: "curl-problem", class: "problem warn" }, curlProblem(d)),
+    ),
   ];
 }
 
 function actions(d, page) {
-  const url = h("input", { id: "resend-url", type: "url", value: page.forwardUrl ?? page.receiverUrl, "aria-label": "Resend to URL", placeholder: "http://localhost:3000/webhook" });
+  const url = h("input", {
+    id: "resend-url",
+    type: "url",
+    value: page.forwardUrl ?? page.receiverUrl,
+    "aria-label": "Resend to URL",
+    placeholder: "http://localhost:3000/webhook",
+  });
   const note = h("p", { id: "action-note", class: "note muted", role: "status" });
   const resend = h("button", { id: "resend", type: "button" }, "Resend");
   resend.addEventListener("click", async () => {
     resend.disabled = true;
     note.textContent = "Resending…";
     try {
-      const response = await fetch(`/api/requests/${d.id}/resend`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ url: url.value }) });
+      const response = await fetch(`/api/requests/${d.id}/resend`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url: url.value }),
+      });
       const result = await response.json();
       if (!response.ok) note.textContent = result.error;
       else {
-        note.replaceChildren(`Resent as `, h("span", { class: "link", onclick: () => page.select(result.id) }, `#${result.label}`), ` → ${result.appStatus ?? result.appError ?? "no answer"}${result.ms !== null ? ` in ${result.ms} ms` : ""}`);
+        note.replaceChildren(
+          `Resent as `,
+          h("span", { class: "link", onclick: () => page.select(result.id) }, `#${result.label}`),
+          ` → ${result.appStatus ?? result.appError ?? "no answer"}${result.ms !== null ? ` in ${result.ms} ms` : ""}`,
+        );
       }
     } finally {
       resend.disabled = false;
@@ -62,7 +88,12 @@ const curlProblem = (d) => `Cannot be copied as curl: ${d.curlProblem}.`;
 function signatureSection(d) {
   if (d.signature === "ok") return h("p", { class: "problem ok" }, "X-Signature matches the body");
   if (d.signature === "unsigned") return h("p", { class: "problem warn" }, "not checked: listen has no secret");
-  return h("div", { id: "signature-problem" }, h("p", { class: "problem bad" }, d.signatureError ?? "signature failed"), d.diagnosis ? h("p", { class: "problem warn" }, "Likely cause: ", d.diagnosis) : null);
+  return h(
+    "div",
+    { id: "signature-problem" },
+    h("p", { class: "problem bad" }, d.signatureError ?? "signature failed"),
+    d.diagnosis ? h("p", { class: "problem warn" }, "Likely cause: ", d.diagnosis) : null,
+  );
 }
 
 function shapeSection(d) {
@@ -75,11 +106,22 @@ function shapeSection(d) {
 
 function responseSection(d, page) {
   const r = d.response;
-  if (!r) return h("p", { class: "muted" }, page.forwardUrl ? "not forwarded (answered by a fault flag)" : `not forwarding: listen answered ${d.status ?? "nothing"}`);
+  if (!r)
+    return h(
+      "p",
+      { class: "muted" },
+      page.forwardUrl ? "not forwarded (answered by a fault flag)" : `not forwarding: listen answered ${d.status ?? "nothing"}`,
+    );
   return h(
     "div",
     { id: "app-response" },
-    h("p", {}, r.status !== null ? badge(String(r.status), statusKind(r.status)) : badge("no answer", "bad"), ` in ${r.ms} ms`, r.error ? h("span", { class: "muted" }, ` · ${r.error}`) : null),
+    h(
+      "p",
+      {},
+      r.status !== null ? badge(String(r.status), statusKind(r.status)) : badge("no answer", "bad"),
+      ` in ${r.ms} ms`,
+      r.error ? h("span", { class: "muted" }, ` · ${r.error}`) : null,
+    ),
     Object.keys(r.headers).length > 0 ? keyValues(r.headers) : null,
     r.body ? h("pre", {}, r.bodyPretty ?? r.body) : null,
     r.body === null && r.bodySha256 ? h("p", { id: "app-body-digest", class: "muted" }, `body not kept (${size(r.bodySize)}): sha256 ${r.bodySha256}`) : null,

@@ -9,7 +9,8 @@ export function h(tag, attrs = {}, ...children) {
     else if (name === "class") element.className = value;
     else element.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) if (child !== null && child !== undefined && child !== false) element.append(child instanceof Node ? child : String(child));
+  for (const child of children.flat())
+    if (child !== null && child !== undefined && child !== false) element.append(child instanceof Node ? child : String(child));
   return element;
 }
 
@@ -27,6 +28,8 @@ export const size = (bytes) => (bytes < 1024 ? `${bytes} B` : bytes < 1048576 ? 
 export const statusKind = (status) => (status === null ? "bad" : status < 300 ? "ok" : status < 500 ? "warn" : "bad");
 
 export function keyValues(record) {
-  const rows = Object.entries(record).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((one) => h("tr", {}, h("td", { class: "mono" }, name), h("td", { class: "mono" }, one))));
+  const rows = Object.entries(record).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((one) => h("tr", {}, h("td", { class: "mono" }, name), h("td", { class: "mono" }, one))),
+  );
   return h("table", { class: "kv" }, h("tbody", {}, rows));
 }

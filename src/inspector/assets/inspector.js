@@ -20,7 +20,12 @@ function shapeBadge(row) {
 }
 
 function answerCell(row) {
-  if (row.resendOf !== null) return h("span", { class: "link", title: "the request this one resent", onclick: (e) => (e.stopPropagation(), select(row.resendOf)) }, `↻ #${row.resendOfLabel}`);
+  if (row.resendOf !== null)
+    return h(
+      "span",
+      { class: "link", title: "the request this one resent", onclick: (e) => (e.stopPropagation(), select(row.resendOf)) },
+      `↻ #${row.resendOfLabel}`,
+    );
   if (row.fault === "timeout") return badge("held", "warn");
   if (row.fault === "drop") return badge("dropped", "warn");
   return badge(`${row.status ?? "–"}${row.injected ? " injected" : ""}`, row.injected ? "warn" : statusKind(row.status));
@@ -40,7 +45,9 @@ function matches(row, filters) {
   if (filters.verdict === "shape" && row.shape !== "errors") return false;
   if (filters.verdict === "unsigned" && row.signature !== "unsigned") return false;
   if (filters.text) {
-    const haystack = [row.label, row.method, row.path, row.type, row.userId, row.name, row.status, row.appStatus, row.appError, row.resendUrl].join(" ").toLowerCase();
+    const haystack = [row.label, row.method, row.path, row.type, row.userId, row.name, row.status, row.appStatus, row.appError, row.resendUrl]
+      .join(" ")
+      .toLowerCase();
     if (!haystack.includes(filters.text)) return false;
   }
   return true;
@@ -62,13 +69,22 @@ function renderList() {
     ...shown.map((row) =>
       h(
         "tr",
-        { "data-id": row.id, class: [row.id === state.selected ? "selected" : "", state.fresh.has(row.id) ? "fresh" : ""].join(" ").trim() || null, onclick: () => select(row.id) },
+        {
+          "data-id": row.id,
+          class: [row.id === state.selected ? "selected" : "", state.fresh.has(row.id) ? "fresh" : ""].join(" ").trim() || null,
+          onclick: () => select(row.id),
+        },
         h("td", { class: "mono" }, row.label),
         h("td", { class: "mono" }, time(row.receivedAt)),
         h("td", {}, row.method),
         h("td", { class: "mono", title: row.path }, row.path),
         h("td", {}, row.type ?? h("span", { class: "muted" }, "?")),
-        h("td", { title: [row.userId, row.name].filter(Boolean).join(" · ") }, row.userId ?? "–", row.name ? h("span", { class: "muted" }, ` · ${row.name}`) : null),
+        h(
+          "td",
+          { title: [row.userId, row.name].filter(Boolean).join(" · ") },
+          row.userId ?? "–",
+          row.name ? h("span", { class: "muted" }, ` · ${row.name}`) : null,
+        ),
         h("td", {}, signatureBadge(row)),
         h("td", {}, shapeBadge(row)),
         h("td", {}, answerCell(row)),
@@ -115,7 +131,9 @@ function showDropped(dropped) {
 }
 
 function download() {
-  const ids = shownRows().map((row) => row.id).join(",");
+  const ids = shownRows()
+    .map((row) => row.id)
+    .join(",");
   const link = h("a", { href: `/api/download?ids=${ids}`, download: "webhook-requests.ndjson" });
   document.body.append(link);
   link.click();

@@ -67,7 +67,9 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
   const code = interrupted ? interruptedExitCode(io.signal) : verified === total ? 0 : 1;
   output.event("summary", { sent: total, verified, exitCode: code });
   if (!options.json) {
-    output.line(`\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`);
+    output.line(
+      `\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`,
+    );
     if (code === 0) {
       output.line("\nNext: run your own receiver and send to it:");
       // The secret comes from the environment, not the command line, where `ps` would show it.
@@ -84,11 +86,21 @@ interface DemoEntry extends DispatchEntry {
 }
 
 /** One message's line (or JSON event); true when it arrived verified and well-formed. */
-function showResult(output: Output, paint: ReturnType<typeof painter>, options: DemoOptions, message: Message, result: DeliveryResult, last: ReceivedRequest | undefined): boolean {
+function showResult(
+  output: Output,
+  paint: ReturnType<typeof painter>,
+  options: DemoOptions,
+  message: Message,
+  result: DeliveryResult,
+  last: ReceivedRequest | undefined,
+): boolean {
   const ok = result.delivered && last !== undefined && last.verdict.signatureValid === true && last.verdict.valid;
   const ms = result.urls[0]?.ms ?? 0;
   if (options.json) {
-    output.event("request", last ? { ...requestEvent(last), verified: ok, ms } : { type: message.type, verified: false, error: result.urls[0]?.error ?? "not delivered" });
+    output.event(
+      "request",
+      last ? { ...requestEvent(last), verified: ok, ms } : { type: message.type, verified: false, error: result.urls[0]?.error ?? "not delivered" },
+    );
     return ok;
   }
   const mark = ok ? paint.ok("✓ verified") : paint.bad("✗ NOT verified");

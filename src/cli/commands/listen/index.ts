@@ -40,7 +40,17 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
-      ...stripUndefined({ host: options.host, port: options.port, secret, strict: options.strict, faults: faultPlan(options), tls, recording, forward: forwarder?.forward, maxConnections: options.maxConnections }),
+      ...stripUndefined({
+        host: options.host,
+        port: options.port,
+        secret,
+        strict: options.strict,
+        faults: faultPlan(options),
+        tls,
+        recording,
+        forward: forwarder?.forward,
+        maxConnections: options.maxConnections,
+      }),
       health: () => tally.health(),
       onError: onceEach((message) => output.warn(`a request could not be handled or recorded: ${message}`)),
       onRequest(received) {
@@ -120,7 +130,12 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
 /** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
 function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
   if (output.json) {
-    output.event("listening", { url: receiver.url, port: receiver.port, ...(page ? { inspector: page } : {}), ...(forwardUrl ? { forwardTo: forwardUrl } : {}) });
+    output.event("listening", {
+      url: receiver.url,
+      port: receiver.port,
+      ...(page ? { inspector: page } : {}),
+      ...(forwardUrl ? { forwardTo: forwardUrl } : {}),
+    });
     output.log(`Listening on ${receiver.url}`);
   } else output.line(`Listening on ${receiver.url}`);
   if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);

@@ -9,11 +9,23 @@ import type { ListenFlags } from "./options.js";
 /** listen's inspector: the rows it keeps, its page, and how a resend is reported. */
 
 /** Rows are kept only for a page or the `r` key; without either, the hot path stays as it was. */
-export function createInspection(options: ListenFlags, io: CliIo, secret: string | undefined, forwardUrl: string | undefined, output: Output): Inspection | undefined {
+export function createInspection(
+  options: ListenFlags,
+  io: CliIo,
+  secret: string | undefined,
+  forwardUrl: string | undefined,
+  output: Output,
+): Inspection | undefined {
   if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
   // Without the page only the latest request is kept (for `r`); a bound that drops rows is named once.
   const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
-  return new Inspection({ secret, forwardUrl, ...limits, onResent: (row) => reportResend(row, output), onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`) });
+  return new Inspection({
+    secret,
+    forwardUrl,
+    ...limits,
+    onResent: (row) => reportResend(row, output),
+    onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`),
+  });
 }
 
 /** Starts the page; when its port is unusable, what listen opened is closed before the error is reported. */
@@ -35,7 +47,14 @@ export async function serveInspector(
 /** `↻ R1 resend of #3 → http://localhost:3000/webhook  200  12ms` (or a `resend` JSON event). */
 function reportResend(row: Inspected, output: Output): void {
   const response = row.response;
-  const fields = { label: row.label, of: row.resend?.ofLabel, url: row.resend?.url, status: response?.status ?? null, ms: response?.ms ?? 0, error: response?.error ?? null };
+  const fields = {
+    label: row.label,
+    of: row.resend?.ofLabel,
+    url: row.resend?.url,
+    status: response?.status ?? null,
+    ms: response?.ms ?? 0,
+    error: response?.error ?? null,
+  };
   output.event("resend", fields);
   const outcome = fields.status !== null && fields.error === null ? String(fields.status) : `${fields.status ?? "no answer"}: ${fields.error ?? ""}`;
   output.line(`↻ ${fields.label} resend of #${fields.of ?? "?"} → ${fields.url ?? ""}  ${outcome}  ${formatDuration(fields.ms)}`);

@@ -46,7 +46,9 @@ export class Tally {
     this.received += 1;
     if (!request.verdict.valid) this.invalid += 1;
     const options = this.options;
-    this.lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, this.paint, options.verbose)}\n`);
+    this.lines.push(
+      options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, this.paint, options.verbose)}\n`,
+    );
     if (options.junit !== undefined) this.junitCases.push(requestCase(request));
     if (this.spinning) this.spinner.update(waitingText(this.received, this.invalid));
     return request;

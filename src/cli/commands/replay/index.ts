@@ -91,7 +91,13 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     if (summary.resumeLine !== undefined) printResume(output, summary, options.deadLetter);
     if (options.junit !== undefined) {
       const cases = [...reporter.cases, ...regress.junitCases];
-      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli replay ${input.name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000, secret: settings.secret });
+      writeJunitFile(io.cwd, options.junit, {
+        name: `webhook-cli replay ${input.name}`,
+        cases,
+        timestamp: new Date(),
+        time: summary.elapsedMs / 1000,
+        secret: settings.secret,
+      });
     }
     // What stopped the run part way: reported last, with its own exit status (never 0).
     if (summary.error) throw summary.error.value;
@@ -154,7 +160,11 @@ class ReplayCommandReporter {
     return {
       onInvalid: (line, reason) => this.invalid(line, reason),
       onFailure: (entry, result, failure) => this.failed(entry, result, failure),
-      ...withMessageHook(this.regress.onMessage(this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined)),
+      ...withMessageHook(
+        this.regress.onMessage(
+          this.options.junit !== undefined ? (entry, result, ms) => this.cases.push(this.regress.junitCase(entry, junitCase(entry, result, ms))) : undefined,
+        ),
+      ),
       onSending: (progress) => {
         this.beforeSending();
         this.status = new StatusLine(this.output, "replay", progress, this.statusIntervalMs);
@@ -189,7 +199,14 @@ class ReplayCommandReporter {
 
   private failed(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     const { output } = this;
-    output.event("delivery", { line: entry.line, type: entry.type ?? null, userId: entry.orderKey ?? null, delivered: false, urls: result?.urls.map(deliveryUrl) ?? [], failure });
+    output.event("delivery", {
+      line: entry.line,
+      type: entry.type ?? null,
+      userId: entry.orderKey ?? null,
+      delivered: false,
+      urls: result?.urls.map(deliveryUrl) ?? [],
+      failure,
+    });
     const user = entry.orderKey !== undefined ? ` ${entry.orderKey}` : "";
     output.line(`${output.color.red("✗")} ${this.name}:${entry.line} ${entry.type ?? "raw"}${user}: ${failure.reason}`);
   }
@@ -232,7 +249,9 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
   output.line(
     `${s.sent} sent, ${s.delivered} delivered, ${s.failed} failed, ${s.retried} retried${s.interrupted > 0 ? `, ${s.interrupted} interrupted` : ""}${extras ? `, ${extras}` : ""}`,
   );
-  output.line(`latency p50 ${formatDuration(s.p50Ms)}, p99 ${formatDuration(s.p99Ms)}; ${Math.round(s.eventsPerSecond)} events/s over ${formatDuration(s.elapsedMs)}`);
+  output.line(
+    `latency p50 ${formatDuration(s.p50Ms)}, p99 ${formatDuration(s.p99Ms)}; ${Math.round(s.eventsPerSecond)} events/s over ${formatDuration(s.elapsedMs)}`,
+  );
   if (s.deadLettered > 0 && deadLetter !== undefined) output.line(`${s.deadLettered} written to ${deadLetter}`);
 }
 
@@ -242,7 +261,8 @@ function printResume(output: Output, s: ReplaySummary, deadLetter: string | unde
   const again = later > 0 ? ` (${later} later line${later === 1 ? " was" : "s were"} delivered already and will be sent again)` : "";
   output.log(`${s.error ? "stopped by the error below" : "interrupted"}: resume with --from-line ${s.resumeLine}${again}`);
   // The dead-letter file holds only final failures; the interrupted messages are at or after the resume line.
-  if (deadLetter !== undefined && s.deadLettered > 0) output.log(`the ${s.deadLettered} that failed for good are in ${deadLetter}: replay it too once the receiver is fixed`);
+  if (deadLetter !== undefined && s.deadLettered > 0)
+    output.log(`the ${s.deadLettered} that failed for good are in ${deadLetter}: replay it too once the receiver is fixed`);
 }
 
 function round(ms: number): number {
@@ -250,5 +270,10 @@ function round(ms: number): number {
 }
 
 function junitCase(entry: ReplayEntry, result: DeliveryResult | undefined, ms: number): JunitCase {
-  return deliveryCase(`line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`, "webhook-cli.replay", result, ms);
+  return deliveryCase(
+    `line ${entry.line}: ${entry.type ?? "raw"}${entry.orderKey !== undefined ? ` ${entry.orderKey}` : ""}`,
+    "webhook-cli.replay",
+    result,
+    ms,
+  );
 }

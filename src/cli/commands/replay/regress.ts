@@ -40,7 +40,9 @@ interface RegressFlags {
 }
 
 /** The option table's values (./options.ts) as typed flags; a bad value is a UsageError naming its flag. */
-export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">): RegressFlags {
+export function parseRegressFlags(
+  raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">,
+): RegressFlags {
   return {
     ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),
     ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "messageIds") } : {}),
@@ -60,7 +62,8 @@ export function parseRegressFlags(raw: Pick<ReplayFlags, "lines" | "messageIds" 
 export function refuseCompareAsResults(flags: Pick<ReplayFlags, "results" | "compare">, cwd: string): void {
   if (flags.results === undefined || flags.compare === undefined) return;
   const results = resolve(cwd, flags.results);
-  if (sameFile(results, resolve(cwd, flags.compare))) throw new UsageError("the results file cannot be the `compare` file", { field: "results", file: results });
+  if (sameFile(results, resolve(cwd, flags.compare)))
+    throw new UsageError("the results file cannot be the `compare` file", { field: "results", file: results });
 }
 
 // Changed messages listed one by one up to this many; the rest are counted (JUnit and --json get all).
@@ -119,7 +122,8 @@ export class RegressReporter {
     if (index === undefined) return;
     const selection = this.selection();
     this.old = new OldResults(path, compare, index, { wanted: selection.lineMayMatch, last: selection.lastLine });
-    const inScope = (old: Answer): boolean => selection.matches({ line: old.line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
+    const inScope = (old: Answer): boolean =>
+      selection.matches({ line: old.line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
     this.comparison = new Comparison(this.old, this.flags.ignore ? { ignore: this.flags.ignore } : {}, inScope);
   }
 

@@ -35,7 +35,6 @@ export interface SendDependencies {
   statusIntervalMs?: number;
 }
 
-
 /**
  * Signs and delivers messages in input order, one at a time, through the
  * delivery engine. Everything is validated before the first request; returns
@@ -84,7 +83,13 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     const code = printSummary(output, messages.length, summary, io.signal);
     if (options.junit !== undefined) {
       const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
-      writeJunitFile(io.cwd, options.junit, { name: `webhook-cli send ${name}`, cases: reporter.cases, timestamp: new Date(), time: (performance.now() - started) / 1000, secret: settings.secret });
+      writeJunitFile(io.cwd, options.junit, {
+        name: `webhook-cli send ${name}`,
+        cases: reporter.cases,
+        timestamp: new Date(),
+        time: (performance.now() - started) / 1000,
+        secret: settings.secret,
+      });
     }
     return code;
   } finally {
@@ -104,11 +109,7 @@ class SendReporter {
   /** JUnit: one case per message, failing unless delivered (unstarted ones included). */
   readonly cases: JunitCase[] = [];
 
-  constructor(
-    output: Output,
-    verbose: boolean,
-    notice: (event: AttemptEvent) => void,
-  ) {
+  constructor(output: Output, verbose: boolean, notice: (event: AttemptEvent) => void) {
     this.hooks = {
       keepResponse: verbose,
       onAttempt: (_entry, event) => {
@@ -241,8 +242,8 @@ function report(output: Output, input: InputMessage, result: DeliveryResult): vo
     const attempts = `${url.attempts} attempt${url.attempts === 1 ? "" : "s"}`;
     const verdict = ok ? "delivered" : result.interrupted ? "interrupted" : result.delivered ? "not retried (delivered elsewhere)" : "failed";
     const why = !ok && url.error ? `: ${url.error}` : "";
-    output.line(`${mark} ${input.where} ${type}${userId !== null ? ` ${userId}` : ""} → ${url.url} ${status} ${verdict}, ${attempts}, ${formatDuration(url.ms)}${why}`);
+    output.line(
+      `${mark} ${input.where} ${type}${userId !== null ? ` ${userId}` : ""} → ${url.url} ${status} ${verdict}, ${attempts}, ${formatDuration(url.ms)}${why}`,
+    );
   }
 }
-
-

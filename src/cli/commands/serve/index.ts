@@ -89,9 +89,9 @@ function announce(options: ServeOptions, io: CliIo, output: Output, url: string,
 /** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
 function warnAboutSetup(options: ServeOptions, output: Output, settings: CollectorOptions["settings"]): void {
   warnIfUnsigned(output, settings);
-  if (settings.sources.length === 0) output.warn("no source configured (--write-key or config \"sources\"): any write key is accepted");
-  if (settings.targets.length === 0) output.warn("no webhook URL (--url or config \"webhooks\"): messages are stored and wait for a run that has one");
-  if (!settings.enabled) output.warn("the destination is switched off in the config (\"enabled\": false): calls are accepted and counted, nothing is forwarded");
+  if (settings.sources.length === 0) output.warn('no source configured (--write-key or config "sources"): any write key is accepted');
+  if (settings.targets.length === 0) output.warn('no webhook URL (--url or config "webhooks"): messages are stored and wait for a run that has one');
+  if (!settings.enabled) output.warn('the destination is switched off in the config ("enabled": false): calls are accepted and counted, nothing is forwarded');
   if (options.memory) output.warn("--memory: the queue is not durable; messages not yet delivered are lost when serve stops");
 }
 
@@ -123,8 +123,12 @@ function describe(body: string): { type: string | null; userId: string | null } 
 function reportFailure(output: Output, message: QueuedMessage, result: DeliveryResult): void {
   const { type, userId } = describe(message.body);
   output.event("delivery", { id: message.id, type, userId, delivered: false, urls: result.urls });
-  const reasons = result.urls.map((url) => `${url.url} ${url.status ?? "---"} after ${url.attempts} attempt${url.attempts === 1 ? "" : "s"}${url.error ? `: ${url.error}` : ""}`);
-  output.log(`${output.color.red("✗")} gave up on ${type ?? "message"}${userId !== null ? ` ${printable(userId)}` : ""} (#${message.id}): ${printable(reasons.join("; "))}`);
+  const reasons = result.urls.map(
+    (url) => `${url.url} ${url.status ?? "---"} after ${url.attempts} attempt${url.attempts === 1 ? "" : "s"}${url.error ? `: ${url.error}` : ""}`,
+  );
+  output.log(
+    `${output.color.red("✗")} gave up on ${type ?? "message"}${userId !== null ? ` ${printable(userId)}` : ""} (#${message.id}): ${printable(reasons.join("; "))}`,
+  );
 }
 
 /** `serve --failed`: the messages given up, one JSON line each (body, failure, failedAt). */

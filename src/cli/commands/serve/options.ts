@@ -9,7 +9,17 @@ const SERVE_CONCURRENCY_DEFAULT = "64";
 export const SERVE_CONCURRENCY_HELP = "deliveries in flight at once; as replay, enough to keep a receiver busy over keep-alive connections";
 
 export const SERVE_OPTIONS = [
-  { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: String(DEFAULT_SERVE_PORT), help: "port to listen on (0 = any free port)" },
+  {
+    key: "port",
+    flag: "--port",
+    short: "-p",
+    arg: "<n>",
+    kind: "integer",
+    min: 0,
+    max: 65535,
+    default: String(DEFAULT_SERVE_PORT),
+    help: "port to listen on (0 = any free port)",
+  },
   { key: "host", flag: "--host", arg: "<addr>", kind: "string", nonEmpty: true, default: "127.0.0.1", help: "address to listen on" },
   {
     key: "writeKey",
@@ -27,11 +37,35 @@ export const SERVE_OPTIONS = [
     timeoutMs: "deadline per attempt",
   }),
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of forwarded alias messages: spec or camel" },
-  { key: "concurrency", flag: "--concurrency", short: "-c", arg: "<n>", kind: "integer", min: 1, max: 1024, shownDefault: SERVE_CONCURRENCY_DEFAULT, help: SERVE_CONCURRENCY_HELP },
+  {
+    key: "concurrency",
+    flag: "--concurrency",
+    short: "-c",
+    arg: "<n>",
+    kind: "integer",
+    min: 1,
+    max: 1024,
+    shownDefault: SERVE_CONCURRENCY_DEFAULT,
+    help: SERVE_CONCURRENCY_HELP,
+  },
   { key: "strict", flag: "--strict", kind: "switch", help: "refuse a whole request (400) when one call in it is invalid, instead of dropping that call" },
   { key: "readyFile", flag: "--ready-file", arg: "<file>", kind: "string", nonEmpty: true, help: "write the URL to this file once listening" },
-  { key: "maxConnections", flag: "--max-connections", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, shownDefault: String(DEFAULT_MAX_CONNECTIONS), help: "open connections at once; more are refused" },
-  { key: "json", flag: "--json", kind: "switch", help: "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary" },
+  {
+    key: "maxConnections",
+    flag: "--max-connections",
+    arg: "<n>",
+    kind: "integer",
+    min: 1,
+    max: 1_000_000,
+    shownDefault: String(DEFAULT_MAX_CONNECTIONS),
+    help: "open connections at once; more are refused",
+  },
+  {
+    key: "json",
+    flag: "--json",
+    kind: "switch",
+    help: "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary",
+  },
 ] as const satisfies readonly OptionSpec[];
 
 export type ServeFlags = OptionsOf<typeof SERVE_OPTIONS>;
