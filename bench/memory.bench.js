@@ -27,8 +27,8 @@ function rssMb(pid) {
   }
 }
 const flat = `[${"{},".repeat(Math.floor((MIB - 2) / 3)).slice(0, -1)}]`;
-const open = '{"a":'.repeat(499) + "[";
-const close = "]" + "}".repeat(499);
+const open = `${'{"a":'.repeat(499)}[`;
+const close = `]${"}".repeat(499)}`;
 const nested = `${open}${Array(Math.floor((MIB - open.length - close.length + 1) / 2))
   .fill("0")
   .join(",")}${close}`;

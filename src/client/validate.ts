@@ -80,7 +80,9 @@ export function wireIds(message: Record<string, unknown>): Record<string, string
   let ids: Record<string, string> | undefined;
   for (const key of ID_KEYS) {
     const value = message[key];
-    if (typeof value === "number") (ids ??= {})[key] = String(value);
+    if (typeof value !== "number") continue;
+    ids ??= {};
+    ids[key] = String(value);
   }
   return ids ?? NO_IDS;
 }

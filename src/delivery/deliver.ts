@@ -149,7 +149,7 @@ export class DeliveryEngine {
       pending.length === 1
         ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, keepResponse, capture)]
         : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture)));
-    pending.forEach((state, i) => state.record(reports[i] as AttemptReport));
+    for (const [i, state] of pending.entries()) state.record(reports[i] as AttemptReport);
     return reports;
   }
 
@@ -174,7 +174,7 @@ export class DeliveryEngine {
     cut.removeEventListener("abort", onCut);
     // An answer that came in as the stop did may be the transport's report of the cut itself.
     if (reports === undefined || cut.aborted) return undefined;
-    pending.forEach((state, i) => state.record(reports[i] as AttemptReport));
+    for (const [i, state] of pending.entries()) state.record(reports[i] as AttemptReport);
     return reports;
   }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { errorBody, type Collector } from "./collector.js";
+import { errorBody, type Collector, type IngestResponse } from "./collector.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { readBody } from "../util/body-reader.js";
@@ -48,7 +48,7 @@ function answerHealth(collector: Collector, req: IncomingMessage, res: ServerRes
 }
 
 function answerCall(collector: Collector, req: IncomingMessage, res: ServerResponse, path: string, body: Buffer): void {
-  let result;
+  let result: IngestResponse;
   try {
     result = collector.handle({ method: req.method ?? "GET", path, authorization: req.headers.authorization, body, ip: clientIp(req) });
   } catch (error) {

@@ -17,7 +17,8 @@ const REGISTRY = Symbol.for("webhook-cli.sqlite-objects");
 
 function registry(): Map<BetterSqlite3.Database, Statements> {
   const holder = globalThis as { [REGISTRY]?: Map<BetterSqlite3.Database, Statements> };
-  return (holder[REGISTRY] ??= new Map());
+  holder[REGISTRY] ??= new Map();
+  return holder[REGISTRY];
 }
 
 /** Keeps `db` (and the statements `statementOf` prepares on it) reachable until the process exits. */

@@ -36,7 +36,10 @@ function writeOld(path: string, bytes: number): number {
   try {
     while (written < bytes) {
       const lines: string[] = [];
-      for (let size = 0; size < 4e6; size += template.length) lines.push(template.replaceAll("999999999", String((line += 1))));
+      for (let size = 0; size < 4e6; size += template.length) {
+        line += 1;
+        lines.push(template.replaceAll("999999999", String(line)));
+      }
       written += writeSync(fd, lines.join(""));
     }
   } finally {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Inspection } from "../../src/inspector/session.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../src/receiver/server.js";
 import { hostileRequests, sendRaw, wireBytes } from "../helpers/hostile-requests.js";
-import { startServer, type TestServer } from "../helpers/http-server.js";
+import { startServer } from "../helpers/http-server.js";
 import { tempDir } from "../helpers/setup.js";
 import { MISSING_TOOLS_MESSAGE, runInShell, SHELLS, shellAvailability } from "../helpers/shells.js";
 

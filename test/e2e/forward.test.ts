@@ -45,7 +45,7 @@ function post(url: string, body: string, headers: Record<string, string>): Promi
 describe("listen --forward-to (built CLI)", () => {
   it("relays the exact bytes and the sender's X-Signature, drops hop-by-hop headers, answers with the app's response and records it", async () => {
     const big = "x".repeat(70_000);
-    const app = await server((request, res, index) => {
+    const app = await server((_request, res, index) => {
       res.writeHead(index === 0 ? 201 : 200, { "content-type": "application/json", "x-app": "yes", "set-cookie": "session=abc" });
       res.end(index === 0 ? '{"id":7}' : big);
     });
@@ -85,6 +85,7 @@ describe("listen --forward-to (built CLI)", () => {
     const lines = readFileSync(recording, "utf8")
       .trim()
       .split("\n")
+      // biome-ignore lint/suspicious/noExplicitAny: recording lines, read field by field in the assertions
       .map((line) => JSON.parse(line) as Record<string, any>);
     expect(lines[0]?.["rawBody"]).toBe(Buffer.from(BODY).toString("base64"));
     expect(lines[0]?.["response"]).toMatchObject({ status: 201, body: '{"id":7}', headers: { "x-app": "yes", "set-cookie": "[redacted]" } });

@@ -98,7 +98,12 @@ describe("inspector limits (listen --ui)", () => {
     try {
       for (let i = 0; i < 100; i++) {
         // A stream cut by the guard's kill reports the guard's reason.
-        opened.push(await idleStream(inspector).catch(async (error: unknown) => (await guard.check(), Promise.reject(error))));
+        opened.push(
+          await idleStream(inspector).catch(async (error: unknown) => {
+            await guard.check();
+            throw error;
+          }),
+        );
         await guard.check();
       }
       console.log(`event streams: ${Math.round((await rssMb(child.pid as number)) - baseline)} MB over the baseline with 100 clients`);

@@ -21,8 +21,8 @@ const MIB = 1024 * 1024;
 const EMPTY_OBJECTS = `[${"{},".repeat(Math.floor((MIB - 2) / 3)).slice(0, -1)}]`;
 /** 1 MiB nested 500 deep: about 500 MB pretty-printed. */
 const NESTED = (() => {
-  const open = '{"a":'.repeat(499) + "[";
-  const close = "]" + "}".repeat(499);
+  const open = `${'{"a":'.repeat(499)}[`;
+  const close = `]${"}".repeat(499)}`;
   return `${open}${Array(Math.floor((MIB - open.length - close.length + 1) / 2))
     .fill("0")
     .join(",")}${close}`;
@@ -193,6 +193,7 @@ describe("listen keeps within its documented memory ceiling", () => {
     const lines = readFileSync(recording, "utf8")
       .trim()
       .split("\n")
+      // biome-ignore lint/suspicious/noExplicitAny: recording lines, read field by field in the assertions
       .map((line) => JSON.parse(line) as Record<string, any>);
     expect(lines).toHaveLength(200);
     expect(lines.filter((line) => line["response"].status === null)[0]?.["response"]).toMatchObject({

@@ -135,19 +135,17 @@ describe("replay as a regression test", () => {
   it("--compare takes a recording that carries the app's answers (listen --forward-to)", async () => {
     const v2 = await receiver("v2");
     const recording = ndjson(
-      messages
-        .slice(0, 3)
-        .map((m, i) =>
-          JSON.stringify({
-            receivedAt: m.timestamp,
-            method: "POST",
-            path: "/hook",
-            headers: {},
-            signatureValid: true,
-            body: m,
-            response: { status: 200, ms: 1, headers: { "content-type": "application/json" }, body: { ok: true, total: (i + 1) * 10 } },
-          }),
-        ),
+      messages.slice(0, 3).map((m, i) =>
+        JSON.stringify({
+          receivedAt: m.timestamp,
+          method: "POST",
+          path: "/hook",
+          headers: {},
+          signatureValid: true,
+          body: m,
+          response: { status: 200, ms: 1, headers: { "content-type": "application/json" }, body: { ok: true, total: (i + 1) * 10 } },
+        }),
+      ),
     );
     const result = await runCli(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
     expect(result.stdout).toContain("1 same, 2 changed, 0 new, 0 missing");

@@ -123,7 +123,7 @@ describe("webhook-cli send", () => {
 
   it("sends NDJSON from stdin in input order, one at a time, with --json results and a summary", async () => {
     const s = await server();
-    const input = [TRACK, IDENTIFY, PAGE].map((m) => JSON.stringify(m)).join("\r\n") + "\n";
+    const input = `${[TRACK, IDENTIFY, PAGE].map((m) => JSON.stringify(m)).join("\r\n")}\n`;
     const result = await run(["-", "--url", s.url, "--json"], { input: `\uFEFF${input}` });
     expect(result.code).toBe(0);
     expect(s.requests.map((r) => JSON.parse(r.body.toString()).userId)).toEqual(["u_1", "u_2", "u_3"]);

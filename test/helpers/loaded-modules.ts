@@ -34,6 +34,6 @@ export function packagesOf(urls: readonly string[]): Set<string> {
 
 /** The project modules among the URLs, relative to dist/ (`cli/main.js`…). */
 export function distModulesOf(urls: readonly string[]): string[] {
-  const dist = pathToFileURL(join(ROOT, "dist")).href + "/";
+  const dist = `${pathToFileURL(join(ROOT, "dist")).href}/`;
   return urls.filter((url) => url.startsWith(dist)).map((url) => url.slice(dist.length));
 }

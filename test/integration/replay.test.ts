@@ -252,8 +252,8 @@ describe("replay (library)", () => {
         options(path, server, { concurrency: 1, onSending: () => writeFileSync(path, `${lines[0]}\n{"type":"track"\n${lines[2]}\n`) }),
       );
       expect(summary.error?.value).toBeInstanceOf(InputError);
-      expect((summary.error?.value as InputError).message).toMatch(/^line 2 changed during the run/);
-      expect((summary.error?.value as InputError).source).toEqual({ file: path, line: 2 });
+      expect((summary.error?.value as InputError | undefined)?.message).toMatch(/^line 2 changed during the run/);
+      expect((summary.error?.value as InputError | undefined)?.source).toEqual({ file: path, line: 2 });
       expect(summary.resumeLine).toBeLessThanOrEqual(2);
       expect(server.requests.map((r) => seqOf(r.body))).not.toContain(3);
     });

@@ -113,7 +113,9 @@ describe("help is generated from the option tables", () => {
       const table = TABLE_OF[path] as readonly OptionSpec[];
       expect(command.options.map((option) => option.long)).toEqual(table.map((spec) => spec.flag));
       expect(command.options.map((option) => option.short)).toEqual(table.map((spec) => spec.short));
-      command.options.forEach((option, i) => expect(option.description, option.long).toMatch(new RegExp(`^${escapeRegExp((table[i] as OptionSpec).help)}`)));
+      for (const [i, option] of command.options.entries()) {
+        expect(option.description, option.long).toMatch(new RegExp(`^${escapeRegExp((table[i] as OptionSpec).help)}`));
+      }
       const help = command.helpInformation().replace(/\s+/g, " ");
       for (const spec of table) expect(help, `${path} --help`).toContain(spec.flag);
     },

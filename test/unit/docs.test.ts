@@ -18,7 +18,10 @@ const read = (file: string): string => readFileSync(join(ROOT, file), "utf8");
 const anchorCache = new Map<string, Set<string>>();
 function anchors(file: string): Set<string> {
   let found = anchorCache.get(file);
-  if (!found) anchorCache.set(file, (found = anchorsOf(readFileSync(file, "utf8"))));
+  if (!found) {
+    found = anchorsOf(readFileSync(file, "utf8"));
+    anchorCache.set(file, found);
+  }
   return found;
 }
 

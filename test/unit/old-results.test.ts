@@ -1,7 +1,7 @@
 import { openSync, readFileSync, writeFileSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { WebhookCliError } from "../../src/errors.js";
+import type { WebhookCliError } from "../../src/errors.js";
 import { answersInOrder, Comparison } from "../../src/regress/run-comparison.js";
 import { OldResults } from "../../src/regress/old-results.js";
 import { scanResults } from "../../src/regress/results-file.js";
@@ -40,7 +40,8 @@ async function open(
   options: ConstructorParameters<typeof OldResults>[3] = {},
   afterScan: (path: string) => void = () => {},
 ): Promise<{ old: OldResults; index: ResultsIndex; path: string }> {
-  const path = join(dir, `old-${(files += 1)}.ndjson`);
+  files += 1;
+  const path = join(dir, `old-${files}.ndjson`);
   writeFileSync(path, content);
   const index = (await scanResults(path, "old.ndjson")) as ResultsIndex;
   afterScan(path);

@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { UsageError, WebhookCliError } from "../../src/errors.js";
+import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
 import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
 import { thrownBy } from "../helpers/errors.js";

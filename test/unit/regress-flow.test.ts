@@ -52,7 +52,10 @@ function runShard(build: Build, shardText: string | undefined, path: string): vo
 
 // A request id that differs on every answer, as real receivers' do.
 let requests = 0;
-const requestId = (): string => `r-${(requests += 1)}`;
+const requestId = (): string => {
+  requests += 1;
+  return `r-${requests}`;
+};
 const oldBuild: Build = (line) => ({ status: 200, body: JSON.stringify({ requestId: requestId(), line, total: 10 }) });
 const newBuild: Build = (line, user) =>
   user === "user-3"

@@ -23,7 +23,14 @@ function answerCell(row) {
   if (row.resendOf !== null)
     return h(
       "span",
-      { class: "link", title: "the request this one resent", onclick: (e) => (e.stopPropagation(), select(row.resendOf)) },
+      {
+        class: "link",
+        title: "the request this one resent",
+        onclick: (e) => {
+          e.stopPropagation();
+          select(row.resendOf);
+        },
+      },
       `↻ #${row.resendOfLabel}`,
     );
   if (row.fault === "timeout") return badge("held", "warn");

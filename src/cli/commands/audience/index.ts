@@ -3,7 +3,7 @@ import { UsageError } from "../../../errors.js";
 import { undiciEngine } from "../../../delivery/wire.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import { snakeName, type MembershipChange } from "../../../audience/audience.js";
-import { planAudienceSync, readMembersFile, runAudienceSync } from "../../../audience/audience-sync.js";
+import { planAudienceSync, readMembersFile, runAudienceSync, type AudienceSyncResult } from "../../../audience/audience-sync.js";
 import { systemClock, type Clock, type Random } from "../../../util/clock.js";
 import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
@@ -47,7 +47,7 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
       `${changes.filter((c) => c.member).length} entered, ${changes.filter((c) => !c.member).length} left${plan.first ? " (first sync)" : ""}`,
   );
 
-  let result;
+  let result: AudienceSyncResult;
   try {
     result = await runAudienceSync(plan, {
       engine,

@@ -11,7 +11,7 @@ export type GenerateOptions = GenerateFlags & { types: MessageType[] };
 /** Prints example messages: NDJSON by default, indented JSON with `pretty`. */
 export async function generate(options: GenerateOptions, io: CliIo): Promise<number> {
   const messages = buildExamples(options.types.length > 0 ? options.types : MESSAGE_TYPES, options);
-  const text = messages.map((m) => (options.pretty ? JSON.stringify(m, null, 2) : JSON.stringify(m))).join("\n") + "\n";
+  const text = `${messages.map((m) => (options.pretty ? JSON.stringify(m, null, 2) : JSON.stringify(m))).join("\n")}\n`;
   if (options.out !== undefined) {
     try {
       writeFileSync(resolve(io.cwd, options.out), text);
