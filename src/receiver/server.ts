@@ -1,84 +1,23 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sleep, systemClock, type Clock } from "../util/clock.js";
-import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES, type ConnectionLimits } from "../util/http-limits.js";
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from "../util/http-limits.js";
 import { readBody } from "../util/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
 import { startHttpServer } from "../util/http-server.js";
-import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
-import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
+import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./forward.js";
+import { RecordBatcher } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
-import { judgeRequest, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
+import type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
+import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
+
+export type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
 
-export interface ReceivedRequest {
-  /** 1-based, in arrival order of complete requests. */
-  index: number;
-  receivedAt: Date;
-  method: string;
-  path: string;
-  headers: RequestHeaders;
-  verdict: RequestVerdict;
-  /** The status answered (or about to be), or null for `timeout` and `drop`. */
-  status: number | null;
-  /** An injected hold or dropped connection. */
-  fault: "timeout" | "drop" | null;
-  /** The status came from a fault flag rather than the signature rule. */
-  injected: boolean;
-  /** The exact body bytes received (empty for a 413). */
-  raw: Buffer;
-  /** With `forward`: the app's answer (or the 502/504 given for it); otherwise null. */
-  forwarded: ForwardResult | null;
-}
-
-export interface ReceiverOptions extends ConnectionLimits {
-  host?: string;
-  /** 0 = any free port. */
-  port?: number;
-  secret?: string | undefined;
-  strict?: boolean;
-  faults?: FaultPlan;
-  tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Gets the lines of one or more POSTs (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
-  recording?: RecordingSink;
-  maxBodyBytes?: number;
-  /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
-  bodyBudgetBytes?: number;
-  clock?: Clock;
-  /**
-   * Called once per POST, and per request refused unread (405 for another method but the health
-   * check, 400 for a request-target that is not a path, 413), before its answer is sent; when
-   * forwarding, once the app has answered.
-   */
-  onRequest?: (request: ReceivedRequest) => void;
-  /**
-   * Answers the requests the fault flags leave alone (not injected, held or
-   * dropped) in place of --respond and the signature rule: listen --forward-to.
-   * The request is recorded and reported with the result, then answered with it.
-   */
-  forward?: (request: ForwardRequest) => Promise<ForwardResult>;
-  /** A request could not be handled (answered 500) or recorded (answered 507). */
-  onError?: (error: Error) => void;
-  /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
-  health?: () => Record<string, unknown>;
-}
-
-export interface Receiver {
-  /** `http://127.0.0.1:PORT` (no trailing slash). */
-  url: string;
-  port: number;
-  /**
-   * Stops accepting and answers what is in flight at once: relays are interrupted (503), --delay
-   * answers sent, `timeout` holds cut; then closes every connection.
-   */
-  close(): Promise<void>;
-}
-
-/** After a stop, how long connections still busy (an upload, a sender not reading its answer) are waited for. */
 const CLOSE_GRACE_MS = 1_000;
 const EMPTY = Buffer.alloc(0);
 
