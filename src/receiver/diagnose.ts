@@ -126,7 +126,8 @@ function bodyVariant(raw: Uint8Array, digest: string, secret: string, what: stri
   }
   const compact = JSON.stringify(parsed);
   const escaped = escapeNonAscii(compact);
-  if (escaped !== text && matches(escaped)) {
+  // Only when escaping changed something: an ASCII body's escaped form is its compact form (a re-serialization, below).
+  if (escaped !== compact && escaped !== text && matches(escaped)) {
     return { cause: "reencoded", message: `${what} was signed with non-ASCII characters escaped (\\uXXXX) but sent unescaped: sign the exact bytes sent` };
   }
   if (compact !== text && matches(compact)) {
