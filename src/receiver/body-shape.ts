@@ -86,7 +86,21 @@ function judgeBatch(elements: unknown[], strict: boolean): BodyJudgement {
   const errors = new IssueList("errors");
   const warnings = new IssueList("warnings");
   for (let i = 0; i < elements.length; i++) {
-    const element = judgeElement(elements[i], strict);
+    const value = elements[i];
+    // The elements that need no check are only counted: a batch may hold 300,000 of them.
+    if (!strict && value === null) {
+      batch.empty += 1;
+      continue;
+    }
+    if (!strict && isPlainObject(value) && !isMessageType(value["type"])) {
+      batch.payloads += 1;
+      continue;
+    }
+    if (errors.full && (value === null || typeof value !== "object")) {
+      errors.skip();
+      continue;
+    }
+    const element = judgeElement(value, strict);
     if (element.kind === "message") batch.messages += 1;
     else if (element.kind === "payload") batch.payloads += 1;
     else if (element.kind === "empty") batch.empty += 1;
@@ -103,11 +117,17 @@ class IssueList {
 
   constructor(private readonly what: string) {}
 
+  get full(): boolean {
+    return this.issues.length >= MAX_BATCH_ISSUES;
+  }
+
+  /** One more issue, only counted (the list is full). */
+  skip(): void {
+    this.more += 1;
+  }
+
   add(index: number, issue: ShapeIssue): void {
-    if (this.issues.length >= MAX_BATCH_ISSUES) {
-      this.more += 1;
-      return;
-    }
+    if (this.full) return this.skip();
     const key = issue.key.startsWith("(") ? `[${index}]` : `[${index}].${issue.key}`;
     this.issues.push({ key, message: `element ${index}: ${issue.message}` });
   }

@@ -194,6 +194,15 @@ describe("what the body is", () => {
     expect(judge("[]", {}, {}).shapeErrors[0]?.message).toContain("an empty batch");
   });
 
+  it("counts what a large batch holds: elements that are not objects past the named issues, null and payload elements", () => {
+    const verdict = judge(`[${Array(1000).fill("7").join(",")},null,{},{"type":"track"}]`, {}, {});
+    expect(verdict.batch).toEqual({ elements: 1003, messages: 1, payloads: 1, empty: 1 });
+    expect(verdict.shapeErrors).toHaveLength(MAX_BATCH_ISSUES + 1);
+    expect(verdict.shapeErrors[0]?.message).toBe("element 0: expected an object (an event's data) or null, got a number");
+    // 900 numbers past the named ones, and the track's five missing keys (version, user, event, properties, timestamp).
+    expect(verdict.shapeErrors.at(-1)?.message).toBe("… and 905 more errors in the batch's elements");
+  });
+
   it(`names at most ${MAX_BATCH_ISSUES} issues of a batch and counts the rest`, () => {
     const elements = Array.from({ length: 300 }, () => ({ version: 2, type: "track" }));
     const verdict = judge(JSON.stringify(elements), {}, {});
