@@ -85,6 +85,7 @@ function signatureText(v: RequestVerdict, paint: Painter): string {
 /** The body for --verbose, read again from the bytes: pretty when that stays small (MAX_PRETTY_CHARS), else as received. */
 function shownBody(request: ReceivedRequest): string {
   if (request.raw.length < request.verdict.size) return "(body not read)";
+  if (request.verdict.size === 0) return "(no body)";
   const { text, body } = readJsonBody(request.raw);
   if (text === null) return "(not UTF-8)";
   return (body !== undefined ? prettyJson(body) : null) ?? text;
