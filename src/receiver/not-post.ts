@@ -19,7 +19,7 @@ export function isHealthCheck(req: IncomingMessage): boolean {
  * The verdict of a request whose method no webhook uses (other than the health check): invalid,
  * with the reason, so it is shown and counted instead of hidden behind a bare 405.
  */
-export function notPostVerdict(method: string | undefined): RequestVerdict {
+export function methodNotAllowedVerdict(method: string | undefined): RequestVerdict {
   return unreadVerdict(
     0,
     "(method)",

@@ -8,7 +8,7 @@ import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./f
 import { RecordBatcher } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
-import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
+import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./not-post.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
 import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
@@ -73,7 +73,7 @@ class ReceiverCore {
     if (this.responder.closing) return this.refuseWhileClosing(req, res);
     if (!isOriginForm(req.url ?? ""))
       return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
-    if (!isAcceptedMethod(req.method)) return this.notPost(req, res);
+    if (!isAcceptedMethod(req.method)) return this.otherMethod(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
         const relaying = this.handle(req, res, raw);
@@ -94,11 +94,11 @@ class ReceiverCore {
   }
 
   /** GET/HEAD /health answers readiness probes; any other method is shown and counted as invalid. */
-  private notPost(req: IncomingMessage, res: ServerResponse): void {
+  private otherMethod(req: IncomingMessage, res: ServerResponse): void {
     const { health } = this.options;
     if (health && isHealthCheck(req)) return this.responder.early(req, res, 200, JSON.stringify(health()));
     res.setHeader("allow", ALLOW_HEADER);
-    this.refuseUnread(req, res, req.method ?? "", notPostVerdict(req.method), 405, '{"error":"only POST, PUT and PATCH are accepted"}');
+    this.refuseUnread(req, res, req.method ?? "", methodNotAllowedVerdict(req.method), 405, '{"error":"only POST, PUT and PATCH are accepted"}');
   }
 
   /** Judges, records and answers one complete request; returns the relay when the app is to answer it. */
