@@ -1,7 +1,8 @@
 import type { ChalkInstance } from "chalk";
 import type { ForwardResult } from "../receiver/forward.js";
 import type { ReceivedRequest } from "../receiver/server.js";
-import { readJsonBody } from "../receiver/verdict.js";
+import { batchContents, bodyLabel } from "../receiver/body-label.js";
+import { readJsonBody, type RequestVerdict } from "../receiver/verdict.js";
 import { formatDuration } from "../util/duration.js";
 import { printable, printableLines } from "../util/printable.js";
 import { prettyJson } from "../util/pretty-json.js";
@@ -27,10 +28,14 @@ export function painter(color: ChalkInstance): Painter {
   return { ok: (t) => color.green(t), bad: (t) => color.red(t), dim: (t) => color.dim(t), warn: (t) => color.yellow(t) };
 }
 
-/** `#3 POST /hooks  track  user_1  "Order Completed"  signature ok  482 B  → 200`, then indented problems. */
+/**
+ * `#3 POST /hooks  track  user_1  "Order Completed"  signature ok  482 B  → 200`, or for the other
+ * bodies `#4 PUT /hooks  batch of 3 (3 messages)  signature ok (element 0)  …`, `payload, not a
+ * message`, `no data`; then indented problems.
+ */
 export function requestLines(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
   const v = request.verdict;
-  const signature = v.signatureValid === true ? paint.ok("signature ok") : v.signatureValid === null ? paint.dim("unsigned") : paint.bad("signature FAILED");
+  const signature = signatureText(v, paint);
   const answer = request.forwarded
     ? forwardedAnswer(request.forwarded, paint)
     : request.fault === "timeout"
@@ -39,9 +44,7 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
         ? "dropped"
         : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
   // Every field a sender chose is escaped before it is painted: no control character reaches the terminal.
-  let text =
-    `#${request.index} ${printable(request.method)} ${printable(request.path)}  ${v.type ?? paint.bad("?")}  ${v.userId !== undefined ? printable(v.userId) : "-"}` +
-    `${v.name !== undefined ? `  ${printable(JSON.stringify(v.name))}` : ""}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
+  let text = `#${request.index} ${printable(request.method)} ${printable(request.path)}  ${bodyText(v, paint)}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
   if (!verbose && v.shapeWarnings.length > 0) text += paint.dim(`  (+${v.shapeWarnings.length} unknown key${v.shapeWarnings.length === 1 ? "" : "s"})`);
   if (v.signatureValid === false) {
     text += `\n    ${paint.bad("signature:")} ${printable(v.signatureError ?? "")}`;
@@ -49,15 +52,40 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
   }
   for (const error of v.shapeErrors) text += `\n    ${paint.bad("shape:")} ${printable(error.message)}`;
   if (verbose) {
+    if (v.signatureNote !== null) text += `\n    ${paint.dim("signature:")} ${v.signatureNote}`;
     for (const warning of v.shapeWarnings) text += `\n    ${paint.warn("warning:")} ${printable(warning.message)}`;
     text += `\n${printableLines(shownBody(request)).replace(/^/gm, "    ")}`;
   }
   return text;
 }
 
+/** What the body is: `track  user_1  "Order Completed"` for a message, `batch of 3 (…)`, `payload, not a message`, `no data`. */
+function bodyText(v: RequestVerdict, paint: Painter): string {
+  if (v.bodyKind === "batch" && v.batch) {
+    const contents = batchContents(v.batch);
+    return `${bodyLabel(v)}${contents === "" ? "" : ` (${contents})`}`;
+  }
+  if (v.bodyKind === "payload") return "payload, not a message";
+  if (v.bodyKind === "none") return "no data";
+  // A message (or a body that is none of these): its type, user and event or screen name.
+  return `${v.type ?? paint.bad("?")}  ${v.userId !== undefined ? printable(v.userId) : "-"}${v.name !== undefined ? `  ${printable(JSON.stringify(v.name))}` : ""}`;
+}
+
+/** `signature ok`, naming the bytes for a batch; `unsigned`, saying why when the sender signs no such request. */
+function signatureText(v: RequestVerdict, paint: Painter): string {
+  if (v.signatureValid === false) return paint.bad("signature FAILED");
+  if (v.signatureValid === true) {
+    if (v.signatureRule === "first-element") return paint.ok("signature ok (element 0)");
+    return paint.ok(v.bodyKind === "batch" ? "signature ok (whole body)" : "signature ok");
+  }
+  if (v.signatureNote === null) return paint.dim("unsigned");
+  return paint.dim(v.bodyKind === "batch" ? "unsigned (element 0 is null: none is sent)" : "unsigned (no data: none is sent)");
+}
+
 /** The body for --verbose, read again from the bytes: pretty when that stays small (MAX_PRETTY_CHARS), else as received. */
 function shownBody(request: ReceivedRequest): string {
   if (request.raw.length < request.verdict.size) return "(body not read)";
+  if (request.verdict.size === 0) return "(no body)";
   const { text, body } = readJsonBody(request.raw);
   if (text === null) return "(not UTF-8)";
   return (body !== undefined ? prettyJson(body) : null) ?? text;
@@ -78,9 +106,13 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
     type: v.type ?? null,
     userId: v.userId ?? null,
     signatureValid: v.signatureValid,
+    signatureRule: v.signatureRule,
+    bodyKind: v.bodyKind,
     shapeErrors: v.shapeErrors,
     status: request.status,
   };
+  if (v.batch !== null) fields["batch"] = v.batch;
+  if (v.signatureNote !== null) fields["signatureNote"] = v.signatureNote;
   if (request.fault !== null) fields["fault"] = request.fault;
   if (request.forwarded) {
     const { fromApp, status, ms, error } = request.forwarded;

@@ -1,5 +1,6 @@
 import { relayedHeaders } from "../receiver/forward.js";
 import { isOriginForm } from "../receiver/request-target.js";
+import { isAcceptedMethod } from "../receiver/not-post.js";
 import { redactHeaders, REDACTED } from "../util/redact.js";
 import type { Inspected } from "./store.js";
 
@@ -65,8 +66,8 @@ function bodyArgument(row: Inspected): string | null | { problem: string } {
   if (row.raw.length > 0) return "--data-binary @-";
   const length = row.headers["content-length"];
   const chunked = row.headers["transfer-encoding"] !== undefined;
-  // listen answers other methods (405) and bodies over its limit (413) without reading them.
-  const unread = row.method !== "POST" || row.status === 413;
+  // listen answers other methods than POST, PUT and PATCH (405) and bodies over its limit (413) without reading them.
+  const unread = !isAcceptedMethod(row.method) || row.status === 413;
   if ((length !== undefined && length !== "0") || (chunked && unread)) {
     return { problem: "listen answered it without reading its body, so the bytes to send are not known" };
   }

@@ -12,6 +12,8 @@ export interface InspectorServerOptions {
   port: number;
   store: RequestStore;
   secret: string | undefined;
+  /** listen --strict, for a batch's elements in a row's detail. */
+  strict?: boolean;
   forwardUrl: string | null;
   receiverUrl: string;
   resend: (id: number, url?: string) => Promise<Inspected | undefined>;
@@ -101,7 +103,8 @@ class InspectorApp {
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
     if (match && !row) return sendJson(res, 404, { error: store.whyGone(Number(match[1])) });
-    if (row && !match?.[2] && req.method === "GET") return sendJson(res, 200, detail(row, { secret: this.options.secret, curl: this.options }));
+    if (row && !match?.[2] && req.method === "GET")
+      return sendJson(res, 200, detail(row, { secret: this.options.secret, curl: this.options, strict: this.options.strict ?? false }));
     if (row && match?.[2] && req.method === "POST") return this.resendRow(req, res, row);
     sendJson(res, 404, { error: `no ${req.method ?? ""} ${url.pathname}` });
   }

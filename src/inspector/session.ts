@@ -5,6 +5,8 @@ import { RequestStore, type DropNotice, type Inspected, type StoreLimits } from 
 
 export interface InspectionOptions extends StoreLimits {
   secret: string | undefined;
+  /** listen --strict: a batch's elements are listed as judged (docs/receiver.md#shape-check). */
+  strict?: boolean | undefined;
   /** The app behind --forward-to: the default Resend target. */
   forwardUrl?: string | undefined;
   /** Called with each resent row once its answer is in (the terminal reports it). */
@@ -92,6 +94,7 @@ export class Inspection {
       port,
       store: this.store,
       secret: this.options.secret,
+      strict: this.options.strict ?? false,
       forwardUrl: this.options.forwardUrl ?? null,
       receiverUrl: this.receiverUrl,
       resend: (id, url) => this.resend(id, url),

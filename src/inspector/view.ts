@@ -5,7 +5,9 @@ import { readJsonBody } from "../receiver/verdict.js";
 import { isPlainObject } from "../util/json.js";
 import { MAX_PRETTY_CHARS, prettyJson } from "../util/pretty-json.js";
 import { redactResponseHeaders } from "../util/redact.js";
+import { bodyLabel } from "../receiver/body-label.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
+import { elementViews, MAX_LISTED_ELEMENTS } from "./elements.js";
 import type { Inspected, KeptResponse } from "./store.js";
 
 /** What the list needs of a row (the page filters on these fields). */
@@ -13,9 +15,16 @@ export interface RowSummary {
   id: number;
   label: string;
   receivedAt: string;
+  /** POST, PUT or PATCH (another for a request refused with 405). */
   method: string;
   path: string;
   type: string | null;
+  /** What the body is: message, batch, payload (not a message), none (no data), invalid. */
+  kind: string;
+  /** What the Type column shows: the message type, `batch of 3`, `payload`, `no data`; null when none applies. */
+  kindLabel: string | null;
+  /** The bytes X-Signature matched: the whole `body`, or a batch's `first-element`; null when not verified. */
+  signatureRule: "body" | "first-element" | null;
   userId: string | null;
   name: string | null;
   signature: "ok" | "failed" | "unsigned";
@@ -42,6 +51,9 @@ export function summarize(row: Inspected): RowSummary {
     method: row.method,
     path: row.path,
     type: v.type ?? null,
+    kind: v.bodyKind,
+    kindLabel: bodyLabel(v) ?? null,
+    signatureRule: v.signatureRule,
     userId: v.userId ?? null,
     name: v.name ?? null,
     signature: v.signatureValid === true ? "ok" : v.signatureValid === false ? "failed" : "unsigned",
@@ -65,13 +77,14 @@ export function summarize(row: Inspected): RowSummary {
  * body raw and, when its pretty form is not too large, pretty. The body is
  * read again from the row's bytes: rows keep no parsed copy.
  */
-export function detail(row: Inspected, context: { secret: string | undefined; curl: CurlTarget }): Record<string, unknown> {
+export function detail(row: Inspected, context: { secret: string | undefined; curl: CurlTarget; strict?: boolean }): Record<string, unknown> {
   const v = row.verdict;
   const curl = curlCommand(row, context.curl, context.secret);
   const { text, body } = readJsonBody(row.raw);
   const pretty = body !== undefined ? prettyJson(body) : null;
   // The row keeps its texts cut for the list; the detail reads them whole from the body.
-  const message = isPlainObject(body) ? body : undefined;
+  const message = v.bodyKind === "message" && isPlainObject(body) ? body : undefined;
+  const batch = elementViews(body, context.strict ?? false, v.signatureRule);
   const event = message?.["event"];
   const name = typeof event === "string" ? event : message?.["name"];
   return {
@@ -87,6 +100,11 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
     shapeErrors: withMore(v.shapeErrors, v.moreShapeErrors, "errors"),
     shapeWarnings: withMore(v.shapeWarnings, v.moreShapeWarnings, "warnings"),
     signatureError: v.signatureError,
+    signatureNote: v.signatureNote,
+    batch: v.batch,
+    // Each element of a batch with its shape result; the first MAX_LISTED_ELEMENTS, the rest counted.
+    elements: batch?.elements ?? null,
+    elementsNote: batch && batch.more > 0 ? `… and ${batch.more} more elements (the first ${MAX_LISTED_ELEMENTS} are listed)` : null,
     diagnosis: v.diagnosis?.message ?? null,
     response: row.response ? responseView(row.response) : null,
     // null, with the reason in curlProblem, when the request cannot be copied as a command.
@@ -111,5 +129,6 @@ function responseView(response: KeptResponse): Record<string, unknown> {
 
 /** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical; the body is read again from the row's bytes. */
 export function recordLine(row: Inspected, secret: string | undefined): string {
-  return formatRequestLine({ ...row, verdict: { signatureValid: row.verdict.signatureValid, ...readJsonBody(row.raw) } }, secret);
+  const { signatureValid, signatureRule } = row.verdict;
+  return formatRequestLine({ ...row, verdict: { signatureValid, signatureRule, ...readJsonBody(row.raw) } }, secret);
 }

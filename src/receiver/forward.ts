@@ -33,6 +33,7 @@ const NOT_RELAYED = new Set([
 ]);
 
 export interface ForwardRequest {
+  /** As received: POST, PUT or PATCH. */
   method: string;
   /** Aborted when the receiver stops: the relay is cut short and answered as interrupted. */
   signal?: AbortSignal;
@@ -96,7 +97,8 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
     try {
       const response = await request(target, {
         dispatcher: agent,
-        method: input.method as "POST",
+        // The sender's method (POST, PUT or PATCH): a relay changes nothing of the request.
+        method: input.method as "POST" | "PUT" | "PATCH",
         headers: relayedHeaders(input.rawHeaders),
         body: input.body,
         signal: relay.signal,

@@ -11,6 +11,7 @@ export interface ReceivedRequest {
   /** 1-based, in arrival order of complete requests. */
   index: number;
   receivedAt: Date;
+  /** POST, PUT or PATCH; any other for a request refused with 405. */
   method: string;
   path: string;
   headers: RequestHeaders;
@@ -35,14 +36,14 @@ export interface ReceiverOptions extends ConnectionLimits {
   strict?: boolean;
   faults?: FaultPlan;
   tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Gets the lines of one or more POSTs (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
+  /** Gets the lines of one or more requests (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
   recording?: RecordingSink;
   maxBodyBytes?: number;
   /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
   bodyBudgetBytes?: number;
   clock?: Clock;
   /**
-   * Called once per POST, and per request refused unread (405 for another method but the health
+   * Called once per POST, PUT or PATCH, and per request refused unread (405 for another method but the health
    * check, 400 for a request-target that is not a path, 413), before its answer is sent; when
    * forwarding, once the app has answered.
    */

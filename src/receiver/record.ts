@@ -11,6 +11,8 @@ export interface RecordInput {
   path: string;
   headers: RequestHeaders;
   signatureValid: boolean | null;
+  /** Written for a batch only (docs/recording.md#recording-line): which bytes X-Signature matched. */
+  signatureRule?: RequestVerdict["signatureRule"] | undefined;
   raw: Uint8Array;
   /** The raw body decoded as UTF-8, or null when it is not valid UTF-8. */
   text: string | null;
@@ -30,7 +32,7 @@ export function formatRequestLine(
     path: string;
     headers: RequestHeaders;
     raw: Uint8Array;
-    verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body">;
+    verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body"> & Partial<Pick<RequestVerdict, "signatureRule">>;
   },
   secret: string | undefined,
   response?: Record<string, unknown>,
@@ -42,6 +44,7 @@ export function formatRequestLine(
     path: request.path,
     headers: request.headers,
     signatureValid: verdict.signatureValid,
+    signatureRule: verdict.signatureRule,
     raw: request.raw,
     text: verdict.text,
     body: verdict.body,
@@ -62,7 +65,10 @@ export function formatRecordLine(input: RecordInput): string {
   let line =
     `{"receivedAt":${isoString(input.receivedAt)},"method":${JSON.stringify(input.method)},` +
     `"path":${JSON.stringify(redactUrl(input.path, input.secret))},"headers":${JSON.stringify(redactHeaders(input.headers, input.secret))},` +
-    `"signatureValid":${String(input.signatureValid)},"body":${bodyJson}`;
+    `"signatureValid":${String(input.signatureValid)},`;
+  // A batch may be signed over element 0 or the whole body; a replay signs it the same way.
+  if (input.signatureRule != null && Array.isArray(input.body)) line += `"signatureRule":"${input.signatureRule}",`;
+  line += `"body":${bodyJson}`;
   if (!identical) line += `,"rawBody":"${Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength).toString("base64")}"`;
   if (input.response !== undefined) line += `,"response":${JSON.stringify(input.response)}`;
   return `${line}}\n`;

@@ -8,7 +8,7 @@ import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./f
 import { RecordBatcher } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
-import { isHealthCheck, notPostVerdict, unreadVerdict } from "./not-post.js";
+import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./not-post.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
 import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
@@ -21,7 +21,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const CLOSE_GRACE_MS = 1_000;
 const EMPTY = Buffer.alloc(0);
 
-/** One complete POST and what was decided for it. */
+/** One complete request (POST, PUT or PATCH) and what was decided for it. */
 interface Decided {
   req: IncomingMessage;
   res: ServerResponse;
@@ -29,7 +29,7 @@ interface Decided {
   action: FaultAction;
 }
 
-/** The node:http(s) adapter around the verifier: POST on any path, verdict, record, answer. */
+/** The node:http(s) adapter around the verifier: POST, PUT or PATCH on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   const receiver = new ReceiverCore(options);
   const { url, port, close } = await startHttpServer(
@@ -73,7 +73,7 @@ class ReceiverCore {
     if (this.responder.closing) return this.refuseWhileClosing(req, res);
     if (!isOriginForm(req.url ?? ""))
       return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
-    if (req.method !== "POST") return this.notPost(req, res);
+    if (!isAcceptedMethod(req.method)) return this.otherMethod(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
         const relaying = this.handle(req, res, raw);
@@ -94,14 +94,14 @@ class ReceiverCore {
   }
 
   /** GET/HEAD /health answers readiness probes; any other method is shown and counted as invalid. */
-  private notPost(req: IncomingMessage, res: ServerResponse): void {
+  private otherMethod(req: IncomingMessage, res: ServerResponse): void {
     const { health } = this.options;
     if (health && isHealthCheck(req)) return this.responder.early(req, res, 200, JSON.stringify(health()));
-    res.setHeader("allow", "POST");
-    this.refuseUnread(req, res, req.method ?? "", notPostVerdict(req.method), 405, '{"error":"only POST is accepted"}');
+    res.setHeader("allow", ALLOW_HEADER);
+    this.refuseUnread(req, res, req.method ?? "", methodNotAllowedVerdict(req.method), 405, '{"error":"only POST, PUT and PATCH are accepted"}');
   }
 
-  /** Judges, records and answers one complete POST; returns the relay when the app is to answer it. */
+  /** Judges, records and answers one complete request; returns the relay when the app is to answer it. */
   private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> | undefined {
     if (this.responder.closing) return void this.refuseWhileClosing(req, res);
     const receivedAt = new Date(this.clock.now());
@@ -119,7 +119,7 @@ class ReceiverCore {
       this.options.onError?.(error as Error);
       if (this.batcher)
         this.batcher.add(
-          formatUnjudgedLine({ receivedAt, method: "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }),
+          formatUnjudgedLine({ receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }),
           () => {},
         );
       return void this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
@@ -129,14 +129,14 @@ class ReceiverCore {
     return undefined;
   }
 
-  /** Decides the answer to one complete POST: the verdict, then the fault plan. */
+  /** Decides the answer to one complete request: the verdict, then the fault plan. */
   private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
     const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
     const action = this.faults.next(verdict.signatureValid !== false);
     const request: ReceivedRequest = {
       index: ++this.index,
       receivedAt,
-      method: "POST",
+      method: req.method ?? "POST",
       path: req.url ?? "/",
       headers: req.headers,
       verdict,
@@ -162,7 +162,7 @@ class ReceiverCore {
       const { req, res, request } = decided;
       const result = stop.signal.aborted
         ? interruptedAnswer(0)
-        : await forward({ method: "POST", rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
+        : await forward({ method: request.method, rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
       // The app's answer is in the budget until it has gone out (or the sender has gone).
       if (result.fromApp) this.budget.holdUntilClosed(res, result.body.length);
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
@@ -223,7 +223,7 @@ class ReceiverCore {
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
     const verdict = unreadVerdict(size ?? this.maxBody + 1, "(body)", `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}`);
-    this.refuseUnread(req, res, "POST", verdict, 413, `{"error":"body over ${this.maxBody} bytes"}`);
+    this.refuseUnread(req, res, req.method ?? "POST", verdict, 413, `{"error":"body over ${this.maxBody} bytes"}`);
   }
 
   /** Refuses a request without reading its body (400, 405, 413) and tells the caller about it, as invalid. */

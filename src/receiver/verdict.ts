@@ -1,11 +1,10 @@
 import { isUtf8 } from "node:buffer";
 import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
-import { signingKey, verify, type SecretKey } from "../signing.js";
-import { DIAGNOSIS_MAX_BYTES, diagnoseSignature, type Diagnosis } from "./diagnose.js";
-import { checkShape } from "../messages/check-fast.js";
+import type { Diagnosis } from "./diagnose.js";
+import { judgeBody } from "./body-shape.js";
+import { checkSignature } from "./signature-check.js";
 import { parseJson } from "../util/json-depth.js";
-import { isPlainObject } from "../util/json.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -13,27 +12,41 @@ export type RequestHeaders = Readonly<Record<string, string | string[] | undefin
 export interface VerdictOptions {
   /** The shared secret; without one every request is accepted and marked unsigned. */
   secret?: string | undefined;
-  /** Unknown top-level keys are errors instead of warnings. */
+  /** Every body must be a message (a batch: of messages), and unknown top-level keys are errors instead of warnings. */
   strict?: boolean;
 }
 
 export interface RequestVerdict {
   /** Body size in bytes. */
   size: number;
-  /** true: verified; false: missing or wrong; null: no secret configured (unsigned). */
+  /**
+   * true: verified; false: missing or wrong; null: not checked, because no secret is configured or
+   * the request is one the real sender never signs (no body, or a batch whose element 0 is null).
+   */
   signatureValid: boolean | null;
   /** Short reason when `signatureValid` is false. */
   signatureError: string | null;
+  /** The bytes the signature matched: the whole body, or element 0 of a batch as received; null when not verified. */
+  signatureRule: "body" | "first-element" | null;
+  /** Why a request is unsigned by design, or that a batch's signature covers element 0 only; else null. */
+  signatureNote: string | null;
   diagnosis: Diagnosis | null;
   /** The body decoded as UTF-8, or null when it is not valid UTF-8. */
   text: string | null;
   /** The parsed JSON body; undefined when the body is not JSON. */
   body: unknown;
+  /**
+   * `message` (an object whose `type` is a message type), `batch` (a JSON array), `payload` (any
+   * other object: a mapped payload), `none` (an empty body: no data), `invalid` (none of these).
+   */
+  bodyKind: "message" | "batch" | "payload" | "none" | "invalid";
+  /** A batch's element counts; null for any other body. */
+  batch: { elements: number; messages: number; payloads: number; empty: number } | null;
   type: MessageType | undefined;
   userId: string | undefined;
   /** Track's event name or screen's name, for display. */
   name: string | undefined;
-  /** Body problems (not JSON, missing or wrongly typed keys), named by key. */
+  /** Body problems (not JSON, missing or wrongly typed keys), named by key (`[2].event` in a batch). */
   shapeErrors: ShapeIssue[];
   shapeWarnings: ShapeIssue[];
   /** Signature (when checked) and shape both fine: what the exit code counts. */
@@ -41,38 +54,33 @@ export interface RequestVerdict {
 }
 
 /**
- * The one request verifier (docs/receiver.md#signature-check, docs/receiver.md#shape-check): HMAC-SHA1 over the raw bytes as
- * received, then the message shape. Pure: bytes and headers in, verdict out.
+ * The one request verifier (docs/receiver.md#signature-check, docs/receiver.md#shape-check):
+ * HMAC-SHA1 over the raw bytes as received (the whole body, or a batch's element 0), then what the
+ * body is and its shape. Pure: bytes and headers in, verdict out. The method is not judged.
  */
 export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: VerdictOptions = {}): RequestVerdict {
-  const { signatureValid, signatureError, diagnosis } = checkSignature(raw, headers, options.secret);
+  const signature = checkSignature(raw, headers["x-signature"], options.secret);
   const { text, body, problem } = readJsonBody(raw);
-
-  let shapeErrors: ShapeIssue[];
-  let shapeWarnings: ShapeIssue[] = [];
-  if (problem !== null) {
-    shapeErrors = [{ key: "(body)", message: problem }];
-  } else {
-    const check = checkShape(body, options.strict ?? false);
-    shapeErrors = check.errors;
-    shapeWarnings = check.warnings;
-  }
-
-  const message = isPlainObject(body) ? body : undefined;
-  const type = message?.["type"];
+  const shape = judgeBody(body, raw.byteLength === 0, problem, options.strict ?? false);
+  const message = shape.kind === "message" ? (body as Record<string, unknown>) : undefined;
+  const typeBroken = shape.errors.length > 0 && shape.errors.some((e) => e.key === "type" || e.key === "(body)");
   return {
     size: raw.byteLength,
-    signatureValid,
-    signatureError,
-    diagnosis,
+    signatureValid: signature.signatureValid,
+    signatureError: signature.signatureError,
+    signatureRule: signature.signatureRule,
+    signatureNote: signature.signatureNote,
+    diagnosis: signature.diagnosis,
     text,
     body,
-    type: shapeErrors.length > 0 && shapeErrors.some((e) => e.key === "type" || e.key === "(body)") ? undefined : (type as MessageType),
+    bodyKind: shape.kind,
+    batch: shape.batch,
+    type: message === undefined || typeBroken ? undefined : (message["type"] as MessageType),
     userId: userIdOf(message),
     name: stringOf(message?.["event"]) ?? stringOf(message?.["name"]),
-    shapeErrors,
-    shapeWarnings,
-    valid: signatureValid !== false && shapeErrors.length === 0,
+    shapeErrors: shape.errors,
+    shapeWarnings: shape.warnings,
+    valid: signature.signatureValid !== false && shape.errors.length === 0,
   };
 }
 
@@ -113,37 +121,6 @@ export function withoutBody(verdict: RequestVerdict): RequestVerdict {
 export function withBody(verdict: RequestVerdict, raw: Uint8Array): RequestVerdict {
   const { text, body } = readJsonBody(raw);
   return { ...verdict, text, body };
-}
-
-function checkSignature(
-  raw: Uint8Array,
-  headers: RequestHeaders,
-  secret: string | undefined,
-): Pick<RequestVerdict, "signatureValid" | "signatureError" | "diagnosis"> {
-  if (secret === undefined) return { signatureValid: null, signatureError: null, diagnosis: null };
-  const header = headers["x-signature"];
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value === "") {
-    return { signatureValid: false, signatureError: "missing X-Signature header", diagnosis: null };
-  }
-  if (verify(secretKey(secret), raw, value)) return { signatureValid: true, signatureError: null, diagnosis: null };
-  return {
-    signatureValid: false,
-    signatureError: "X-Signature does not match the body",
-    diagnosis: raw.byteLength <= DIAGNOSIS_MAX_BYTES ? diagnoseSignature(raw, value, secret) : null,
-  };
-}
-
-// The HMAC key made once per secret, not converted from the text on every request.
-let lastSecret: string | undefined;
-let lastKey: SecretKey | undefined;
-
-function secretKey(secret: string): SecretKey {
-  if (secret !== lastSecret || lastKey === undefined) {
-    lastKey = signingKey(secret);
-    lastSecret = secret;
-  }
-  return lastKey;
 }
 
 function stringOf(value: unknown): string | undefined {

@@ -5,6 +5,7 @@ import { UsageError } from "../errors.js";
 import type { ReceivedRequest } from "../receiver/server.js";
 import { formatComparison, type MessageComparison } from "../regress/message-comparison.js";
 import { redactText } from "../util/redact.js";
+import { bodyLabel } from "../receiver/body-label.js";
 
 /**
  * The one JUnit module (`--junit FILE` of send, replay and listen): the XML of
@@ -108,7 +109,7 @@ const LISTEN_CLASSNAME = "webhook-cli.listen";
 export function requestCase(request: ReceivedRequest): JunitCase {
   const reasons = invalidReasons(request);
   const test: JunitCase = {
-    name: `#${request.index} ${request.verdict.type ?? "unknown"} ${request.method} ${request.path}`,
+    name: `#${request.index} ${bodyLabel(request.verdict) ?? "unknown"} ${request.method} ${request.path}`,
     classname: LISTEN_CLASSNAME,
     time: 0,
   };

@@ -76,6 +76,8 @@ describe("webhook-cli listen (built CLI)", () => {
       type: "track",
       userId: "u1",
       signatureValid: true,
+      signatureRule: "body",
+      bodyKind: "message",
       shapeErrors: [],
       status: 200,
     });

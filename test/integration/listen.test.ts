@@ -164,7 +164,7 @@ describe("listen's receiver over real HTTP", () => {
     const get = await request(r.url, { method: "GET" });
     await get.body.dump();
     expect(get.statusCode).toBe(405);
-    expect(get.headers["allow"]).toBe("POST");
+    expect(get.headers["allow"]).toBe("POST, PUT, PATCH");
     expect((await post(r.url, track, { "x-signature": hmac(track) })).status).toBe(200);
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({ method: "GET", path: "/", status: 405, verdict: { valid: false } });

@@ -3,7 +3,7 @@ import { badge, day, h, keyValues, size, statusKind, time } from "./dom.js";
 
 /** The detail pane of one request; `page` gives the page's select and the URLs it resends to. */
 export function renderDetail(d, page) {
-  const title = [d.type ?? "unknown", d.userId, d.name ? `“${d.name}”` : null].filter(Boolean).join(" · ");
+  const title = [d.kindLabel ?? "unknown", d.userId, d.name ? `“${d.name}”` : null].filter(Boolean).join(" · ");
   const sub = `${d.method} ${d.path} · ${day(d.receivedAt)} ${time(d.receivedAt)} · ${size(d.size)}`;
   return [
     h("h2", {}, `#${d.label} `, title),
@@ -20,6 +20,7 @@ export function renderDetail(d, page) {
     signatureSection(d),
     h("h3", {}, "Shape"),
     ...shapeSection(d),
+    ...(d.elements ? [h("h3", {}, `Elements (${d.batch?.elements ?? d.elements.length})`), elementsSection(d)] : []),
     h("h3", {}, d.resendOf !== null ? "Target's response" : "App's response"),
     responseSection(d, page),
     h("h3", {}, "Headers"),
@@ -86,8 +87,15 @@ function actions(d, page) {
 const curlProblem = (d) => `Cannot be copied as curl: ${d.curlProblem}.`;
 
 function signatureSection(d) {
-  if (d.signature === "ok") return h("p", { class: "problem ok" }, "X-Signature matches the body");
-  if (d.signature === "unsigned") return h("p", { class: "problem warn" }, "not checked: listen has no secret");
+  if (d.signature === "ok" && d.signatureRule === "first-element")
+    return h(
+      "div",
+      { id: "signature-ok" },
+      h("p", { class: "problem ok" }, "X-Signature matches element 0's bytes (the Webhooks (Actions) batch rule)"),
+      h("p", { class: "problem warn" }, d.signatureNote),
+    );
+  if (d.signature === "ok") return h("p", { class: "problem ok" }, d.kind === "batch" ? "X-Signature matches the whole body" : "X-Signature matches the body");
+  if (d.signature === "unsigned") return h("p", { class: "problem warn" }, d.signatureNote ?? "not checked: listen has no secret");
   return h(
     "div",
     { id: "signature-problem" },
@@ -96,12 +104,58 @@ function signatureSection(d) {
   );
 }
 
+// A batch's element issues are listed per element below; here only what concerns the body as a whole.
+const bodyLevel = (d, issues) => (d.elements ? issues.filter((issue) => !issue.key.startsWith("[") && issue.key !== "(more)") : issues);
+
 function shapeSection(d) {
   const items = [
-    ...d.shapeErrors.map((issue) => h("p", { class: "problem bad" }, issue.message)),
-    ...d.shapeWarnings.map((issue) => h("p", { class: "problem warn" }, issue.message)),
+    ...bodyLevel(d, d.shapeErrors).map((issue) => h("p", { class: "problem bad" }, issue.message)),
+    ...bodyLevel(d, d.shapeWarnings).map((issue) => h("p", { class: "problem warn" }, issue.message)),
   ];
-  return items.length > 0 ? items : [h("p", { class: "problem ok" }, "a known message type with every required key")];
+  if (items.length > 0) return items;
+  if (d.kind === "batch") {
+    const failing = d.elements.filter((element) => element.errors.length > 0).length;
+    return [
+      h("p", { class: `problem ${failing > 0 ? "bad" : "ok"}` }, failing > 0 ? `${failing} of the elements listed have shape errors` : "every element passes"),
+    ];
+  }
+  if (d.kind === "payload") return [h("p", { class: "problem ok" }, "a mapped payload, not a message: it has no message shape to check")];
+  if (d.kind === "none") return [h("p", { class: "problem ok" }, "no data: an empty body, as Webhooks (Actions) sends for an event without data")];
+  return [h("p", { class: "problem ok" }, "a known message type with every required key")];
+}
+
+const ELEMENT_KINDS = { message: "message", payload: "payload", empty: "null (no data)", invalid: "invalid" };
+
+// Each element of a batch with what it is and its shape result.
+function elementsSection(d) {
+  const rows = d.elements.map((element) =>
+    h(
+      "tr",
+      { "data-index": element.index },
+      h("td", { class: "mono" }, String(element.index)),
+      h("td", {}, ELEMENT_KINDS[element.kind] ?? element.kind, element.signed ? h("span", {}, " ", badge("signed", "ok")) : null),
+      h("td", {}, element.type ?? "–"),
+      h("td", {}, element.userId ?? "–", element.name ? h("span", { class: "muted" }, ` · ${element.name}`) : null),
+      h(
+        "td",
+        { class: "shape" },
+        element.errors.length === 0 && element.warnings.length === 0 ? badge("ok", "ok") : null,
+        ...element.errors.map((message) => h("div", { class: "bad" }, message)),
+        ...element.warnings.map((message) => h("div", { class: "warn" }, message)),
+      ),
+    ),
+  );
+  return h(
+    "div",
+    { id: "elements" },
+    h(
+      "table",
+      { class: "elements" },
+      h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "Element"), h("th", {}, "Type"), h("th", {}, "User / event"), h("th", {}, "Shape"))),
+      h("tbody", {}, rows),
+    ),
+    d.elementsNote ? h("p", { class: "note muted" }, d.elementsNote) : null,
+  );
 }
 
 function responseSection(d, page) {

@@ -44,15 +44,22 @@ function appCell(row) {
   return h("span", { class: "muted" }, "–");
 }
 
+// The Type filter's value for a row: its message type, or what else its body is.
+function typeKey(row) {
+  if (row.kind === "batch" || row.kind === "payload") return row.kind;
+  if (row.kind === "none") return "no data";
+  return row.type ?? "(unknown)";
+}
+
 function matches(row, filters) {
-  if (filters.type && (row.type ?? "(unknown)") !== filters.type) return false;
+  if (filters.type && typeKey(row) !== filters.type) return false;
   if (filters.verdict === "valid" && !row.valid) return false;
   if (filters.verdict === "invalid" && row.valid) return false;
   if (filters.verdict === "signature" && row.signature !== "failed") return false;
   if (filters.verdict === "shape" && row.shape !== "errors") return false;
   if (filters.verdict === "unsigned" && row.signature !== "unsigned") return false;
   if (filters.text) {
-    const haystack = [row.label, row.method, row.path, row.type, row.userId, row.name, row.status, row.appStatus, row.appError, row.resendUrl]
+    const haystack = [row.label, row.method, row.path, row.kindLabel, row.userId, row.name, row.status, row.appStatus, row.appError, row.resendUrl]
       .join(" ")
       .toLowerCase();
     if (!haystack.includes(filters.text)) return false;
@@ -85,7 +92,7 @@ function renderList() {
         h("td", { class: "mono" }, time(row.receivedAt)),
         h("td", {}, row.method),
         h("td", { class: "mono", title: row.path }, row.path),
-        h("td", {}, row.type ?? h("span", { class: "muted" }, "?")),
+        h("td", { class: "type" }, row.kindLabel ?? h("span", { class: "muted" }, "?")),
         h(
           "td",
           { title: [row.userId, row.name].filter(Boolean).join(" · ") },

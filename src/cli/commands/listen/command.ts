@@ -3,7 +3,7 @@ import { LISTEN_OPTIONS } from "./options.js";
 
 export const listenCommand: CommandDeclaration<typeof LISTEN_OPTIONS> = {
   name: "listen",
-  description: "local receiver that verifies X-Signature and checks message shapes",
+  description: "local receiver (POST, PUT, PATCH; messages, payloads, batches) that verifies X-Signature and checks message shapes",
   options: LISTEN_OPTIONS,
   examples: [
     "webhook-cli listen --secret-file .secret",

@@ -21,6 +21,7 @@ export function createInspection(
   const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
   return new Inspection({
     secret,
+    strict: options.strict,
     forwardUrl,
     ...limits,
     onResent: (row) => reportResend(row, output),

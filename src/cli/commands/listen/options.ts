@@ -19,7 +19,13 @@ export const LISTEN_OPTIONS = [
   { key: "tlsKey", flag: "--tls-key", arg: "<file>", kind: "string", help: "the certificate's private key (PEM)" },
   { key: "count", flag: "--count", arg: "<n>", kind: "integer", min: 1, help: "exit after N requests" },
   { key: "exitAfterMs", flag: "--exit-after", arg: "<duration>", kind: "duration", help: "exit after this long, e.g. 30s" },
-  { key: "strict", flag: "--strict", kind: "switch", default: false, help: "unknown message keys are errors, not warnings" },
+  {
+    key: "strict",
+    flag: "--strict",
+    kind: "switch",
+    default: false,
+    help: "judge messages only: payloads, null batch elements and empty bodies are errors, and so are unknown message keys",
+  },
   { key: "junit", flag: "--junit", arg: "<file>", kind: "string", nonEmpty: true, help: "write a JUnit XML report, one test case per request" },
   {
     key: "readyFile",
