@@ -141,11 +141,9 @@ describe.skipIf(chromiumPath === undefined)("analytics.js in Chromium, through s
     const ids = await page.evaluate(
       async ({ writeKey, cdnURL, batching }) => {
         const integrations = batching ? { "Segment.io": { deliveryStrategy: { strategy: "batching", config: { size: 5, timeout: 300 } } } } : {};
-        const AnalyticsBrowser = (
-          window as unknown as {
-            AnalyticsBrowser: { load: (...args: unknown[]) => Record<string, (...a: unknown[]) => Promise<{ event: { messageId: string } }>> };
-          }
-        ).AnalyticsBrowser;
+        type Call = (...args: unknown[]) => Promise<{ event: { messageId: string } }>;
+        type Analytics = { identify: Call; track: Call; page: Call; group: Call; alias: Call };
+        const { AnalyticsBrowser } = globalThis as unknown as { AnalyticsBrowser: { load: (...args: unknown[]) => Analytics } };
         const analytics = AnalyticsBrowser.load({ writeKey, cdnURL }, { integrations });
         const contexts = await Promise.all([
           analytics.identify("user-1", { plan: "pro" }),
