@@ -3,12 +3,23 @@
 // interleaved rounds, medians of 3. The figure is serve's own CPU per event (user+sys from /proc
 // over the events the receiver counted): the cost of durability, as a ratio. Throughput, from the
 // first call until the receiver has counted every event, is printed too (the target: durable >= 5,000/s).
+// The durable queue runs on whichever SQLite this Node.js loads first: node:sqlite on 22.13+,
+// better-sqlite3 on 20. With BENCH_BASELINE=COMMIT, that commit's build (made in a temp dir) runs
+// durable in the same rounds: the change's cost, as a ratio. Then batches of 100 posted as plain
+// JSON and as gzip (a raw sender, as analytics-python with gzip=True): serve's CPU per event for each.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { request } from "undici";
 import { Analytics } from "../dist/index.js";
+import { buildBaseline } from "./baseline.js";
 import { BIN, SECRET, cpuMs, formatCount as format, median, report, row, startListening, stopChild as stop } from "./lib.js";
+
+const SQLITE = (() => {
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  return major > 22 || (major === 22 && minor >= 13) ? "node:sqlite" : "better-sqlite3";
+})();
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const CONCURRENCY = 64;
@@ -60,11 +71,41 @@ async function waitForCount(url, target, startedAt) {
   }
 }
 
-async function pipeline(memory) {
+/** Posts the events as batches of 100 to /v1/batch, 4 at a time, plain or gzip (bodies made beforehand). */
+async function rawSend(url, events, gzip) {
+  const bodies = [];
+  for (let from = 0; from < events; from += 100) {
+    const batch = [];
+    for (let seq = from; seq < Math.min(events, from + 100); seq++) {
+      batch.push({
+        type: "track",
+        userId: `user_${seq % 1000}`,
+        event: "Order Completed",
+        properties: properties(seq),
+        context: { library: { name: "bench" } },
+      });
+    }
+    const json = JSON.stringify({ batch, writeKey: "wk_bench" });
+    bodies.push(gzip ? gzipSync(json) : json);
+  }
+  const headers = { "content-type": "application/json", ...(gzip ? { "content-encoding": "gzip" } : {}) };
+  let next = 0;
+  const worker = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++];
+      const response = await request(`${url}/v1/batch`, { method: "POST", headers, body });
+      await response.body.dump();
+      if (response.statusCode !== 200) throw new Error(`serve answered ${response.statusCode}`);
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+}
+
+async function pipeline(memory, { bin = BIN, sender = "client" } = {}) {
   const receiver = await startChild(["--input-type=module", "-e", RECEIVER]);
   const state = mkdtempSync(join(tmpdir(), "webhook-cli-bench-serve-"));
   const args = [
-    BIN,
+    bin,
     "serve",
     "--port",
     "0",
@@ -89,15 +130,18 @@ async function pipeline(memory) {
     await waitForCount(receiver.url, 2_000, Date.now());
     const base = await count(receiver.url);
 
-    const client = new Analytics("wk_bench", { endpoint: serve.url, flushAt: 100, flushAfter: 20, maxQueueSize: EVENTS + 1, concurrency: 4 });
     const startedAt = Date.now();
     const cpuBefore = cpuMs(serve.child.pid);
-    for (let seq = 0; seq < EVENTS; seq++) {
-      client.track({ userId: `user_${seq % 1000}`, event: "Order Completed", properties: properties(seq) });
-      // Yield now and then so batches go out while the rest are queued, as in a real app.
-      if (seq % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
-    }
-    const flushed = client.close();
+    let flushed;
+    if (sender === "client") {
+      const client = new Analytics("wk_bench", { endpoint: serve.url, flushAt: 100, flushAfter: 20, maxQueueSize: EVENTS + 1, concurrency: 4 });
+      for (let seq = 0; seq < EVENTS; seq++) {
+        client.track({ userId: `user_${seq % 1000}`, event: "Order Completed", properties: properties(seq) });
+        // Yield now and then so batches go out while the rest are queued, as in a real app.
+        if (seq % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
+      }
+      flushed = client.close();
+    } else flushed = rawSend(serve.url, EVENTS, sender === "gzip");
     const seen = (await waitForCount(receiver.url, base + EVENTS, startedAt)) - base;
     const ms = Date.now() - startedAt;
     const cpuUsPerEvent = ((cpuMs(serve.child.pid) - cpuBefore) * 1000) / Math.max(1, seen);
@@ -111,40 +155,77 @@ async function pipeline(memory) {
 }
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const baseline = process.env.BENCH_BASELINE ? buildBaseline(process.env.BENCH_BASELINE) : undefined;
 try {
-  console.log(`${EVENTS} track events per run, serve --concurrency ${CONCURRENCY}, client flushAt 100, ${ROUNDS} interleaved rounds (medians)`);
-  const runs = { memory: [], durable: [] };
+  console.log(
+    `${EVENTS} track events per run, serve --concurrency ${CONCURRENCY}, client flushAt 100, ${ROUNDS} interleaved rounds (medians); durable on ${SQLITE} (Node.js ${process.version})`,
+  );
+  const variants = [
+    { key: "memory", label: "serve --memory", memory: true },
+    { key: "durable", label: `serve (durable, ${SQLITE})`, memory: false },
+    ...(baseline ? [{ key: "baseline", label: `serve ${baseline.sha} (durable, before this change)`, memory: false, bin: baseline.bin }] : []),
+    { key: "plain", label: "serve (durable), batches of 100 as plain JSON", memory: false, sender: "plain" },
+    { key: "gzip", label: "serve (durable), batches of 100 as gzip", memory: false, sender: "gzip" },
+  ];
+  const runs = Object.fromEntries(variants.map((v) => [v.key, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const memory of round % 2 === 0 ? [true, false] : [false, true]) {
-      const run = await pipeline(memory);
-      runs[memory ? "memory" : "durable"].push(run);
+    // Which goes first alternates: rotate the order by one each round.
+    const order = variants.map((_, i) => variants[(i + round) % variants.length]);
+    for (const variant of order) {
+      const run = await pipeline(variant.memory, { bin: variant.bin, sender: variant.sender });
+      runs[variant.key].push(run);
       console.log(
-        `  round ${round + 1} serve ${memory ? "--memory" : "(durable)"}: ${format(run.perSecond)} events/s (${run.seen} in ${run.ms} ms), serve CPU ${run.cpuUsPerEvent.toFixed(1)} µs/event${run.complete ? "" : " INCOMPLETE"}`,
+        `  round ${round + 1} ${variant.label}: ${format(run.perSecond)} events/s (${run.seen} in ${run.ms} ms), serve CPU ${run.cpuUsPerEvent.toFixed(1)} µs/event${run.complete ? "" : " INCOMPLETE"}`,
       );
     }
   }
-  const cpu = (list) => median(list.map((r) => r.cpuUsPerEvent));
-  const rate = (list) => median(list.map((r) => r.perSecond));
-  const durable = { cpu: cpu(runs.durable), rate: rate(runs.durable) };
-  const memory = { cpu: cpu(runs.memory), rate: rate(runs.memory) };
+  const cpu = (key) => median(runs[key].map((r) => r.cpuUsPerEvent));
+  const rate = (key) => median(runs[key].map((r) => r.perSecond));
+  const durable = { cpu: cpu("durable"), rate: rate("durable") };
+  const memory = { cpu: cpu("memory"), rate: rate("memory") };
   console.log(
-    `\nserve CPU per event: durable ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`,
+    `\nserve CPU per event: durable (${SQLITE}) ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`,
   );
   console.log(`throughput: durable ${format(durable.rate)} vs --memory ${format(memory.rate)} events/s (target: durable >= 5,000/s)`);
+  const complete = Object.values(runs).every((list) => list.every((x) => x.complete));
+  const rows = [];
   const r = row(
-    "serve (durable) → receiver: serve CPU per event",
-    { label: "serve (SQLite)", value: durable.cpu },
+    `serve (durable, ${SQLITE}) → receiver: serve CPU per event`,
+    { label: `serve (${SQLITE})`, value: durable.cpu },
     { label: "serve --memory", value: memory.cpu },
-    {
-      unit: "µs",
-      target: Infinity,
-      lowerIsBetter: true,
-      extra: { eventsPerSecond: { durable: durable.rate, memory: memory.rate }, complete: [...runs.durable, ...runs.memory].every((x) => x.complete) },
-    },
+    { unit: "µs", target: Infinity, lowerIsBetter: true, extra: { eventsPerSecond: { durable: durable.rate, memory: memory.rate }, complete } },
   );
   r.target = "(shown, no target)";
   r.met = null;
-  report([r]);
+  rows.push(r);
+  if (baseline) {
+    const before = cpu("baseline");
+    console.log(
+      `this build vs ${baseline.sha}: durable ${durable.cpu.toFixed(1)} µs vs ${before.toFixed(1)} µs per event: ${(durable.cpu / before).toFixed(3)}x`,
+    );
+    rows.push(
+      row(
+        `serve (durable, ${SQLITE}) CPU per event beside ${baseline.sha}`,
+        { label: `this build (${SQLITE})`, value: durable.cpu },
+        { label: `${baseline.sha} (better-sqlite3)`, value: before },
+        { unit: "µs", target: 1.05, lowerIsBetter: true, extra: { complete } },
+      ),
+    );
+  }
+  const plain = cpu("plain");
+  const gzip = cpu("gzip");
+  console.log(`batches of 100: gzip ${gzip.toFixed(1)} µs vs plain ${plain.toFixed(1)} µs per event: ${(gzip / plain).toFixed(2)}x (the cost of inflating)`);
+  const g = row(
+    "serve (durable): gzip batches, serve CPU per event",
+    { label: "gzip", value: gzip },
+    { label: "plain JSON", value: plain },
+    { unit: "µs", target: Infinity, lowerIsBetter: true, extra: { complete } },
+  );
+  g.target = "(shown, no target)";
+  g.met = null;
+  rows.push(g);
+  report(rows);
 } finally {
   for (const child of children) child.kill("SIGKILL");
+  baseline?.cleanup();
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WebhookCliError } from "../errors.js";
 import { startHttpServer } from "../util/http-server.js";
+import { isLoopbackHost } from "../util/loopback.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
 import { EventStreams } from "./events.js";
 import type { Inspected, RequestStore } from "./store.js";
@@ -177,12 +178,6 @@ export function refuse(req: IncomingMessage, pathname: string): string | null {
     return `request from another page refused (Sec-Fetch-Site: ${site}); open the inspector at http://${host}/`;
   if (!readOnly && !(req.headers["content-type"] ?? "").startsWith("application/json")) return "expected Content-Type: application/json";
   return null;
-}
-
-export function isLoopbackHost(host: string): boolean {
-  const name = host.replace(/:\d+$/, "").toLowerCase();
-  if (name === "localhost" || name.endsWith(".localhost") || name === "[::1]") return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
 function readAsset(file: string): Buffer {

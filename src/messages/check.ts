@@ -1,5 +1,5 @@
 import { isPlainObject } from "../util/json.js";
-import { FIELDS, isMessageType, type FieldSpec, type MessageType } from "./schemas.js";
+import { FIELDS, NULLABLE_COMMON_KEYS, isMessageType, type FieldSpec, type MessageType } from "./schemas.js";
 
 export interface ShapeIssue {
   /** The top-level key concerned, or `(body)` for the message as a whole. */
@@ -57,7 +57,7 @@ export function checkMessage(value: unknown, options: CheckOptions = {}): ShapeC
       const issue = identityIssue(message, fields, key);
       if (issue) errors.push(issue);
     }
-    if (fieldValue === undefined) {
+    if (fieldValue === undefined || (fieldValue === null && NULLABLE_COMMON_KEYS.has(key))) {
       if (spec.presence === "required" && !(options.call && spec.call)) errors.push({ key, message: `missing required key "${key}"` });
       continue;
     }

@@ -9,3 +9,5 @@ export const MAX_REQUEST_BYTES = 512_000;
  * analytics-go does, so every batch it sends is accepted by the real API too.
  */
 export const MAX_BATCH_BYTES = 500_000;
+/** One batch at most 2,500 calls: the real API answers 200 and drops the rest. */
+export const MAX_BATCH_CALLS = 2_500;

@@ -70,6 +70,11 @@ const COMMON: Record<string, FieldSpec> = {
   originalTimestamp: optionalTimestamp,
   channel: optionalString,
 };
+/**
+ * The common fields real traffic may send as `null` (a Personas identify has `"sentAt": null`):
+ * null is taken as absent by every check (serve, listen, send, replay).
+ */
+export const NULLABLE_COMMON_KEYS: ReadonlySet<string> = new Set(Object.keys(COMMON));
 const COMMON_ANONYMOUS: Record<string, FieldSpec> = { ...COMMON, anonymousId: { schema: z.string().nullable(), presence: "optional" } };
 
 /** The keys of each message type, in the order docs/messages.md#message-types lists them, then the common fields. */

@@ -5,9 +5,11 @@ import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../config/destination.js";
 import { systemClock, type Clock } from "../util/clock.js";
-import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
+import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
 import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
+import type { Route } from "./routes.js";
 import { isDestinationEnabled } from "./routing.js";
+import { clientName, libraryOf, Traffic, UNKNOWN_LIBRARY, type TrafficCounts } from "./traffic.js";
 import { deleteMessage, toMessage } from "./transform.js";
 import { DeliveryWorker } from "./worker.js";
 
@@ -29,18 +31,26 @@ export interface CollectorOptions {
   strict?: boolean;
   /** A call dropped from an accepted request (not under `strict`). */
   onRejected?: (rejection: Rejection & { source: string; path: string; where: string }) => void;
+  /** A request refused with 401 (wrong or missing write key), and the client that sent it. */
+  onUnauthorized?: (refusal: { path: string; client: string; message: string }) => void;
   /** The messageId of a call that has none (default: `api-` and a random UUID, as the real service). */
   newMessageId?: () => string;
 }
 
-/** One HTTP request as the adapter hands it over. */
+/** The routes the collector handles (src/serve/routes.ts). */
+export type IngestRoute = Extract<Route, { kind: "single" | "batch" | "delete" }>;
+
+/** One HTTP request as the adapter hands it over, already routed (a POST to an ingest path). */
 export interface IngestRequest {
-  method: string;
+  route: IngestRoute;
+  /** The path as received, named in logs. */
   path: string;
   authorization: string | undefined;
   body: Buffer;
   /** The client's address, added to `context.ip`. */
   ip: string | undefined;
+  /** Names the client of a refused request when its body names no library. */
+  userAgent?: string | undefined;
 }
 
 export interface IngestResponse {
@@ -49,7 +59,7 @@ export interface IngestResponse {
 }
 
 /** The counts of GET /health (docs/serve-api.md#health); `pending` is everything stored and not settled. */
-export interface CollectorCounts {
+export interface CollectorCounts extends TrafficCounts {
   accepted: number;
   /** Calls dropped as invalid from requests that were otherwise accepted. */
   rejected: number;
@@ -77,6 +87,9 @@ export class Collector {
   private filtered = 0;
   private readonly strict: boolean;
   private readonly onRejected: CollectorOptions["onRejected"];
+  private readonly onUnauthorized: CollectorOptions["onUnauthorized"];
+  /** Requests by route and by client library, and the 401s by client. */
+  readonly traffic = new Traffic();
   private readonly newMessageId: () => string;
 
   constructor(options: CollectorOptions) {
@@ -85,6 +98,7 @@ export class Collector {
     this.clock = options.clock ?? options.delivery?.clock ?? systemClock;
     this.strict = options.strict ?? false;
     this.onRejected = options.onRejected;
+    this.onUnauthorized = options.onUnauthorized;
     this.newMessageId = options.newMessageId ?? (() => `api-${randomUUID()}`);
     this.sourceNames = new Set(this.settings.sources.length > 0 ? this.settings.sources.map((s) => s.name) : [DEFAULT_SOURCE]);
     // Without a URL there is nowhere to deliver: messages wait in the queue for a run that has one.
@@ -118,25 +132,26 @@ export class Collector {
       retrying: this.worker?.retrying ?? 0,
       failed: this.worker?.failed ?? 0,
       pending: this.queue.pendingCount(),
+      ...this.traffic.counts(),
     };
   }
 
   /** Handles one request of the ingest API; synchronous, so the queue write precedes the answer. */
   handle(request: IngestRequest): IngestResponse {
-    const route = routeFor(request.path);
-    if (!route) return reject(404, "not_found", `no such endpoint: ${request.path}`);
-    if (request.method !== "POST") return reject(405, "method_not_allowed", `${request.method} is not allowed on ${request.path}: use POST`);
-
-    // A wrong Basic key is refused before the body is looked at.
+    const route = request.route;
     const basicKey = writeKeyOf(request.authorization, undefined);
-    if (basicKey !== undefined && authenticate(basicKey, this.settings.sources) === undefined) return reject(401, "unauthorized", "invalid write key");
-
     const parsed = parseJsonBody(request.body);
+    // A wrong Basic key is refused whatever the body holds, which is read only to name the client.
+    if (basicKey !== undefined && authenticate(basicKey, this.settings.sources) === undefined) {
+      return this.unauthorized(request, parsed.ok ? parsed.body : undefined, "invalid write key");
+    }
     if (!parsed.ok) return reject(parsed.status, parsed.code, parsed.error);
     const source = authenticate(basicKey ?? writeKeyOf(undefined, parsed.body), this.settings.sources);
     if (source === undefined) {
-      return reject(401, "unauthorized", basicKey === undefined && parsed.body["writeKey"] === undefined ? "missing write key" : "invalid write key");
+      const missing = basicKey === undefined && parsed.body["writeKey"] === undefined;
+      return this.unauthorized(request, parsed.body, missing ? "missing write key" : "invalid write key");
     }
+    this.traffic.library(libraryOf(parsed.body)?.name ?? UNKNOWN_LIBRARY);
 
     const receivedAt = new Date(this.clock.now());
     if (route.kind === "delete") return this.handleDelete(parsed.body, receivedAt);
@@ -149,12 +164,20 @@ export class Collector {
       return { status: 400, body: { ...errorBody(`${where}${first.reason}`, "invalid_request"), index: first.index } };
     }
     for (const rejection of result.rejected) {
-      this.rejected += 1;
+      this.rejected += rejection.count ?? 1;
       const where = route.kind === "batch" ? `batch[${rejection.index}]` : request.path;
       this.onRejected?.({ ...rejection, source, path: request.path, where });
     }
     this.store(result.calls, source, receivedAt, request.ip);
     return { status: 200, body: { success: true } };
+  }
+
+  /** 401, counted and reported with the client that sent it (a stand-in should reveal what the real API hides). */
+  private unauthorized(request: IngestRequest, body: Record<string, unknown> | undefined, message: string): IngestResponse {
+    const client = clientName(body, request.userAgent);
+    this.traffic.refused(client);
+    this.onUnauthorized?.({ path: request.path, client, message });
+    return reject(401, "unauthorized", message);
   }
 
   /** Routes and transforms accepted calls, then writes them to the queue in one transaction. */

@@ -1,31 +1,33 @@
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { WebhookCliError, type ErrorSource } from "../errors.js";
-import type BetterSqlite3 from "better-sqlite3";
 import type { MessageQueue } from "./queue.js";
-import { loadBetterSqlite3, withSqliteNeeded } from "./sqlite-loader.js";
-import { keepForProcessLifetime } from "./sqlite-lifetime.js";
+import { withSqliteCode, type SqlDatabase, type SqliteDriver } from "./sql-database.js";
+import { loadSqlite } from "./sqlite-loader.js";
 import { SqliteQueue } from "./sqlite-queue.js";
 
 const DATABASE_FILE = "serve.db";
 
 /**
- * Opens (creating) the SQLite queue under `stateDir`; better-sqlite3 is loaded
- * only here. It holds every body and client address: a new directory is 0700
+ * Opens (creating) the SQLite queue under `stateDir`; SQLite (node:sqlite or
+ * better-sqlite3, sqlite-loader.ts) is loaded only here. It holds every body and client address: a new directory is 0700
  * and a new database 0600. Any problem with the directory or the database
  * (a file, unreadable, read-only, corrupt, not a database) is one StateError.
  */
-export async function openSqliteQueue(stateDir: string, options: { onStorageError?: (error: Error) => void } = {}): Promise<MessageQueue> {
-  const Database = await loadBetterSqlite3();
+export async function openSqliteQueue(
+  stateDir: string,
+  options: { onStorageError?: (error: Error) => void /** One driver only (tests, the benchmark). */; driver?: SqliteDriver } = {},
+): Promise<MessageQueue> {
+  const open = await loadSqlite(options.driver);
   const dir = resolve(stateDir);
   const file = join(dir, DATABASE_FILE);
-  let db: BetterSqlite3.Database | undefined;
+  let db: SqlDatabase | undefined;
   try {
     makeStateDirectory(dir);
     if (existsSync(file) && !statSync(file).isFile()) throw new Error(`${file} is not a regular file`);
     // Created here so its mode (and that of the -wal and -shm files SQLite derives from it) is 0600.
     closeSync(openSync(file, "a", 0o600));
-    db = keepForProcessLifetime(withSqliteNeeded(() => new Database(file)));
+    db = open(file);
     return new SqliteQueue(db, options.onStorageError);
   } catch (error) {
     db?.close();
@@ -56,7 +58,7 @@ function makeStateDirectory(dir: string): void {
 }
 
 function stateProblem(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
+  const code = (withSqliteCode(error) as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
   switch (code) {
     case "SQLITE_NOTADB":

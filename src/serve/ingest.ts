@@ -1,5 +1,5 @@
 import { checkMessage } from "../messages/check.js";
-import { MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
+import { MAX_BATCH_CALLS, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
 import type { Source } from "../config/destination.js";
 import { isPlainObject } from "../util/json.js";
@@ -36,29 +36,24 @@ export interface IngestCall {
 }
 
 /** The error codes of the real Tracking API's error bodies (docs/serve-api.md#error-bodies). */
-export type ErrorCode = "invalid_request" | "request_too_large" | "unauthorized" | "not_found" | "method_not_allowed" | "unavailable";
+export type ErrorCode =
+  | "invalid_request"
+  | "request_too_large"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "method_not_allowed"
+  | "unsupported_encoding"
+  | "unavailable";
 
-/** A call dropped from a request: its index in the batch (0 for a single call) and why. */
+/** A call dropped from a request: its index in the batch (0 for a single call) and why; `count` calls from there when more than one. */
 export interface Rejection {
   index: number;
   reason: string;
+  count?: number;
 }
 
 export type IngestResult = { ok: true; calls: IngestCall[]; rejected: Rejection[] } | { ok: false; status: 400; code: ErrorCode; error: string };
-
-/** Paths that take a batch, and the single-call paths with the type they imply. */
-export function routeFor(path: string): { kind: "batch" } | { kind: "single"; type: CallType } | { kind: "delete" } | undefined {
-  // Trailing slashes trimmed by hand: /\/+$/ retries every "/" of a long run of them (quadratic in a 16 KB path).
-  let end = path.length;
-  while (end > 0 && path.charCodeAt(end - 1) === 47) end--;
-  const bare = path.slice(0, end);
-  if (bare === "/v1/batch" || bare === "/v1/import") return { kind: "batch" };
-  if (bare === "/v1/delete") return { kind: "delete" };
-  const match = /^\/v1\/([a-z]+)$/.exec(bare);
-  const type = match?.[1];
-  if (type !== undefined && (CALL_TYPES as readonly string[]).includes(type)) return { kind: "single", type: type as CallType };
-  return undefined;
-}
 
 export type JsonBodyResult = { ok: true; body: Json } | { ok: false; status: 400; code: ErrorCode; error: string };
 
@@ -118,6 +113,7 @@ export function authenticate(key: string | undefined, sources: readonly Source[]
 export function parseCalls(route: { kind: "batch" } | { kind: "single"; type: CallType }, body: Json): IngestResult {
   if (route.kind === "single") {
     const call = parseCall({ ...body, type: body["type"] ?? route.type }, {});
+    if (call instanceof TooLarge) return tooLarge(call.message);
     const mismatch = typeof call !== "string" && call.type !== route.type ? `"type" is "${call.type}" but the path is /v1/${route.type}` : undefined;
     const reason = typeof call === "string" ? call : mismatch;
     return reason === undefined ? { ok: true, calls: [call as IngestCall], rejected: [] } : { ok: true, calls: [], rejected: [{ index: 0, reason }] };
@@ -139,12 +135,28 @@ export function parseCalls(route: { kind: "batch" } | { kind: "single"; type: Ca
   }
   const calls: IngestCall[] = [];
   const rejected: Rejection[] = [];
-  for (let index = 0; index < batch.length; index++) {
+  const taken = Math.min(batch.length, MAX_BATCH_CALLS);
+  for (let index = 0; index < taken; index++) {
     const call = parseCall(batch[index], shared);
+    if (call instanceof TooLarge) return tooLarge(`batch[${index}]: ${call.message}`);
     if (typeof call === "string") rejected.push({ index, reason: call });
     else calls.push(call);
   }
+  // The real API answers 200 and drops the calls past its limit: one rejection stands for them all.
+  const dropped = batch.length - taken;
+  if (dropped > 0) {
+    rejected.push({ index: taken, count: dropped, reason: `a batch holds at most 2,500 calls: the ${dropped} from index ${taken} on were dropped` });
+  }
   return { ok: true, calls, rejected };
+}
+
+/** A call over the 32 KB limit: the whole request is refused (400 request_too_large), as the real API does. */
+class TooLarge {
+  constructor(readonly message: string) {}
+}
+
+function tooLarge(error: string): IngestResult {
+  return { ok: false, status: 400, code: "request_too_large", error };
 }
 
 interface Shared {
@@ -162,10 +174,10 @@ const TEXT_KEYS = ["event", "name", "category", "messageId"] as const;
 const OBJECT_KEYS = ["properties", "traits", "context", "integrations"] as const;
 
 /** One call checked by the one message model (as an incoming call), or the reason it is invalid. */
-function parseCall(value: unknown, shared: Shared): IngestCall | string {
+function parseCall(value: unknown, shared: Shared): IngestCall | string | TooLarge {
   if (!isPlainObject(value)) return "a call must be a JSON object";
   const size = Buffer.byteLength(JSON.stringify(value));
-  if (size > MAX_MESSAGE_BYTES) return `message is over the 32 KB limit (${size} > ${MAX_MESSAGE_BYTES} bytes)`;
+  if (size > MAX_MESSAGE_BYTES) return new TooLarge(`a call is over the 32 KB limit (${size} > ${MAX_MESSAGE_BYTES} bytes)`);
   const type = value["type"];
   if (typeof type !== "string" || !(CALL_TYPES as readonly string[]).includes(type)) {
     return `"type" must be one of ${CALL_TYPES.join(", ")}${type === undefined ? "" : `, got ${JSON.stringify(type)}`}`;

@@ -1,7 +1,6 @@
-import type BetterSqlite3 from "better-sqlite3";
 import type { Failure, FailedMessage, MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
 import { SCHEMA } from "./queue-schema.js";
-import { statementOf } from "./sqlite-lifetime.js";
+import { withSqliteCode, type SqlDatabase, type SqlStatement } from "./sql-database.js";
 
 // After a failed background write (disk full), try again this much later.
 const STORAGE_RETRY_MS = 1_000;
@@ -11,15 +10,15 @@ const SEEN_CACHE_LIMIT = 100_000;
 
 /** The durable queue: SQLite in WAL mode, writes acknowledged in batches (see queue.ts). Opened by durable-queue.ts. */
 export class SqliteQueue implements MessageQueue {
-  private readonly db: BetterSqlite3.Database;
+  private readonly db: SqlDatabase;
   private readonly insertTransaction: (messages: readonly NewMessage[], seen: readonly SeenUser[]) => void;
   private readonly ackTransaction: () => void;
   private readonly statements: {
-    insert: BetterSqlite3.Statement<[string, string, number]>;
-    seen: BetterSqlite3.Statement<[string, string]>;
-    claim: BetterSqlite3.Statement<[number, number], { id: number; body: string; first_attempt_at: number | null }>;
-    firstAttempt: BetterSqlite3.Statement<[number, number]>;
-    remove: BetterSqlite3.Statement<[number]>;
+    insert: SqlStatement<[string, string, number]>;
+    seen: SqlStatement<[string, string]>;
+    claim: SqlStatement<[number, number], { id: number; body: string; first_attempt_at: number | null }>;
+    firstAttempt: SqlStatement<[number, number]>;
+    remove: SqlStatement<[number]>;
   };
   private cursor = 0;
   private pending: number;
@@ -31,33 +30,30 @@ export class SqliteQueue implements MessageQueue {
   private closed = false;
 
   private retryTimer: NodeJS.Timeout | undefined;
+  private readonly onStorageError: (error: Error) => void;
 
-  constructor(
-    db: BetterSqlite3.Database,
-    private readonly onStorageError: (error: Error) => void = () => {},
-  ) {
+  constructor(db: SqlDatabase, onStorageError: (error: Error) => void = () => {}) {
     this.db = db;
-    // exec, not db.pragma(), which prepares a statement that would become garbage (sqlite-lifetime.ts).
+    this.onStorageError = (error) => onStorageError(withSqliteCode(error));
     // In WAL mode NORMAL still survives a killed process; only an OS crash can drop the last commits.
     db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
     db.exec(SCHEMA);
     this.statements = {
-      insert: statementOf(db, "INSERT INTO pending (body, source, accepted_at) VALUES (?, ?, ?)"),
-      seen: statementOf(db, "INSERT OR IGNORE INTO seen_users (user_id, source) VALUES (?, ?)"),
-      claim: statementOf(db, "SELECT id, body, first_attempt_at FROM pending WHERE id > ? ORDER BY id LIMIT ?"),
-      firstAttempt: statementOf(db, "UPDATE pending SET first_attempt_at = ? WHERE id = ? AND first_attempt_at IS NULL"),
-      remove: statementOf(db, "DELETE FROM pending WHERE id = ?"),
+      insert: db.statement("INSERT INTO pending (body, source, accepted_at) VALUES (?, ?, ?)"),
+      seen: db.statement("INSERT OR IGNORE INTO seen_users (user_id, source) VALUES (?, ?)"),
+      claim: db.statement("SELECT id, body, first_attempt_at FROM pending WHERE id > ? ORDER BY id LIMIT ?"),
+      firstAttempt: db.statement("UPDATE pending SET first_attempt_at = ? WHERE id = ? AND first_attempt_at IS NULL"),
+      remove: db.statement("DELETE FROM pending WHERE id = ?"),
     };
-    this.pending = (statementOf(db, "SELECT COUNT(*) AS n FROM pending").get() as { n: number }).n;
-    this.failedTotal = (statementOf(db, "SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n;
+    this.pending = (db.statement("SELECT COUNT(*) AS n FROM pending").get() as { n: number }).n;
+    this.failedTotal = (db.statement("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n;
 
     this.insertTransaction = db.transaction((messages: readonly NewMessage[], seen: readonly SeenUser[]) => {
       const now = Date.now();
       for (const message of messages) this.statements.insert.run(message.body, message.source, now);
       for (const user of seen) this.rememberSeen(user.source, user.userId);
     });
-    const failStatement = statementOf<[string, number | null, number, number, number]>(
-      db,
+    const failStatement = db.statement<[string, number | null, number, number, number]>(
       "INSERT OR REPLACE INTO failed (id, body, source, accepted_at, reason, status, attempts, failed_at) " +
         "SELECT id, body, source, accepted_at, ?, ?, ?, ? FROM pending WHERE id = ?",
     );
@@ -118,7 +114,7 @@ export class SqliteQueue implements MessageQueue {
 
   listFailed(limit = 1_000_000): FailedMessage[] {
     this.flush();
-    const rows = statementOf(this.db, "SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?").all(limit) as {
+    const rows = this.db.statement("SELECT id, body, reason, status, attempts, failed_at FROM failed ORDER BY id LIMIT ?").all(limit) as {
       id: number;
       body: string;
       reason: string;
@@ -135,7 +131,7 @@ export class SqliteQueue implements MessageQueue {
   }
 
   sourcesThatSaw(userId: string): string[] {
-    const rows = statementOf(this.db, "SELECT source FROM seen_users WHERE user_id = ? ORDER BY source").all(userId) as { source: string }[];
+    const rows = this.db.statement("SELECT source FROM seen_users WHERE user_id = ? ORDER BY source").all(userId) as { source: string }[];
     return rows.map((row) => row.source);
   }
 

@@ -74,14 +74,16 @@ describe("what a process loads", () => {
   });
 });
 
-describe("better-sqlite3 is optional", () => {
+describe("SQLite is optional (node:sqlite or better-sqlite3)", () => {
   const { dir } = tempDir("webhook-cli-no-sqlite-");
-  const withoutSqlite = { NODE_OPTIONS: `--import ${hook("no-better-sqlite3.mjs")}` };
+  const withoutSqlite = { NODE_OPTIONS: `--import ${hook("no-sqlite.mjs")}` };
 
-  it("serve without it: one line saying how to install it, exit 2", async () => {
+  it("serve with neither: one line naming both ways out (a newer Node.js, or better-sqlite3) and --memory, exit 2", async () => {
     const result = await runCli(["serve", "--port", "0", "--state", "state", "--secret", "s3cret"], { cwd: dir, env: withoutSqlite, timeoutMs: 10_000 });
     expect(result.stderr).toBe(
-      "error: the durable queue needs better-sqlite3, an optional dependency that is not installed: run 'npm install better-sqlite3'\n",
+      `error: the durable queue needs SQLite: Node.js 22.13 or later has it built in (this is Node.js ${process.version}), ` +
+        "or install better-sqlite3 ('npm install better-sqlite3'; 'npm install -g better-sqlite3' beside a global install); " +
+        "--memory keeps the queue in memory instead (nothing survives a restart)\n",
     );
     expect(result.code).toBe(2);
     expect(result.stdout).not.toMatch(/Listening on/);
@@ -93,7 +95,7 @@ describe("better-sqlite3 is optional", () => {
     await waitForLine(serve, /Listening on/);
     serve.kill("SIGINT");
     const result = await done;
-    expect(result.stderr).not.toMatch(/better-sqlite3/);
+    expect(result.stderr).not.toMatch(/better-sqlite3|SQLite/);
     expect(result.code).toBe(0);
   });
 });

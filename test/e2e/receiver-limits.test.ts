@@ -30,6 +30,23 @@ async function start(args: string[]): Promise<{ url: string; child: ChildProcess
 const listen = (extra: string[] = []) => start(["listen", "--port", "0", ...extra]);
 const serve = (extra: string[] = []) => start(["serve", "--port", "0", "--write-key", "wk", "--state", mkdtempSync(join(dir, "state-")), ...extra]);
 
+function connected(port: number, host: string): Promise<ReturnType<typeof connect>> {
+  return new Promise((ok) => {
+    const socket = connect(port, host, () => ok(socket));
+  });
+}
+
+/** The server counts a connection gone when it sees the close: until then a new one may still be turned away. */
+async function expectAnsweredAgain(path: string, body: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  let status = await post(path, body, AUTH).catch(() => 0);
+  while (status !== 200 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    status = await post(path, body, AUTH).catch(() => 0);
+  }
+  expect(status).toBe(200);
+}
+
 async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
   const response = await request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
   await response.body.dump();
@@ -52,20 +69,10 @@ describe("an early answer reaches a sender still uploading (lingering close)", (
 });
 
 describe("--max-connections", () => {
-  it.each([
-    ["listen", listen],
-    ["serve", serve],
-  ] as const)("%s: connections past the cap are closed on arrival; the first ones still get answers", async (_name, startIt) => {
-    const { url } = await startIt(["--max-connections", "3"]);
+  it("listen: connections past the cap are closed on arrival; the first ones still get answers", async () => {
+    const { url } = await listen(["--max-connections", "3"]);
     const { hostname, port } = new URL(url);
-    const open = await Promise.all(
-      [1, 2, 3].map(
-        () =>
-          new Promise<ReturnType<typeof connect>>((ok) => {
-            const socket = connect(Number(port), hostname, () => ok(socket));
-          }),
-      ),
-    );
+    const open = await Promise.all([1, 2, 3].map(() => connected(Number(port), hostname)));
     const extra = connect(Number(port), hostname);
     const closedAt = await new Promise<string>((done) => {
       extra.on("error", () => done("error"));
@@ -73,16 +80,23 @@ describe("--max-connections", () => {
     });
     expect(closedAt).toMatch(/closed|error/);
     await Promise.all(open.map((socket) => new Promise((closed) => socket.once("close", closed).destroy())));
-    // The server counts a connection gone when it sees the close: until then a new one may still be turned away.
-    const path = `${url}${_name === "serve" ? "/v1/track" : "/hook"}`;
-    const body = _name === "serve" ? '{"userId":"u","event":"E"}' : track;
-    const deadline = Date.now() + 5_000;
-    let status = await post(path, body, AUTH).catch(() => 0);
-    while (status === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      status = await post(path, body, AUTH).catch(() => 0);
-    }
-    expect(status).toBe(200);
+    await expectAnsweredAgain(`${url}/hook`, track);
+  });
+
+  it("serve: a connection past the cap is not reset: its request gets 503 with Retry-After, then it is closed", async () => {
+    const { url } = await serve(["--max-connections", "3"]);
+    const { hostname, port } = new URL(url);
+    const open = await Promise.all([1, 2, 3].map(() => connected(Number(port), hostname)));
+    const extra = await connected(Number(port), hostname);
+    let received = "";
+    extra.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    const closed = new Promise<boolean>((done) => extra.once("close", done));
+    const body = '{"userId":"u","event":"E"}';
+    extra.write(`POST /v1/track HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${AUTH.authorization}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    expect(await closed).toBe(false);
+    expect(received).toMatch(/^HTTP\/1\.1 503 [\s\S]*\r\nretry-after: 2\r\n[\s\S]*"code":"unavailable"/i);
+    await Promise.all(open.map((socket) => new Promise((done) => socket.once("close", done).destroy())));
+    await expectAnsweredAgain(`${url}/v1/track`, body);
   });
 
   it("refuses a value that is not a decimal whole number", async () => {

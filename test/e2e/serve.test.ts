@@ -315,7 +315,7 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(bad.stderr).toContain("--port");
   });
 
-  it("the library loads better-sqlite3 only when a durable queue is opened", () => {
+  it("the library loads SQLite (node:sqlite, else better-sqlite3) only when a durable queue is opened", () => {
     const dist = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
     // openSqliteQueue is internal now: imported from its module, beside the library's face.
     const queue = fileURLToPath(new URL("../../dist/serve/durable-queue.js", import.meta.url));
@@ -325,7 +325,8 @@ describe("webhook-cli serve (built CLI)", () => {
       await import(${JSON.stringify(dist)});
       const lib = await import(${JSON.stringify(queue)});
       const cache = createRequire(import.meta.url).cache;
-      const loaded = () => Object.keys(cache).some((path) => path.includes("better-sqlite3"));
+      const loaded = () =>
+        Object.keys(cache).some((path) => path.includes("better-sqlite3")) || process.moduleLoadList.some((name) => name === "NativeModule sqlite");
       const before = loaded();
       (await lib.openSqliteQueue(${JSON.stringify(join(dir, "state"))})).close();
       console.log(JSON.stringify({ before, after: loaded() }));`;

@@ -33,7 +33,7 @@ export interface Browser {
 }
 
 /** Headless Chromium with a fresh profile, no network of its own (no sync, updates or QUIC). */
-export async function launchChromium(path: string | undefined): Promise<Browser> {
+export async function launchChromium(path: string | undefined, extraArgs: readonly string[] = []): Promise<Browser> {
   if (path === undefined) throw new Error(`CI=true and no Chromium found: ${INSTALL_HINT}; .ci/run installs it with apt-get`);
   const profile = mkdtempSync(join(tmpdir(), "webhook-cli-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
@@ -50,6 +50,7 @@ export async function launchChromium(path: string | undefined): Promise<Browser>
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      ...extraArgs,
     ],
   });
   return {

@@ -12,7 +12,7 @@ const tempDir = () => {
   return dir;
 };
 for (let round = 0; round < 20; round++) {
-  const queue = await openSqliteQueue(tempDir());
+  const queue = await openSqliteQueue(tempDir(), { driver: "better-sqlite3" });
   queue.enqueue([{ body: "{}", source: "web" }], [{ source: "web", userId: "u" }]);
   const [m] = queue.claim(1);
   queue.failed(m.id, { reason: "x", attempts: 1, status: 500 });
@@ -22,7 +22,7 @@ for (let round = 0; round < 20; round++) {
 }
 const damaged = tempDir();
 writeFileSync(join(damaged, "serve.db"), "not a database ".repeat(100));
-const refused = await openSqliteQueue(damaged).then(
+const refused = await openSqliteQueue(damaged, { driver: "better-sqlite3" }).then(
   () => "opened",
   (error) => error.name,
 );

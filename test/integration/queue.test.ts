@@ -6,6 +6,7 @@ import { openSqliteQueue } from "../../src/serve/durable-queue.js";
 import { MemoryQueue } from "../../src/serve/memory-queue.js";
 import type { MessageQueue } from "../../src/serve/queue.js";
 import { keepForProcessLifetime, statementOf } from "../../src/serve/sqlite-lifetime.js";
+import { availableDrivers } from "../helpers/sqlite-drivers.js";
 
 const dirs: string[] = [];
 function stateDir(): string {
@@ -19,10 +20,14 @@ afterEach(() => {
 
 const bodies = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ body: `{"n":${from + i}}`, source: "web" }));
 
-describe.each([
-  ["sqlite", (dir: string) => openSqliteQueue(dir)],
-  ["memory", async () => new MemoryQueue() as MessageQueue],
-])("%s queue", (_name, open) => {
+const drivers = await availableDrivers();
+
+const queues: [string, (dir: string) => Promise<MessageQueue>][] = [
+  ...drivers.map((driver): [string, (dir: string) => Promise<MessageQueue>] => [driver, (dir) => openSqliteQueue(dir, { driver })]),
+  ["memory", async () => new MemoryQueue()],
+];
+
+describe.each(queues)("%s queue", (_name, open) => {
   it("hands out pending messages oldest first, each once per queue object", async () => {
     const queue = await open(stateDir());
     queue.enqueue(bodies(5));
@@ -61,10 +66,10 @@ describe.each([
   });
 });
 
-describe("sqlite queue durability", () => {
+describe.each(drivers)("sqlite queue durability (%s)", (driver) => {
   it("keeps what was not acknowledged across a reopen, with first-attempt times and the failed table", async () => {
     const dir = stateDir();
-    const queue = await openSqliteQueue(dir);
+    const queue = await openSqliteQueue(dir, { driver });
     queue.enqueue(bodies(4), [{ source: "web", userId: "u9" }]);
     const [a, b, c] = queue.claim(3);
     queue.delivered(a!.id);
@@ -72,7 +77,7 @@ describe("sqlite queue durability", () => {
     queue.recordFirstAttempts(new Map([[c!.id, 1_700_000_000_000]]));
     queue.close();
 
-    const reopened = await openSqliteQueue(dir);
+    const reopened = await openSqliteQueue(dir, { driver });
     expect(reopened.pendingCount()).toBe(2);
     expect(reopened.failedCount()).toBe(1);
     const pending = reopened.claim(10);
@@ -87,18 +92,18 @@ describe("sqlite queue durability", () => {
 
   it("batches acknowledgements: written by the next tick without an explicit flush", async () => {
     const dir = stateDir();
-    const queue = await openSqliteQueue(dir);
+    const queue = await openSqliteQueue(dir, { driver });
     queue.enqueue(bodies(3));
     for (const message of queue.claim(3)) queue.delivered(message.id);
     await new Promise((resolve) => setImmediate(resolve));
-    const other = await openSqliteQueue(dir);
+    const other = await openSqliteQueue(dir, { driver });
     expect(other.pendingCount()).toBe(0);
     other.close();
     queue.close();
   });
 });
 
-describe("the SQLite objects' lifetime (src/serve/sqlite-lifetime.ts)", () => {
+describe.runIf(drivers.includes("better-sqlite3"))("the SQLite objects' lifetime (src/serve/sqlite-lifetime.ts)", () => {
   it("prepares a statement once per SQL text and database, and only for a database it keeps", async () => {
     const { default: Database } = await import("better-sqlite3");
     const db = keepForProcessLifetime(new Database(":memory:"));

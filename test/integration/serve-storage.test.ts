@@ -1,13 +1,13 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { Collector } from "../../src/serve/collector.js";
 import { openSqliteQueue } from "../../src/serve/durable-queue.js";
-import { statementOf } from "../../src/serve/sqlite-lifetime.js";
+import type { SqlDatabase } from "../../src/serve/sql-database.js";
 import { listenCollector } from "../../src/serve/server.js";
 import { runCli } from "../helpers/cli.js";
+import { availableDrivers } from "../helpers/sqlite-drivers.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -19,9 +19,9 @@ const tempDir = () => {
   return dir;
 };
 // SQLite answers SQLITE_FULL past max_page_count, exactly as on a full disk: a full disk without root or a tmpfs.
-const databaseOf = (queue: unknown) => (queue as { db: BetterSqlite3.Database }).db;
-// Statements through statementOf, never db.pragma(): a collected better-sqlite3 object aborts Node.js 24.
-const fill = (db: BetterSqlite3.Database) => db.exec(`PRAGMA max_page_count = ${statementOf(db, "PRAGMA page_count").pluck().get() as number}`);
+const databaseOf = (queue: unknown) => (queue as { db: SqlDatabase }).db;
+// Statements through db.statement, never better-sqlite3's db.pragma(): a collected better-sqlite3 object aborts Node.js 24.
+const fill = (db: SqlDatabase) => db.exec(`PRAGMA max_page_count = ${(db.statement("PRAGMA page_count").get() as { page_count: number }).page_count}`);
 
 async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -31,10 +31,12 @@ async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<v
   }
 }
 
-describe("serve on a full disk", () => {
+const drivers = await availableDrivers();
+
+describe.each(drivers)("serve on a full disk (%s)", (driver) => {
   it("a timer-driven write that fails is kept and retried; ingest answers 503 meanwhile", async () => {
     const errors: string[] = [];
-    const queue = await openSqliteQueue(tempDir(), { onStorageError: (error) => errors.push((error as { code?: string }).code ?? error.message) });
+    const queue = await openSqliteQueue(tempDir(), { driver, onStorageError: (error) => errors.push((error as { code?: string }).code ?? error.message) });
     queue.enqueue([{ body: "{}", source: "s" }]);
     const [message] = queue.claim(10);
     const db = databaseOf(queue);
@@ -62,7 +64,7 @@ describe("serve on a full disk", () => {
     db.exec("PRAGMA max_page_count = 1073741823");
     // The retry comes from the queue's own timer: wait for it, not for a guessed time.
     // Read the table directly: listFailed() would write the pending rows itself.
-    await waitUntil(() => (statementOf(db, "SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n > 0);
+    await waitUntil(() => (db.statement("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n > 0);
     expect(queue.listFailed().map((failed) => failed.id)).toEqual([message!.id]);
     await server.close();
     await collector.close();

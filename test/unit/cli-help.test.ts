@@ -18,7 +18,7 @@ import { DEFAULT_USER_AGENT } from "../../src/config/destination.js";
 import { SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/config/secret.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { parseDuration } from "../../src/util/duration.js";
-import { DEFAULT_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
 import { closestName } from "../../src/util/suggest.js";
 
 const TABLES: Record<string, readonly OptionSpec[]> = {
@@ -151,9 +151,9 @@ describe("one rendering of defaults and environment variables", () => {
     expect(parseDuration(shown("--retry-window").shownDefault as string)).toBe(DEFAULT_RETRY_WINDOW_MS);
     expect(shown("--user-agent").shownDefault).toBe(DEFAULT_USER_AGENT);
     expect(SECRET_ENV).toBe(RESOLVER_SECRET_ENV);
-    for (const table of [LISTEN_OPTIONS, SERVE_OPTIONS] as readonly (readonly OptionSpec[])[]) {
-      expect(table.find((spec) => spec.flag === "--max-connections")?.shownDefault).toBe(String(DEFAULT_MAX_CONNECTIONS));
-    }
+    const maxConnections = (table: readonly OptionSpec[]) => table.find((spec) => spec.flag === "--max-connections")?.shownDefault;
+    expect(maxConnections(LISTEN_OPTIONS)).toBe(String(DEFAULT_MAX_CONNECTIONS));
+    expect(maxConnections(SERVE_OPTIONS)).toBe(String(DEFAULT_SERVE_MAX_CONNECTIONS));
   });
 });
 

@@ -1,6 +1,4 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { UsageError } from "../../../errors.js";
 import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";
 import { createForwarder } from "../../../receiver/forward.js";
@@ -11,6 +9,7 @@ import { seededRandom } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
 import type { CliIo } from "../../io.js";
+import { readTlsFiles } from "../../tls-files.js";
 import { onceEach } from "../../once-each.js";
 import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
@@ -31,7 +30,7 @@ export type ListenOptions = ListenFlags;
 export async function listen(options: ListenOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
-  const tls = readTls(options, io.cwd);
+  const tls = readTlsFiles(options, io.cwd);
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const stopper = stopSwitch();
@@ -140,18 +139,4 @@ function announce(output: Output, receiver: Receiver, forwardUrl: string | undef
   } else output.line(`Listening on ${receiver.url}`);
   if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
   if (page) output.line(`Inspector: ${page}`);
-}
-
-function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {
-  if (options.tlsCert === undefined && options.tlsKey === undefined) return undefined;
-  if (options.tlsCert === undefined) throw new UsageError("--tls-key needs --tls-cert", { flag: "--tls-cert" });
-  if (options.tlsKey === undefined) throw new UsageError("--tls-cert needs --tls-key", { flag: "--tls-key" });
-  const read = (file: string, flag: string): Buffer => {
-    try {
-      return readFileSync(resolve(cwd, file));
-    } catch (error) {
-      throw new UsageError(`cannot read: ${(error as Error).message}`, { flag, file });
-    }
-  };
-  return { cert: read(options.tlsCert, "--tls-cert"), key: read(options.tlsKey, "--tls-key") };
 }

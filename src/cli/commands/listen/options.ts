@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_CONNECTIONS } from "../../../util/http-limits.js";
 import { SECRET_ENV } from "../../options/delivery.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
+import { TLS_OPTIONS } from "../../tls-files.js";
 
 export const LISTEN_OPTIONS = [
   { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
@@ -15,8 +16,7 @@ export const LISTEN_OPTIONS = [
   { key: "failStatus", flag: "--fail-status", arg: "<status>", kind: "status", default: "503", help: "status of injected failures" },
   { key: "seed", flag: "--seed", arg: "<n>", kind: "integer", min: 0, max: 2 ** 32 - 1, help: "seed for --fail-rate (same seed, same failures)" },
   { key: "script", flag: "--script", arg: "<list>", kind: "script", help: "answers request by request, then repeat the last: e.g. 503,503,timeout,200,drop" },
-  { key: "tlsCert", flag: "--tls-cert", arg: "<file>", kind: "string", help: "serve HTTPS with this certificate (PEM)" },
-  { key: "tlsKey", flag: "--tls-key", arg: "<file>", kind: "string", help: "the certificate's private key (PEM)" },
+  ...TLS_OPTIONS,
   { key: "count", flag: "--count", arg: "<n>", kind: "integer", min: 1, help: "exit after N requests" },
   { key: "exitAfterMs", flag: "--exit-after", arg: "<duration>", kind: "duration", help: "exit after this long, e.g. 30s" },
   {

@@ -15,6 +15,9 @@ import type { ServeFlags } from "./options.js";
 import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
 import { printable } from "../../../util/printable.js";
+import { UsageError } from "../../../errors.js";
+import { allowedOrigins, type AllowedOrigins } from "../../../serve/cors.js";
+import { readTlsFiles } from "../../tls-files.js";
 
 export type ServeOptions = ServeFlags;
 
@@ -29,6 +32,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
   const stateDir = resolve(io.cwd, options.state);
+  const tls = readTlsFiles(options, io.cwd);
+  const origins = originsOf(options.allowOrigin ?? []);
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
 
@@ -40,6 +45,8 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
     server = await listenCollector(collector, {
       host: options.host,
       port: options.port,
+      tls,
+      allowedOrigins: origins,
       ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
     });
   } catch (error) {
@@ -63,6 +70,12 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   return counts.failed > 0 ? 1 : 0;
 }
 
+function originsOf(values: readonly string[]): AllowedOrigins {
+  const result = allowedOrigins(values);
+  if (!result.ok) throw new UsageError(result.error, { flag: "--allow-origin" });
+  return result.allowed;
+}
+
 function createCollector(options: ServeOptions, output: Output, parts: Pick<CollectorOptions, "settings" | "queue" | "delivery">): Collector {
   return new Collector({
     ...parts,
@@ -74,6 +87,10 @@ function createCollector(options: ServeOptions, output: Output, parts: Pick<Coll
     onRejected: (rejection) => {
       output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
       output.log(`${output.color.yellow("!")} rejected ${printable(rejection.where)} (${printable(rejection.source)}): ${printable(rejection.reason)}`);
+    },
+    onUnauthorized: (refusal) => {
+      output.event("unauthorized", { path: refusal.path, client: refusal.client, reason: refusal.message });
+      output.log(`${output.color.red("✗")} 401 ${printable(refusal.path)} from ${printable(refusal.client)}: ${printable(refusal.message)}`);
     },
   });
 }

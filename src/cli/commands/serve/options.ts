@@ -1,6 +1,7 @@
-import { DEFAULT_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../util/http-limits.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
+import { TLS_OPTIONS } from "../../tls-files.js";
 
 const DEFAULT_SERVE_PORT = 8088;
 const DEFAULT_STATE_DIR = ".webhook-cli";
@@ -49,6 +50,15 @@ export const SERVE_OPTIONS = [
     help: SERVE_CONCURRENCY_HELP,
   },
   { key: "strict", flag: "--strict", kind: "switch", help: "refuse a whole request (400) when one call in it is invalid, instead of dropping that call" },
+  ...TLS_OPTIONS,
+  {
+    key: "allowOrigin",
+    flag: "--allow-origin",
+    arg: "<origin>",
+    kind: "list",
+    shownDefault: "any page",
+    help: "only pages at this origin may post events, e.g. http://localhost:3000 (repeatable)",
+  },
   { key: "readyFile", flag: "--ready-file", arg: "<file>", kind: "string", nonEmpty: true, help: "write the URL to this file once listening" },
   {
     key: "maxConnections",
@@ -57,14 +67,14 @@ export const SERVE_OPTIONS = [
     kind: "integer",
     min: 1,
     max: 1_000_000,
-    shownDefault: String(DEFAULT_MAX_CONNECTIONS),
-    help: "open connections at once; more are refused",
+    shownDefault: String(DEFAULT_SERVE_MAX_CONNECTIONS),
+    help: "open connections at once; more are answered 503 with Retry-After",
   },
   {
     key: "json",
     flag: "--json",
     kind: "switch",
-    help: "JSON lines on stdout: listening, rejected (invalid calls dropped), delivery (messages given up), summary",
+    help: "JSON lines on stdout: listening, rejected (invalid calls dropped), unauthorized (wrong write key), delivery (messages given up), summary",
   },
 ] as const satisfies readonly OptionSpec[];
 
