@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { ConfigError, UsageError } from "../errors.js";
+import type { Mapping } from "../messages/mapping.js";
 import type { AliasKeys } from "../messages/schemas.js";
 import { parseHeaderFlag, validateHeader, validateUrl, validateUserAgent } from "./checks.js";
 import { defaultConfigPath, loadConfig, type ConfigFile } from "./file.js";
@@ -10,11 +11,27 @@ const MAX_TARGETS = 5;
 /** At most fifty static headers per URL (docs/delivery.md#static-headers). */
 const MAX_HEADERS_PER_TARGET = 50;
 export const DEFAULT_USER_AGENT = "Segment.io/1.0";
+/** What the Webhooks (Actions) destination sends as its User-Agent (docs/actions.md#the-request). */
+export const ACTIONS_USER_AGENT = "Segment (Actions)";
 
-/** One webhook URL with its static headers. */
+/** Which of the service's webhook destinations is imitated (docs/actions.md). */
+export type Destination = "classic" | "actions";
+export const DESTINATIONS: readonly Destination[] = ["classic", "actions"];
+
+/** The methods the Webhooks (Actions) destination sends with. */
+export type HttpMethod = "POST" | "PUT" | "PATCH";
+export const HTTP_METHODS: readonly HttpMethod[] = ["POST", "PUT", "PATCH"];
+
+/**
+ * One webhook URL with its static headers. Under Webhooks (Actions) each is its own mapping, with
+ * its own method, `data` mapping and batch size (absent: POST, the whole message, no batching).
+ */
 export interface Target {
   url: string;
   headers: Record<string, string>;
+  method?: HttpMethod;
+  mapping?: Mapping;
+  batchSize?: number;
 }
 
 export interface Source {
