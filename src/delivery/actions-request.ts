@@ -25,7 +25,7 @@ export type SignatureRule = "body" | "first-element";
 export interface ActionsEvent {
   body: string | Uint8Array;
   /** True when `body` is `JSON.stringify(message)`: the whole-message mapping then sends it as it is, unparsed. */
-  canonical?: boolean;
+  canonical?: boolean | undefined;
 }
 
 /** Why an event is not sent: the real destination answers 400 for it and sends nothing. */

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { sendRaw } from "../helpers/hostile-requests.js";
 import { IDENTIFY, PAGE, TRACK } from "../helpers/messages.js";
 import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
@@ -23,6 +24,14 @@ const listens: InProcessRun[] = [];
 afterEach(() => {
   for (const run of listens.splice(0)) run.stop("SIGTERM");
 });
+
+/** Posts `body` to the listen as is, with `signature`. */
+function post(l: Listen, method: string, body: string, signature: string): Promise<string> {
+  const port = Number(new URL(l.url).port);
+  const bytes = Buffer.from(body, "utf8");
+  const head = `${method} /hook HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Signature: ${signature}\r\nContent-Length: ${bytes.length}\r\n\r\n`;
+  return sendRaw(port, Buffer.concat([Buffer.from(head, "latin1"), bytes]));
+}
 
 async function listen(name: string): Promise<Listen> {
   const record = join(dir, `${name}.ndjson`);
@@ -135,5 +144,52 @@ describe("send --destination actions → listen: every request verifies, by the 
     expect(result.stdout).toContain("PATCH http://127.0.0.1:1/hook");
     expect(result.stdout).toContain("User-Agent: Segment (Actions)");
     expect(result.stdout).toContain('{"plan":"pro"}');
+  });
+
+  it("batched: arrays of up to --batch-size events verify by the first-element rule, and so does the same batch with its second element changed", async () => {
+    const l = await listen("batched");
+    const result = await send(["--url", `${l.url}/hook`, "--batch-size", "3", "--method", "PUT", "--json"]);
+    expect(result.code).toBe(0);
+    // Still one delivery event per message.
+    expect(result.stdout.split("\n").filter((line) => line.includes('"event":"delivery"'))).toHaveLength(4);
+    const recorded = readFileSync(l.record, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { body: unknown[]; headers: Record<string, string> });
+    const [batch] = recorded;
+    const tampered = JSON.stringify([batch!.body[0], { ...(batch!.body[1] as object), userId: "mallory" }, batch!.body[2]]);
+    expect(await post(l, "PUT", tampered, batch!.headers["x-signature"] as string)).toMatch(/^HTTP\/1.1 200/);
+    const { events } = await received(l);
+    expect(events.map((e) => [e["method"], e["bodyKind"], e["signatureValid"], e["signatureRule"]])).toEqual([
+      ["PUT", "batch", true, "first-element"],
+      ["PUT", "batch", true, "first-element"],
+      ["PUT", "batch", true, "first-element"],
+    ]);
+    expect(recorded.map((line) => line.body.length)).toEqual([3, 1]);
+  });
+
+  it("replay resends recorded PUT, PATCH, batch and no-data requests byte for byte, with their method, signed by their rule (under either destination)", async () => {
+    const first = await listen("recorded");
+    expect((await send(["--url", `${first.url}/hook`, "--batch-size", "2", "--method", "PATCH"])).code).toBe(0);
+    expect((await send(["--url", `${first.url}/hook`, "--method", "PUT", "--data", "$.traits"])).code).toBe(0);
+    const original = (await received(first)).lines;
+    for (const destination of ["classic", "actions"]) {
+      const again = await listen(`replayed-${destination}`);
+      const replayed = await runInProcess(
+        ["replay", first.record, "--url", `${again.url}/hook`, "--secret", SECRET, "--destination", destination, "--retry-window", "0", "--concurrency", "1"],
+        {
+          cwd: dir,
+        },
+      );
+      expect(replayed.code, replayed.stderr).toBe(0);
+      const { events, lines } = await received(again);
+      expect(lines.map((line) => line["method"])).toEqual(original.map((line) => line["method"]));
+      expect(lines.map((line) => [line["body"], line["rawBody"]])).toEqual(original.map((line) => [line["body"], line["rawBody"]]));
+      expect(events.map((e) => [e["bodyKind"], e["signatureValid"], e["signatureRule"]])).toEqual(
+        original.map((line) =>
+          Array.isArray(line["body"]) ? ["batch", true, "first-element"] : line["body"] === null ? ["none", null, null] : ["payload", true, "body"],
+        ),
+      );
+    }
   });
 });
