@@ -9,7 +9,7 @@ import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, routeFor, writ
 import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
 import { isDestinationEnabled } from "./routing.js";
 import { deleteMessage, toMessage } from "./transform.js";
-import { DeliveryWorker } from "./worker.js";
+import { DeliveryWorker, forwardingBatches } from "./worker.js";
 
 export interface CollectorOptions {
   settings: DestinationSettings;
@@ -99,6 +99,7 @@ export class Collector {
         concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
         clock: this.clock,
         secret: this.settings.secret,
+        batching: forwardingBatches(this.settings),
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
       });
     }
