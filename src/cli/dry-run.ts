@@ -52,9 +52,10 @@ export class DryRun {
   }
 
   private single(input: DryRunInput, target: Target): void {
-    const recorded = input.entry.recorded;
+    const { recorded, canonical } = input.entry;
     try {
-      printDryRun(this.output, input, this.engine.prepare(input.entry.body, target, recorded ? { recorded } : {}));
+      const call = recorded !== undefined ? { recorded } : canonical === true ? { canonical } : {};
+      printDryRun(this.output, input, this.engine.prepare(input.entry.body, target, call));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       this.notSent(input, target, error.message);

@@ -33,9 +33,16 @@ export type Refusal = string;
 
 /** A single event's request, or why it is refused. */
 export function singleRequest(target: Target, event: ActionsEvent): RequestContent | { refused: Refusal } {
-  const data = eventData(target.mapping ?? DEFAULT_MAPPING, event);
-  if (typeof data === "object") return data;
+  const mapping = target.mapping ?? DEFAULT_MAPPING;
   const method = target.method ?? "POST";
+  // The whole message, already written by JSON.stringify: its bytes as they are (replay's usual case).
+  if (event.canonical === true && isWholeMessage(mapping)) {
+    const body =
+      typeof event.body === "string" ? Buffer.from(event.body, "utf8") : Buffer.from(event.body.buffer, event.body.byteOffset, event.body.byteLength);
+    return { method, body, signed: body };
+  }
+  const data = eventData(mapping, event);
+  if (typeof data === "object") return data;
   if (data === NO_DATA) return { method, body: undefined, signed: undefined };
   const body = Buffer.from(data, "utf8");
   return { method, body, signed: body };
@@ -72,10 +79,14 @@ export function recordedRequest(method: HttpMethod, bytes: Buffer, rule: Signatu
 
 const NO_DATA = 0;
 
+function isWholeMessage(mapping: Mapping): boolean {
+  return mapping.root.kind === "path" && mapping.root.keys.length === 0;
+}
+
 /** One event's `data` as JSON text, NO_DATA, or a refusal. */
 function eventData(mapping: Mapping, event: ActionsEvent): string | typeof NO_DATA | { refused: Refusal } {
   // The whole message, already written by JSON.stringify: the bytes as they are (replay's usual case).
-  if (event.canonical === true && mapping.root.kind === "path" && mapping.root.keys.length === 0) {
+  if (event.canonical === true && isWholeMessage(mapping)) {
     return typeof event.body === "string" ? event.body : Buffer.from(event.body).toString("utf8");
   }
   let message: unknown;

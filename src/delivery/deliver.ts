@@ -73,7 +73,7 @@ export class DeliveryEngine {
    * docs/actions.md#the-request); --dry-run prints it. An event Webhooks (Actions) refuses (its
    * `data` is not an object) is an InputError saying why.
    */
-  prepare(body: string | Uint8Array, target: Target, call: Pick<DeliverCall, "recorded"> = {}): PreparedRequest {
+  prepare(body: string | Uint8Array, target: Target, call: Pick<DeliverCall, "recorded" | "canonical"> = {}): PreparedRequest {
     const content = this.contentFor(toBuffer(body), target, call);
     if ("refused" in content) throw new InputError(content.refused);
     return this.prepareContent(target, content);
@@ -128,10 +128,10 @@ export class DeliveryEngine {
   }
 
   /** What a message becomes for a target: classic sends its bytes; Webhooks (Actions) maps it (no target: classic). */
-  private contentFor(bytes: Buffer, target: Target | undefined, call: Pick<DeliverCall, "recorded">): RequestContent | { refused: string } {
+  private contentFor(bytes: Buffer, target: Target | undefined, call: Pick<DeliverCall, "recorded" | "canonical">): RequestContent | { refused: string } {
     if (call.recorded) return recordedRequest(call.recorded.method, bytes, call.recorded.rule);
     if (this.destination === "classic" || target === undefined) return { method: "POST", body: bytes, signed: bytes };
-    return singleRequest(target, { body: bytes });
+    return singleRequest(target, { body: bytes, canonical: call.canonical });
   }
 
   private signatureOf(content: RequestContent): string | undefined {

@@ -92,6 +92,8 @@ export interface DeliverCall {
    * with this method, signed by this rule; no mapping applies.
    */
   recorded?: { method: HttpMethod; rule: SignatureRule };
+  /** The body is exactly `JSON.stringify` of a message: Webhooks (Actions) sends it unparsed under the whole-message mapping. */
+  canonical?: boolean;
   /** Called after each of this message's attempts (--verbose, spinners, logs, serve's retrying count). */
   onAttempt?: (event: AttemptEvent) => void;
   /** Keep each response's headers and the start of its body in the attempt events (--verbose only). */

@@ -193,6 +193,7 @@ export class Dispatcher<E extends DispatchEntry> {
     };
     if (firstAttemptAt !== undefined) call.firstAttemptAt = firstAttemptAt;
     if (entry.recorded !== undefined) call.recorded = entry.recorded;
+    if (entry.canonical === true) call.canonical = true;
     if (this.options.cutAttempts) call.cutAttempts = true;
     if (this.hooks.keepResponse) call.keepResponse = true;
     if (this.hooks.captureResponse) call.captureResponse = true;

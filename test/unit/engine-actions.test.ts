@@ -125,6 +125,14 @@ describe("the engine in Webhooks (Actions) mode: the actions row of the retry ru
     expect(b?.headers).toEqual({ "User-Agent": "Segment (Actions)" });
   });
 
+  it("the whole-message mapping re-serializes the message, unless the caller says the bytes already are JSON.stringify of it", async () => {
+    const { engine, transport } = setup(answers(200));
+    const pretty = JSON.stringify(MESSAGE, null, 1);
+    await engine.deliver(pretty);
+    await engine.deliver(BODY, { canonical: true });
+    expect(transport.requests.map((r) => r.body)).toEqual([BODY, BODY]);
+  });
+
   it("no secret, no X-Signature", async () => {
     const { engine, transport } = setup(answers(200), undefined, {}, null);
     await engine.deliver(BODY);
