@@ -9,7 +9,21 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BARE_RECEIVER, BIN, SECRET, TIME, formatCount as fmt, median, report, row, runMeasured, startListening, stopChild, writeTrackLines } from "./lib.js";
+import {
+  BARE_RECEIVER,
+  BIN,
+  SECRET,
+  TIME,
+  formatCount as fmt,
+  median,
+  report,
+  row,
+  runMeasured,
+  startListening,
+  stopChild,
+  summaryOf,
+  writeTrackLines,
+} from "./lib.js";
 
 const EVENTS = Number(process.env.REPLAY_BENCH_EVENTS ?? 100_000);
 const BATCH = Number(process.env.ACTIONS_BENCH_BATCH ?? 1000);
@@ -18,16 +32,6 @@ const LIMIT_S = Number(process.env.BENCH_SECONDS_LIMIT ?? 30);
 
 const dir = mkdtempSync(join(tmpdir(), "replay-actions-bench-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-
-function summaryOf(run, label) {
-  const last = run.stdout.trim().split("\n").at(-1) ?? "";
-  try {
-    const summary = JSON.parse(last);
-    if (summary.event === "summary") return summary;
-  } catch {}
-  process.stderr.write(`${label} gave no summary (exit ${run.code}); stdout ends: ${run.stdout.slice(-400)}\nstderr: ${run.stderr.slice(0, 1500)}\n`);
-  return { sent: 0, delivered: 0 };
-}
 
 async function runReplay(file, url, batched) {
   const args = [BIN, "replay", file, "--url", `${url}/bench`, "--secret", SECRET, "--destination", "actions", "--json"];
