@@ -171,3 +171,14 @@ export function report(rows) {
   const file = process.env.BENCH_ROWS_FILE;
   if (file) writeFileSync(file, JSON.stringify(rows));
 }
+
+/** The `summary` event a `--json` run printed last, or `{ sent: 0, delivered: 0 }` after saying why there is none. */
+export function summaryOf(run, label) {
+  const last = run.stdout.trim().split("\n").at(-1) ?? "";
+  try {
+    const summary = JSON.parse(last);
+    if (summary.event === "summary") return summary;
+  } catch {}
+  process.stderr.write(`${label} gave no summary (exit ${run.code}); stdout ends: ${run.stdout.slice(-400)}\nstderr: ${run.stderr.slice(0, 1500)}\n`);
+  return { sent: 0, delivered: 0 };
+}

@@ -10,7 +10,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BARE_RECEIVER, BIN, SECRET, TIME, formatCount as fmt, median, report, row, runMeasured, startListening, stopChild, writeTrackLines } from "./lib.js";
+import {
+  BARE_RECEIVER,
+  BIN,
+  SECRET,
+  TIME,
+  formatCount as fmt,
+  median,
+  report,
+  row,
+  runMeasured,
+  startListening,
+  stopChild,
+  summaryOf,
+  writeTrackLines,
+} from "./lib.js";
 
 const EVENTS = Number(process.env.REPLAY_BENCH_EVENTS ?? 100_000);
 const BIG_LINES = Number(process.env.REPLAY_BENCH_BIG_LINES ?? 1_000_000);
@@ -23,16 +37,6 @@ const REFERENCE = fileURLToPath(new URL("./reference-replay.js", import.meta.url
 
 const dir = mkdtempSync(join(tmpdir(), "replay-bench-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-
-function summaryOf(run, label) {
-  const last = run.stdout.trim().split("\n").at(-1) ?? "";
-  try {
-    const summary = JSON.parse(last);
-    if (summary.event === "summary") return summary;
-  } catch {}
-  process.stderr.write(`${label} gave no summary (exit ${run.code}); stdout ends: ${run.stdout.slice(-400)}\nstderr: ${run.stderr.slice(0, 1500)}\n`);
-  return { sent: 0, delivered: 0 };
-}
 
 async function runReplay(file, url, limitS = LIMIT_S) {
   const run = await runMeasured([BIN, "replay", file, "--url", `${url}/bench`, "--secret", SECRET, "--concurrency", String(CONCURRENCY), "--json"], { limitS });

@@ -59,7 +59,9 @@ export type { Diagnosis, DiagnosisCause } from "./receiver/diagnose.js";
 // use (so the client above loads none of it); DeliveryEngine is its type.
 export { createDeliveryEngine, type DeliveryEngineOptions } from "./delivery/create-engine.js";
 export type { DeliveryEngine } from "./delivery/deliver.js";
-export type { Target } from "./config/destination.js";
+export type { Destination, HttpMethod, Target } from "./config/destination.js";
+export type { Mapping, MappingNode } from "./messages/mapping.js";
+export type { RequestContent, SignatureRule } from "./delivery/actions-request.js";
 export type {
   AttemptEvent,
   AttemptOutcome,

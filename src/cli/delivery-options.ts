@@ -6,6 +6,7 @@ import { readCaFiles } from "../config/checks.js";
 import { resolveSettings, type DestinationSettings } from "../config/destination.js";
 import { formatDuration } from "../util/duration.js";
 import type { CliIo } from "./io.js";
+import type { ActionsFlags } from "./options/actions.js";
 import type { DeliveryFlags } from "./options/delivery.js";
 import { stripUndefined } from "../util/strip-undefined.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
@@ -33,7 +34,7 @@ export function warnIfUnsigned(output: Output, settings: DestinationSettings): v
  * needs to build THE delivery engine. Bad input throws UsageError (exit 2).
  */
 export function resolveDeliveryOptions(
-  options: DeliveryFlags,
+  options: DeliveryFlags & Partial<ActionsFlags>,
   io: CliIo,
   extras: ResolveDeliveryExtras = {},
 ): { settings: DestinationSettings; engineOptions: EngineOptions } {
@@ -41,9 +42,25 @@ export function resolveDeliveryOptions(
   if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
     throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
   }
-  const { urls, headers, secret, secretFile, userAgent, config } = options;
+  const { urls, headers, secret, secretFile, userAgent, config, destination, method, data, batchSize, batchWaitMs } = options;
   const { requireTargets, aliasKeys } = extras;
-  const settings = resolveSettings({ urls, headers, secret, secretFile, userAgent, aliasKeys, configPath: config, requireTargets, cwd: io.cwd, env: io.env });
+  const settings = resolveSettings({
+    urls,
+    headers,
+    secret,
+    secretFile,
+    userAgent,
+    aliasKeys,
+    configPath: config,
+    requireTargets,
+    cwd: io.cwd,
+    env: io.env,
+    destination,
+    method,
+    data,
+    batchSize,
+    batchWaitMs,
+  });
   const ca = readCaFiles(options.ca ?? [], io.cwd);
   return {
     settings,

@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import { ConfigError, UsageError } from "../errors.js";
+import type { Mapping } from "../messages/mapping.js";
 import type { AliasKeys } from "../messages/schemas.js";
+import { configTargetParts, flagTargetParts, refuseFlagsWithoutUrls, resolveDestination, type ActionsInput } from "./actions.js";
 import { parseHeaderFlag, validateHeader, validateUrl, validateUserAgent } from "./checks.js";
 import { defaultConfigPath, loadConfig, type ConfigFile } from "./file.js";
 import { resolveSecret, type SecretInput } from "./secret.js";
@@ -10,11 +12,27 @@ const MAX_TARGETS = 5;
 /** At most fifty static headers per URL (docs/delivery.md#static-headers). */
 const MAX_HEADERS_PER_TARGET = 50;
 export const DEFAULT_USER_AGENT = "Segment.io/1.0";
+/** What the Webhooks (Actions) destination sends as its User-Agent (docs/actions.md#the-request). */
+export const ACTIONS_USER_AGENT = "Segment (Actions)";
 
-/** One webhook URL with its static headers. */
+/** Which of the service's webhook destinations is imitated (docs/actions.md). */
+export type Destination = "classic" | "actions";
+export const DESTINATIONS: readonly Destination[] = ["classic", "actions"];
+
+/** The methods the Webhooks (Actions) destination sends with. */
+export type HttpMethod = "POST" | "PUT" | "PATCH";
+export const HTTP_METHODS: readonly HttpMethod[] = ["POST", "PUT", "PATCH"];
+
+/**
+ * One webhook URL with its static headers. Under Webhooks (Actions) each is its own mapping, with
+ * its own method, `data` mapping and batch size (absent: POST, the whole message, no batching).
+ */
 export interface Target {
   url: string;
   headers: Record<string, string>;
+  method?: HttpMethod;
+  mapping?: Mapping;
+  batchSize?: number;
 }
 
 export interface Source {
@@ -24,6 +42,10 @@ export interface Source {
 
 /** The destination's settings, resolved from flags, environment and config file. */
 export interface DestinationSettings {
+  /** Classic (absent: the default) or Webhooks (Actions) (docs/actions.md). */
+  destination?: Destination;
+  /** Webhooks (Actions): how long `serve` keeps a partial batch open for more events (absent: 1 s). */
+  batchWaitMs?: number;
   targets: Target[];
   secret: string | undefined;
   userAgent: string;
@@ -33,7 +55,7 @@ export interface DestinationSettings {
   sources: Source[];
 }
 
-export interface SettingsInput extends SecretInput {
+export interface SettingsInput extends SecretInput, ActionsInput {
   urls?: readonly string[] | undefined;
   headers?: readonly string[] | undefined;
   userAgent?: string | undefined;
@@ -52,6 +74,7 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
   const configPath = input.configPath ?? defaultConfigPath(input.cwd);
   const configFile = configPath ? resolve(input.cwd, configPath) : undefined;
   const config: ConfigFile = configFile ? loadConfig(configFile) : {};
+  const { destination, batchWaitMs } = resolveDestination(input, config, configFile ?? "");
 
   let targets: Target[];
   if (input.urls && input.urls.length > 0) {
@@ -63,7 +86,8 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
     if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
       throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { field: "headers" });
     }
-    targets = input.urls.map((url) => ({ url: validateUrl(url, { field: "urls" }), headers: { ...headers } }));
+    const parts = flagTargetParts(input);
+    targets = input.urls.map((url) => ({ url: validateUrl(url, { field: "urls" }), headers: { ...headers }, ...parts }));
     if (targets.length > MAX_TARGETS) {
       throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { field: "urls" });
     }
@@ -71,6 +95,7 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
     if (input.headers && input.headers.length > 0) {
       throw new UsageError("`headers` applies to `urls` targets; give `urls` too, or put headers in the config file", { field: "headers" });
     }
+    refuseFlagsWithoutUrls(input);
     const webhooks = config.webhooks ?? [];
     if (webhooks.length > MAX_TARGETS) {
       throw new ConfigError(`${webhooks.length} webhooks configured; at most ${MAX_TARGETS}`, { file: configFile ?? "", key: "webhooks" });
@@ -83,7 +108,7 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
         throw new ConfigError(`at most ${MAX_HEADERS_PER_TARGET} headers per URL`, { ...source, key: `webhooks[${index}].headers` });
       }
       for (const [name, value] of Object.entries(headers)) validateHeader(name, value, { ...source, key: `webhooks[${index}].headers.${name}` });
-      return { url: hook.url, headers: { ...headers } };
+      return { url: hook.url, headers: { ...headers }, ...configTargetParts(hook, index, configFile ?? "") };
     });
   }
   if (input.requireTargets && targets.length === 0) {
@@ -92,11 +117,15 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
 
   const userAgent = input.userAgent ?? config.userAgent;
   return {
+    destination,
+    batchWaitMs,
     targets,
     secret: resolveSecret(input, config),
     userAgent:
       userAgent === undefined
-        ? DEFAULT_USER_AGENT
+        ? destination === "actions"
+          ? ACTIONS_USER_AGENT
+          : DEFAULT_USER_AGENT
         : validateUserAgent(userAgent, input.userAgent !== undefined ? { field: "userAgent" } : { file: configFile ?? "", key: "userAgent" }),
     aliasKeys: input.aliasKeys ?? config.aliasKeys ?? "spec",
     enabled: config.enabled ?? true,

@@ -8,9 +8,22 @@ import { parseJson } from "../util/json-depth.js";
 
 const DEFAULT_CONFIG_FILE = "webhook-cli.json";
 
+// Each webhook is its own mapping under Webhooks (Actions): method, data and batchSize (docs/actions.md#settings).
+const webhookSchema = z.strictObject({
+  url: z.string(),
+  headers: z.record(z.string(), z.string()).optional(),
+  method: z.enum(["POST", "PUT", "PATCH"]).optional(),
+  // A path, JSON text or an object: checked against the supported subset where the settings resolve.
+  data: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),
+  batchSize: z.int().min(1).max(4000).optional(),
+});
+
 const configSchema = z.strictObject({
   sharedSecret: z.string().min(1, { error: "the secret is empty" }).optional(),
-  webhooks: z.array(z.strictObject({ url: z.string(), headers: z.record(z.string(), z.string()).optional() })).optional(),
+  destination: z.enum(["classic", "actions"]).optional(),
+  webhooks: z.array(webhookSchema).optional(),
+  // A duration such as "1s", read where the settings resolve.
+  batchWait: z.string().optional(),
   userAgent: z.string().min(1).optional(),
   aliasKeys: z.enum(["spec", "camel"]).optional(),
   enabled: z.boolean().optional(),

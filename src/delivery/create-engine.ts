@@ -1,5 +1,5 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
-import type { Target } from "../config/destination.js";
+import type { Destination, HttpMethod, Target } from "../config/destination.js";
 import type { Clock, Random } from "../util/clock.js";
 import { isPlainObject } from "../util/json.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
@@ -14,8 +14,13 @@ import type { DeliveryTransport } from "./transport.js";
  */
 
 export interface DeliveryEngineOptions {
-  /** Where every message goes: URLs, or URLs with their static headers (docs/delivery.md#static-headers). */
-  targets: readonly (string | { url: string; headers?: Record<string, string> })[];
+  /**
+   * Where every message goes: URLs, or URLs with their static headers (docs/delivery.md#static-headers);
+   * under Webhooks (Actions) also each one's `method` and `data` mapping (docs/actions.md#data-mappings).
+   */
+  targets: readonly (string | { url: string; headers?: Record<string, string>; method?: HttpMethod; data?: string | Record<string, unknown> })[];
+  /** `classic` (the default) or `actions`: Webhooks (Actions) rules (docs/actions.md). */
+  destination?: Destination;
   /** The shared secret: each body is signed into X-Signature. Without one (or undefined), nothing is signed. */
   secret?: string | undefined;
   /** Default `Segment.io/1.0`, as the real destination sends. */
@@ -38,6 +43,7 @@ export interface DeliveryEngineOptions {
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set<keyof DeliveryEngineOptions>([
   "targets",
+  "destination",
   "secret",
   "userAgent",
   "timeoutMs",
@@ -77,7 +83,16 @@ export async function createDeliveryEngine(options: DeliveryEngineOptions): Prom
     }
   });
 
-  const settings = { targets: await checkTargets(options.targets), secret, userAgent: await checkUserAgent(options.userAgent) };
+  const destination = options.destination ?? "classic";
+  if (destination !== "classic" && destination !== "actions") {
+    throw new ConfigError(`destination must be "classic" or "actions", got ${JSON.stringify(destination)}`, { key: "destination" });
+  }
+  const settings = {
+    targets: await checkTargets(options.targets, destination),
+    secret,
+    userAgent: await checkUserAgent(options.userAgent, destination),
+    destination,
+  };
   const engine = {
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(retryWindowMs !== undefined ? { retryWindowMs } : {}),
@@ -92,14 +107,22 @@ export async function createDeliveryEngine(options: DeliveryEngineOptions): Prom
   return undiciEngine(settings, { ...engine, ...(ca !== undefined ? { ca } : {}), ...(connections !== undefined ? { connections } : {}) });
 }
 
-/** The destination's own URL and header rules (docs/delivery.md#targets), applied to each target. */
-async function checkTargets(targets: DeliveryEngineOptions["targets"]): Promise<Target[]> {
+/** The destination's own URL and header rules (docs/delivery.md#targets), applied to each target; Webhooks (Actions) mappings. */
+async function checkTargets(targets: DeliveryEngineOptions["targets"], destination: Destination): Promise<Target[]> {
   if (!Array.isArray(targets)) throw new ConfigError("targets must be an array of URLs or { url, headers }", { key: "targets" });
-  const { validateHeader, validateUrl } = await import("../config/checks.js");
+  const [{ validateHeader, validateUrl }, { mappingFromValue }] = await Promise.all([import("../config/checks.js"), import("../messages/mapping.js")]);
   return targets.map((target: unknown, i) => {
     const key = `targets[${i}]`;
-    const { url, headers = {} } =
-      typeof target === "string" ? { url: target } : isPlainObject(target) ? (target as { url: unknown; headers?: unknown }) : { url: undefined };
+    const {
+      url,
+      headers = {},
+      method,
+      data,
+    } = typeof target === "string"
+      ? { url: target }
+      : isPlainObject(target)
+        ? (target as { url: unknown; headers?: unknown; method?: unknown; data?: unknown })
+        : { url: undefined };
     if (typeof url !== "string") throw new ConfigError(`${key} must be a URL or { url, headers }`, { key });
     if (!isPlainObject(headers)) throw new ConfigError(`${key}.headers must be an object of header names to values`, { key: `${key}.headers` });
     asConfigError(key, () => validateUrl(url, { key }));
@@ -107,13 +130,26 @@ async function checkTargets(targets: DeliveryEngineOptions["targets"]): Promise<
       if (typeof value !== "string") throw new ConfigError(`${key}: header "${name}" must have a string value`, { key: `${key}.headers` });
       asConfigError(`${key}.headers`, () => validateHeader(name, value, { key: `${key}.headers` }));
     }
-    return { url, headers: { ...(headers as Record<string, string>) } };
+    const checked: Target = { url, headers: { ...(headers as Record<string, string>) } };
+    if ((method !== undefined || data !== undefined) && destination !== "actions") {
+      throw new ConfigError(`${key}: method and data apply to destination "actions"`, { key });
+    }
+    if (method !== undefined) {
+      if (method !== "POST" && method !== "PUT" && method !== "PATCH")
+        throw new ConfigError(`${key}.method must be POST, PUT or PATCH`, { key: `${key}.method` });
+      checked.method = method;
+    }
+    if (data !== undefined) checked.mapping = mappingFromValue(data, { key: `${key}.data` });
+    return checked;
   });
 }
 
-async function checkUserAgent(userAgent: string | undefined): Promise<string> {
-  const [{ DEFAULT_USER_AGENT }, { validateHeader }] = await Promise.all([import("../config/destination.js"), import("../config/checks.js")]);
-  if (userAgent === undefined) return DEFAULT_USER_AGENT;
+async function checkUserAgent(userAgent: string | undefined, destination: Destination): Promise<string> {
+  const [{ DEFAULT_USER_AGENT, ACTIONS_USER_AGENT }, { validateHeader }] = await Promise.all([
+    import("../config/destination.js"),
+    import("../config/checks.js"),
+  ]);
+  if (userAgent === undefined) return destination === "actions" ? ACTIONS_USER_AGENT : DEFAULT_USER_AGENT;
   if (typeof userAgent !== "string" || userAgent === "") throw new ConfigError("userAgent must be a non-empty string", { key: "userAgent" });
   asConfigError("userAgent", () => validateHeader("User-Agent", userAgent, { key: "userAgent" }));
   return userAgent;

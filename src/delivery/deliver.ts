@@ -1,23 +1,18 @@
-import type { Target } from "../config/destination.js";
+import type { Destination, Target } from "../config/destination.js";
+import { InputError } from "../errors.js";
 import { sign, signingKey, type SecretKey } from "../signing.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
+import { recordedRequest, singleRequest, type RequestContent } from "./actions-request.js";
 import { classifyOutcome, planNextRound, type NextRound } from "./policy.js";
-import type { CapturedResponse } from "./captured-body.js";
+import { RETRY_RULES, type RetryRules } from "./retry-rules.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
-import {
-  DEFAULT_RETRY_WINDOW_MS,
-  DEFAULT_TIMEOUT_MS,
-  type AttemptEvent,
-  type DeliverCall,
-  type DeliveryResult,
-  type PreparedRequest,
-  type UrlResult,
-} from "./types.js";
+import { DEFAULT_RETRY_WINDOW_MS, type DeliverCall, type DeliveryResult, type PreparedRequest, type UrlResult } from "./types.js";
+import { emitAttempts, refusedResult, UrlState } from "./url-state.js";
 
 /** How the engine delivers: its deadline, retry window, clock, randomness and network. */
 export interface DeliveryOptions {
-  /** Deadline per attempt for the response status, connect and TLS included. Default 5 s. */
+  /** Deadline per attempt for the response status, connect and TLS included. Default: the destination's (5 s; Webhooks (Actions) 10 s). */
   timeoutMs?: number;
   /** No attempt starts later than this after the first one. Default 4 h. */
   retryWindowMs?: number;
@@ -31,44 +26,28 @@ export interface EngineSettings {
   targets: Target[];
   secret: string | undefined;
   userAgent: string;
+  /** Which destination's rules (docs/actions.md): `classic` (the default) or Webhooks (Actions). */
+  destination?: Destination;
 }
 
-/** One URL's attempts for one message. */
-class UrlState {
-  attempts = 0;
-  status: number | null = null;
-  error: string | null = null;
-  ms = 0;
-  response: CapturedResponse | undefined;
-
-  constructor(
-    readonly target: Target,
-    readonly request: PreparedRequest,
-  ) {}
-
-  record(report: AttemptReport): void {
-    this.attempts += 1;
-    this.status = report.status;
-    this.error = report.error;
-    this.ms += report.ms;
-    this.response = report.captured;
-  }
-
-  result(): UrlResult {
-    const result: UrlResult = { url: this.target.url, status: this.status, attempts: this.attempts, error: this.error, ms: this.ms };
-    if (this.response !== undefined) result.response = this.response;
-    return result;
-  }
+/** Where a delivery stands after its rounds. */
+interface Outcome {
+  delivered: boolean;
+  rounds: number;
+  interrupted: boolean;
 }
 
 /**
- * THE delivery engine (docs/delivery.md#the-forwarded-request, docs/delivery.md#retry-schedule): signs the exact bytes, POSTs them
- * to every target at once through its transport, retries the retryable ones
- * together on the policy's schedule, and reports; delivery failures are
- * results, never rejections.
+ * THE delivery engine (docs/delivery.md#the-forwarded-request, docs/delivery.md#retry-schedule,
+ * docs/actions.md): signs the exact bytes, sends them to the targets through its transport,
+ * retries the retryable ones on the policy's schedule, and reports; delivery failures are
+ * results, never rejections. Classic: every target at once, any-of, retried together. Webhooks
+ * (Actions): each target is its own subscription, with its own request and its own retries.
  */
 export class DeliveryEngine {
+  readonly destination: Destination;
   private readonly settings: EngineSettings;
+  private readonly rules: RetryRules;
   private readonly timeoutMs: number;
   private readonly retryWindowMs: number;
   private readonly clock: Clock;
@@ -78,36 +57,91 @@ export class DeliveryEngine {
   private readonly key: SecretKey | undefined;
 
   constructor(settings: EngineSettings, options: DeliveryOptions) {
-    this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent };
+    this.destination = settings.destination ?? "classic";
+    this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent, destination: this.destination };
+    this.rules = RETRY_RULES[this.destination];
     this.key = settings.secret === undefined ? undefined : signingKey(settings.secret);
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.timeoutMs = options.timeoutMs ?? this.rules.timeoutMs;
     this.retryWindowMs = options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.transport = options.transport;
   }
 
-  /** The exact request sent to `target` (docs/delivery.md#the-forwarded-request); --dry-run prints it. */
-  prepare(body: string | Uint8Array, target: Target): PreparedRequest {
-    const bytes = toBuffer(body);
-    return this.prepareBytes(bytes, target, this.key === undefined ? undefined : sign(this.key, bytes));
+  /**
+   * The exact request a message becomes for `target` (docs/delivery.md#the-forwarded-request,
+   * docs/actions.md#the-request); --dry-run prints it. An event Webhooks (Actions) refuses (its
+   * `data` is not an object) is an InputError saying why.
+   */
+  prepare(body: string | Uint8Array, target: Target, call: Pick<DeliverCall, "recorded" | "canonical"> = {}): PreparedRequest {
+    const content = this.contentFor(toBuffer(body), target, call);
+    if ("refused" in content) throw new InputError(content.refused);
+    return this.prepareContent(target, content);
+  }
+
+  /** The exact request for a content already built (a Webhooks (Actions) batch). */
+  prepareContent(target: Target, content: RequestContent): PreparedRequest {
+    return this.prepareRequest(target, content, this.signatureOf(content));
   }
 
   /** Delivers one message to every target; resolves with the result (never rejects for delivery failures). */
   async deliver(body: string | Uint8Array, call: DeliverCall = {}): Promise<DeliveryResult> {
     const bytes = toBuffer(body);
-    // Same bytes and secret for every target: sign once.
-    const signature = this.key === undefined ? undefined : sign(this.key, bytes);
-    const states = (call.targets ?? this.settings.targets).map((target) => new UrlState(target, this.prepareBytes(bytes, target, signature)));
-    const result = (delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult => ({
-      delivered,
-      rounds,
-      interrupted,
-      urls: states.map((state) => state.result()),
+    const targets = call.targets ?? this.settings.targets;
+    if (this.destination === "classic") {
+      const content = this.contentFor(bytes, undefined, call) as RequestContent;
+      // Same bytes and secret for every target: sign once.
+      const signature = this.signatureOf(content);
+      const states = targets.map((target) => new UrlState(target, this.prepareRequest(target, content, signature)));
+      const outcome = await this.run(states, call);
+      return { ...outcome, urls: states.map((state) => state.result()) };
+    }
+    // Webhooks (Actions): each target maps the message by its own mapping and retries on its own.
+    const results: (UrlResult | UrlState)[] = targets.map((target) => {
+      const content = this.contentFor(bytes, target, call);
+      return "refused" in content ? refusedResult(target, content.refused) : new UrlState(target, this.prepareContent(target, content));
     });
-    if (states.length === 0) return result(false, 0, false);
-    if (call.signal?.aborted) return result(false, 0, true);
+    const states = results.filter((entry): entry is UrlState => entry instanceof UrlState);
+    const outcomes = await Promise.all(states.map((state) => this.run([state], call)));
+    const urls = results.map((entry) => (entry instanceof UrlState ? entry.result() : entry));
+    return {
+      delivered: urls.length > 0 && urls.length === states.length && outcomes.every((o) => o.delivered),
+      rounds: Math.max(0, ...outcomes.map((o) => o.rounds)),
+      interrupted: outcomes.some((o) => o.interrupted),
+      urls,
+    };
+  }
 
+  /**
+   * Webhooks (Actions): one request (an event's, or a batch's) to one target, retried whole on
+   * the `actions` row. The dispatcher sends each target's batches this way.
+   */
+  async deliverContent(target: Target, content: RequestContent, call: DeliverCall = {}): Promise<DeliveryResult> {
+    const state = new UrlState(target, this.prepareContent(target, content));
+    const outcome = await this.run([state], call);
+    return { ...outcome, urls: [state.result()] };
+  }
+
+  /** Closes the transport (keep-alive connections); waits for requests in flight. */
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+
+  /** What a message becomes for a target: classic sends its bytes; Webhooks (Actions) maps it (no target: classic). */
+  private contentFor(bytes: Buffer, target: Target | undefined, call: Pick<DeliverCall, "recorded" | "canonical">): RequestContent | { refused: string } {
+    if (call.recorded) return recordedRequest(call.recorded.method, bytes, call.recorded.rule);
+    if (this.destination === "classic" || target === undefined) return { method: "POST", body: bytes, signed: bytes };
+    return singleRequest(target, { body: bytes, canonical: call.canonical });
+  }
+
+  private signatureOf(content: RequestContent): string | undefined {
+    return this.key === undefined || content.signed === undefined ? undefined : sign(this.key, content.signed);
+  }
+
+  /** Rounds until delivered, given up, or stopped: every pending URL at once; any-of when there are several (classic). */
+  private async run(states: readonly UrlState[], call: DeliverCall): Promise<Outcome> {
+    if (states.length === 0) return { delivered: false, rounds: 0, interrupted: false };
+    if (call.signal?.aborted) return { delivered: false, rounds: 0, interrupted: true };
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
     const cut = call.cutAttempts === true ? call.signal : undefined;
     let pending: readonly UrlState[] = states;
@@ -116,7 +150,7 @@ export class DeliveryEngine {
         ? await this.attemptAllUnlessCut(pending, call.keepResponse === true, call.captureResponse === true, cut)
         : await this.attemptAll(pending, call.keepResponse === true, call.captureResponse === true);
       // Cut short by the stop: nothing is known of this round, so the message is neither delivered nor failed.
-      if (reports === undefined) return result(false, round, true);
+      if (reports === undefined) return { delivered: false, rounds: round, interrupted: true };
       const plan = planNextRound({
         round,
         outcomes: reports.map((r) => r.outcome),
@@ -124,22 +158,20 @@ export class DeliveryEngine {
         firstAttemptAt,
         windowMs: this.retryWindowMs,
         random: this.random,
+        rules: this.rules,
       });
       // Delivered (the usual case) needs no list of the URLs to retry.
       const retryable =
-        plan.retry || plan.reason === "window" ? pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome) === "retry") : NONE;
+        plan.retry || plan.reason === "window"
+          ? pending.filter((_, i) => classifyOutcome((reports[i] as AttemptReport).outcome, this.rules) === "retry")
+          : NONE;
       const stopping = plan.retry && call.signal?.aborted === true;
-      if (call.onAttempt) emit(call.onAttempt, pending, reports, plan.retry && !stopping ? plan.waitMs : undefined, retryable);
+      if (call.onAttempt) emitAttempts(call.onAttempt, pending, reports, plan.retry && !stopping ? plan.waitMs : undefined, retryable);
 
-      if (!plan.retry) return result(finish(plan, retryable), round, false);
-      if (stopping || !(await this.wait(plan.waitMs, call.signal))) return result(false, round, true);
+      if (!plan.retry) return { delivered: finish(plan, retryable), rounds: round, interrupted: false };
+      if (stopping || !(await this.wait(plan.waitMs, call.signal))) return { delivered: false, rounds: round, interrupted: true };
       pending = retryable;
     }
-  }
-
-  /** Closes the transport (keep-alive connections); waits for requests in flight. */
-  async close(): Promise<void> {
-    await this.transport.close();
   }
 
   /** One round: every pending URL at once, each report recorded on its URL. */
@@ -192,18 +224,23 @@ export class DeliveryEngine {
     }
   }
 
-  private prepareBytes(bytes: Buffer, target: Target, signature: string | undefined): PreparedRequest {
-    const headers: Record<string, string> = { "User-Agent": this.settings.userAgent, "Content-Type": "application/json" };
+  private prepareRequest(target: Target, content: RequestContent, signature: string | undefined): PreparedRequest {
+    const headers: Record<string, string> = { "User-Agent": this.settings.userAgent };
+    // Webhooks (Actions) sends no Content-Type with no body (docs/actions.md#the-request).
+    if (content.body !== undefined) headers["Content-Type"] = "application/json";
     if (signature !== undefined) headers["X-Signature"] = signature;
     for (const [name, value] of Object.entries(target.headers)) {
       // A static User-Agent replaces ours rather than sending two.
       if (name.toLowerCase() === "user-agent") delete headers["User-Agent"];
       headers[name] = value;
     }
-    return { url: target.url, method: "POST", headers, body: bytes };
+    const request: PreparedRequest = { url: target.url, method: content.method, headers, body: content.body ?? EMPTY };
+    if (this.rules.followsRedirects) request.followRedirects = this.rules.maxRedirects;
+    return request;
   }
 }
 
+const EMPTY = Buffer.alloc(0);
 const NONE: readonly UrlState[] = [];
 
 function toBuffer(body: string | Uint8Array): Buffer {
@@ -214,33 +251,4 @@ function toBuffer(body: string | Uint8Array): Buffer {
 function finish(plan: Extract<NextRound, { retry: false }>, retryable: readonly UrlState[]): boolean {
   if (plan.reason === "window") for (const state of retryable) state.error = `${state.error ?? "failed"}; retry window closed`;
   return plan.reason === "delivered";
-}
-
-function emit(
-  onAttempt: (event: AttemptEvent) => void,
-  pending: readonly UrlState[],
-  reports: readonly AttemptReport[],
-  retryInMs: number | undefined,
-  retried: readonly UrlState[],
-): void {
-  pending.forEach((state, i) => {
-    const report = reports[i] as AttemptReport;
-    const event: AttemptEvent = {
-      url: state.target.url,
-      attempt: state.attempts,
-      outcome: report.outcome,
-      status: report.status,
-      error: report.error,
-      ms: report.ms,
-      request: state.request,
-    };
-    // Set rather than spread: one event per attempt of every message.
-    if (retryInMs !== undefined && retried.includes(state)) event.retryInMs = retryInMs;
-    if (report.response) event.response = report.response;
-    try {
-      onAttempt(event);
-    } catch {
-      // A faulty listener must not break delivery.
-    }
-  });
 }

@@ -1,5 +1,5 @@
 import type { Random } from "../util/clock.js";
-import { backoffCeilingMs, backoffWaitMs, honoursRetryAfterOf, RETRY_RULES, retriesFailure, retriesStatus } from "./retry-rules.js";
+import { backoffCeilingMs, backoffWaitMs, honoursRetryAfterOf, RETRY_RULES, retriesFailure, retriesStatus, type RetryRules } from "./retry-rules.js";
 import type { AttemptOutcome } from "./types.js";
 
 export { parseRetryAfter } from "../util/retry-after.js";
@@ -7,7 +7,7 @@ export { parseRetryAfter } from "../util/retry-after.js";
 /**
  * The retry policy (docs/delivery.md#retry-schedule) as pure functions: no I/O, no clock of its
  * own, randomness passed in. The engine in deliver.ts applies it round by round. The numbers and
- * status lists are the `classic` row of retry-rules.ts.
+ * status lists are a row of retry-rules.ts: `classic` unless another is passed (`actions`).
  */
 
 const RULES = RETRY_RULES.classic;
@@ -15,27 +15,27 @@ const RULES = RETRY_RULES.classic;
 /** What an attempt's outcome means for its URL. */
 export type Verdict = "delivered" | "retry" | "permanent";
 
-/** Classifies one attempt: 2xx delivered; timeout, network, 5xx, 408, 429 retried; the rest permanent. */
-export function classifyOutcome(outcome: AttemptOutcome): Verdict {
+/** Classifies one attempt: 2xx delivered; timeout, network and the row's statuses (classic: 5xx, 408, 429) retried; the rest permanent. */
+export function classifyOutcome(outcome: AttemptOutcome, rules: RetryRules = RULES): Verdict {
   switch (outcome.kind) {
     case "status": {
       const { status } = outcome;
       if (status >= 200 && status < 300) return "delivered";
-      // The rest is permanent: 1xx final (should not happen), 3xx (redirects are not followed), other 4xx.
-      return retriesStatus(RULES, status) ? "retry" : "permanent";
+      // The rest is permanent: 1xx final (should not happen), a 3xx not followed, other 4xx.
+      return retriesStatus(rules, status) ? "retry" : "permanent";
     }
     case "timeout":
     case "network":
     case "tls":
-      return retriesFailure(RULES, outcome.kind) ? "retry" : "permanent";
+      return retriesFailure(rules, outcome.kind) ? "retry" : "permanent";
     case "invalid":
       return "permanent";
   }
 }
 
 /** Retry-After counts only on 429 and 503 (docs/delivery.md#retry-after). */
-export function honoursRetryAfter(status: number): boolean {
-  return honoursRetryAfterOf(RULES, status);
+export function honoursRetryAfter(status: number, rules: RetryRules = RULES): boolean {
+  return honoursRetryAfterOf(rules, status);
 }
 
 /** The upper bound of the jittered wait before retry `n` (1-based): min(5 min, 2^(n−1) s). */
@@ -44,18 +44,18 @@ export function backoffCapMs(retry: number): number {
 }
 
 /** Full jitter: the wait before retry `n`, uniform in [0, backoffCapMs(n)]. */
-export function backoffMs(retry: number, random: Random): number {
-  return backoffWaitMs(RULES, retry, random);
+export function backoffMs(retry: number, random: Random, rules: RetryRules = RULES): number {
+  return backoffWaitMs(rules, retry, random);
 }
 
 /**
  * The wait before retry `n`: the largest valid Retry-After of the round when
  * there is one (it replaces the jittered wait), else full jitter.
  */
-export function retryWaitMs(retry: number, random: Random, retryAfterMs: readonly (number | undefined)[] = []): number {
+export function retryWaitMs(retry: number, random: Random, retryAfterMs: readonly (number | undefined)[] = [], rules: RetryRules = RULES): number {
   const given = retryAfterMs.filter((ms): ms is number => ms !== undefined && Number.isFinite(ms) && ms >= 0);
   if (given.length > 0) return Math.max(...given);
-  return backoffMs(retry, random);
+  return backoffMs(retry, random, rules);
 }
 
 /** No attempt starts after the window closes: `windowMs` after the first attempt. */
@@ -83,14 +83,18 @@ export function planNextRound(input: {
   firstAttemptAt: number;
   windowMs: number;
   random: Random;
+  /** The row of retry-rules.ts; default `classic`. */
+  rules?: RetryRules;
 }): NextRound {
   // The usual round (one URL, 2xx) allocates nothing.
   if (input.outcomes.some(isDelivered)) return DELIVERED;
-  const verdicts = input.outcomes.map(classifyOutcome);
+  const rules = input.rules ?? RULES;
+  const verdicts = input.outcomes.map((outcome) => classifyOutcome(outcome, rules));
   const retryable = input.outcomes.filter((_, i) => verdicts[i] === "retry");
   if (retryable.length === 0) return { retry: false, reason: "permanent" };
-  const retryAfters = retryable.map((o) => (o.kind === "status" ? o.retryAfterMs : undefined));
-  const waitMs = retryWaitMs(input.round, input.random, retryAfters);
+  // A Retry-After counts only on the row's statuses (the transport reports it on any answer that has one).
+  const retryAfters = retryable.map((o) => (o.kind === "status" && honoursRetryAfterOf(rules, o.status) ? o.retryAfterMs : undefined));
+  const waitMs = retryWaitMs(input.round, input.random, retryAfters, rules);
   if (!mayStartAt(input.now + waitMs, input.firstAttemptAt, input.windowMs)) return { retry: false, reason: "window" };
   return { retry: true, waitMs };
 }

@@ -2,7 +2,8 @@ import type { Random } from "../util/clock.js";
 
 /*
  * The retry rules as data, one row per sender, side by side (as undici's retry handler keeps its
- * defaults): `classic` is the Webhooks destination (docs/delivery.md#retry-schedule), `client` the
+ * defaults): `classic` is the Webhooks destination (docs/delivery.md#retry-schedule), `actions` the
+ * Webhooks (Actions) destination (docs/actions.md#retries), `client` the
  * bundled Analytics client's batch requests (docs/serve-api.md#client-library). They differ on
  * purpose: the destination retries for hours from a queue that survives it, so it waits long and
  * spreads its retries from zero up; the client runs inside someone's app, so it tries a few times
@@ -13,8 +14,8 @@ import type { Random } from "../util/clock.js";
  */
 
 export interface RetryRules {
-  /** HTTP answers retried: these statuses, and every status from `from` up. */
-  readonly retried: { readonly statuses: readonly number[]; readonly from: number };
+  /** HTTP answers retried: these statuses, and every status from `from` up but those in `except`. */
+  readonly retried: { readonly statuses: readonly number[]; readonly from: number; readonly except?: readonly number[] };
   /** Failures before any answer that are retried; a TLS failure never is (a certificate does not mend itself). */
   readonly retriedFailures: readonly ("timeout" | "network")[];
   /** Answers whose Retry-After replaces the backoff: these statuses, or every answer's. */
@@ -28,9 +29,14 @@ export interface RetryRules {
   readonly backoff: { readonly baseMs: number; readonly capMs: number; readonly jitter: "full" | "half" };
   /** When retrying ends: no attempt starts later than `windowMs` after the first, or after `maxRetries` retries. */
   readonly limit: { readonly windowMs: number } | { readonly maxRetries: number };
-  /** A 3xx is a final answer: neither follows redirects. */
+  /** Whether a 3xx with a Location is followed (else it is a final answer), and how many in a row at most. */
   readonly followsRedirects: boolean;
+  readonly maxRedirects: number;
 }
+
+// Both webhook destinations retry from a queue that outlives them: the same schedule and window.
+const DESTINATION_BACKOFF = { baseMs: 1_000, capMs: 5 * 60_000, jitter: "full" } as const;
+const DESTINATION_LIMIT = { windowMs: 4 * 60 * 60_000 } as const;
 
 export const RETRY_RULES = {
   classic: {
@@ -38,9 +44,23 @@ export const RETRY_RULES = {
     retriedFailures: ["timeout", "network"],
     retryAfter: { statuses: [429, 503] },
     timeoutMs: 5_000,
-    backoff: { baseMs: 1_000, capMs: 5 * 60_000, jitter: "full" },
-    limit: { windowMs: 4 * 60 * 60_000 },
+    backoff: DESTINATION_BACKOFF,
+    limit: DESTINATION_LIMIT,
     followsRedirects: false,
+    maxRedirects: 0,
+  },
+  // The real destination's request client retries none itself; its platform retries these
+  // (its docs' retry page). The schedule and the 4 h window are the classic row's: our assumption.
+  actions: {
+    retried: { statuses: [408, 423, 429], from: 500, except: [501] },
+    retriedFailures: ["timeout", "network"],
+    retryAfter: { statuses: [429, 503] },
+    timeoutMs: 10_000,
+    backoff: DESTINATION_BACKOFF,
+    limit: DESTINATION_LIMIT,
+    // Its fetch-based client sets no `redirect`: fetch follows, 20 at most.
+    followsRedirects: true,
+    maxRedirects: 20,
   },
   client: {
     retried: { statuses: [429], from: 500 },
@@ -51,12 +71,14 @@ export const RETRY_RULES = {
     backoff: { baseMs: 100, capMs: 10_000, jitter: "half" },
     limit: { maxRetries: 3 },
     followsRedirects: false,
+    maxRedirects: 0,
   },
 } as const satisfies Record<string, RetryRules>;
 
 /** Whether `rules` retry an answer with this status. */
 export function retriesStatus(rules: RetryRules, status: number): boolean {
-  return status >= rules.retried.from || rules.retried.statuses.includes(status);
+  const { statuses, from, except } = rules.retried;
+  return (status >= from && except?.includes(status) !== true) || statuses.includes(status);
 }
 
 /** Whether `rules` retry a failure before any answer (a timeout, the network, TLS). */

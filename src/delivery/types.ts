@@ -1,4 +1,5 @@
-import type { Target } from "../config/destination.js";
+import type { HttpMethod, Target } from "../config/destination.js";
+import type { SignatureRule } from "./actions-request.js";
 import type { CapturedResponse } from "./captured-body.js";
 import { RETRY_RULES } from "./retry-rules.js";
 
@@ -16,9 +17,13 @@ export const MAX_BACKOFF_MS = RETRY_RULES.classic.backoff.capMs;
 /** The exact request the engine sends to one target (also what --dry-run prints). */
 export interface PreparedRequest {
   url: string;
-  method: "POST";
+  /** POST; Webhooks (Actions) also PUT and PATCH. */
+  method: HttpMethod;
   headers: Record<string, string>;
+  /** Empty for a request without a body (a Webhooks (Actions) event without data). */
   body: Buffer;
+  /** Redirects the transport follows (Webhooks (Actions): 20); absent or 0: a 3xx is the answer. */
+  followRedirects?: number;
 }
 
 /** How one attempt ended. `kind` drives the retry policy. */
@@ -58,7 +63,10 @@ export interface UrlResult {
 }
 
 export interface DeliveryResult {
-  /** At least one URL answered 2xx (any-of: docs/delivery.md#several-urls). */
+  /**
+   * Classic: at least one URL answered 2xx (any-of: docs/delivery.md#several-urls). Webhooks
+   * (Actions): every URL did (each is its own subscription: docs/actions.md#several-urls).
+   */
   delivered: boolean;
   urls: UrlResult[];
   /** Rounds run (1 = no retry). */
@@ -79,6 +87,13 @@ export interface DeliverCall {
   firstAttemptAt?: number;
   /** Override the engine's targets for this message. */
   targets?: readonly Target[];
+  /**
+   * A recorded request sent again as it was (docs/recording.md#which-bytes-are-sent): the body
+   * with this method, signed by this rule; no mapping applies.
+   */
+  recorded?: { method: HttpMethod; rule: SignatureRule };
+  /** The body is exactly `JSON.stringify` of a message: Webhooks (Actions) sends it unparsed under the whole-message mapping. */
+  canonical?: boolean;
   /** Called after each of this message's attempts (--verbose, spinners, logs, serve's retrying count). */
   onAttempt?: (event: AttemptEvent) => void;
   /** Keep each response's headers and the start of its body in the attempt events (--verbose only). */

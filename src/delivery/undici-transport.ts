@@ -3,6 +3,7 @@ import { Agent, type Dispatcher } from "undici";
 import { formatDuration } from "../util/duration.js";
 import { BodyCapture, contentTypeOf } from "./captured-body.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
+import { isRedirect, nextHop, type Hop } from "./redirect.js";
 import { tlsProblem } from "./tls-problem.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
@@ -99,6 +100,12 @@ class Attempt implements Dispatcher.DispatchHandler {
   private headers: Record<string, string | string[]> | undefined;
   private readonly kept: Buffer[] = [];
   private keptBytes = 0;
+  /** Following redirects (Webhooks (Actions)): the request in flight, how many were followed, and the next one. */
+  private hop: Hop | undefined;
+  private hops = 0;
+  private maxRedirects = 0;
+  private agent: Agent | undefined;
+  private following: Hop | undefined;
 
   constructor(
     private readonly resolve: (report: AttemptReport) => void,
@@ -113,7 +120,24 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   start(agent: Agent, origin: string, path: string, request: PreparedRequest): void {
-    agent.dispatch({ origin, path, method: "POST", headers: request.headers, body: request.body }, this);
+    const body = request.body.length > 0 ? request.body : null;
+    if (request.followRedirects !== undefined && request.followRedirects > 0) {
+      this.agent = agent;
+      this.maxRedirects = request.followRedirects;
+      this.hop = { url: request.url, method: request.method, headers: request.headers, body: body ?? undefined };
+    }
+    agent.dispatch({ origin, path, method: request.method, headers: request.headers, body }, this);
+  }
+
+  /** The next request of a redirect chain, under the same deadline (docs/actions.md#redirects). */
+  private follow(hop: Hop): void {
+    this.hop = hop;
+    this.hops += 1;
+    const url = new URL(hop.url);
+    (this.agent as Agent).dispatch(
+      { origin: url.origin, path: `${url.pathname}${url.search}`, method: hop.method, headers: hop.headers, body: hop.body ?? null },
+      this,
+    );
   }
 
   /** Aborts the attempt when `signal` does (a stop); it then settles at once. */
@@ -137,11 +161,21 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     // 1xx interim answers are not the response status.
     if (statusCode < 200) return;
+    if (this.hop !== undefined && isRedirect(statusCode) && this.hops < this.maxRedirects) {
+      const next = nextHop(this.hop, statusCode, headers["location"]);
+      // Read to its end (so the connection is reused), then followed; an invalid Location is the answer.
+      if (next !== undefined && !("invalid" in next)) {
+        this.following = next;
+        return;
+      }
+    }
+    this.following = undefined;
     this.status = statusCode;
     this.headers = headers as Record<string, string | string[]>;
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.following !== undefined) return;
     // After the deadline the capture is finished (its hash digested): later bytes are not the answer.
     if (!this.settled) this.capture?.push(chunk);
     if (this.keepResponse && this.keptBytes < KEPT_BODY_BYTES) {
@@ -152,11 +186,14 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     if (this.settled) return;
+    if (this.following !== undefined) return this.follow(this.following);
     this.settle(this.statusReport());
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (this.settled) return;
+    // A redirect's body cut short: its status and Location were in.
+    if (this.following !== undefined) return this.follow(this.following);
     // A body cut short does not change the status already received.
     if (this.status !== 0) return this.settle(this.statusReport());
     if (errorCode(error) === "UND_ERR_CONNECT_TIMEOUT") return this.settle(this.timeoutReport());
@@ -192,7 +229,12 @@ class Attempt implements Dispatcher.DispatchHandler {
     const headers = this.headers ?? {};
     const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
     const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
-    const error = status >= 200 && status < 300 ? null : `HTTP ${status}`;
+    const error =
+      status >= 200 && status < 300
+        ? null
+        : isRedirect(status) && this.hops >= this.maxRedirects && this.maxRedirects > 0
+          ? `HTTP ${status}: more than ${this.maxRedirects} redirects`
+          : `HTTP ${status}`;
     const captured = this.capture ? { captured: { contentType: contentTypeOf(headers), body: this.capture.finish() } } : {};
     if (!this.keepResponse) return { outcome, status, error, ms: this.elapsed(), ...captured };
     const body = (this.kept.length === 1 ? (this.kept[0] as Buffer) : Buffer.concat(this.kept)).subarray(0, KEPT_BODY_BYTES).toString("utf8");

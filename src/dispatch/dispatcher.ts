@@ -1,10 +1,14 @@
 import { setMaxListeners } from "node:events";
-import type { DeliveryEngine } from "../delivery/deliver.js";
-import type { AttemptEvent, DeliverCall, DeliveryResult } from "../delivery/types.js";
+import type { DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
-import { Scheduler } from "./scheduler.js";
+import { Batcher } from "./batcher.js";
+import { defaultMaxBuffered, Scheduler } from "./scheduler.js";
 import { ResumeMark } from "./resume.js";
+import type { DispatchEntry, DispatchOptions, DispatchProgress, DispatchSummary, MessageHooks, Slot } from "./types.js";
+import { EventLedger, requestOf, unitsOf, type Unit } from "./units.js";
+
+export type { DispatchEntry, DispatchOptions, DispatchProgress, DispatchSummary, MessageHooks } from "./types.js";
 
 /**
  * Deliveries in flight at once where many independent messages wait (replay,
@@ -12,104 +16,6 @@ import { ResumeMark } from "./resume.js";
  * limits.
  */
 export const DEFAULT_DELIVERY_CONCURRENCY = 64;
-
-/** One message to deliver. */
-export interface DispatchEntry {
-  /** Its position in the source (1-based line or sequence number), for the resume line. */
-  line: number;
-  /** Messages with the same key are delivered one at a time, in source order (per-user order). */
-  orderKey: string | undefined;
-  /** The exact bytes to send. */
-  body: string | Uint8Array;
-  /** Recorded epoch ms, for `speed`. */
-  time: number | undefined;
-  /** When resuming a delivery (serve after restart): its first attempt's epoch ms. */
-  firstAttemptAt?: number | undefined;
-}
-
-/** Per-message hooks: each names its message, so nothing maps bodies back to messages. */
-export interface MessageHooks<E extends DispatchEntry> {
-  /** The message's delivery starts. */
-  onStart?(entry: E): void;
-  /** After each attempt of the message. */
-  onAttempt?(entry: E, event: AttemptEvent): void;
-  /** The message finished: delivered, given up, or interrupted while in flight. */
-  onResult?(entry: E, result: DeliveryResult, ms: number): void;
-  /** Admitted but never started (the run was stopped); called after the messages in flight finished, in line order. */
-  onUnstarted?(entry: E): void;
-  /** Keep response headers and bodies in the attempt events (only a reporter that shows them asks). */
-  keepResponse?: boolean;
-  /** Keep each URL's final answer in the result (replay --results/--compare). */
-  captureResponse?: boolean;
-}
-
-export interface DispatchOptions<E extends DispatchEntry> {
-  /** Batches (a streaming reader) or a plain list of messages. */
-  source: AsyncIterable<readonly E[]> | Iterable<E>;
-  engine: Pick<DeliveryEngine, "deliver">;
-  concurrency: number;
-  /** Starts per second. */
-  rate?: number | undefined;
-  /** Keep the recorded spacing, this many times faster. */
-  speed?: number | undefined;
-  clock?: Clock | undefined;
-  /** Stops the run: retry waits end, admitted messages not started are handed to onUnstarted. */
-  signal?: AbortSignal | undefined;
-  hooks?: MessageHooks<E>;
-  /**
-   * Messages that finally failed are recorded elsewhere (a dead-letter file), so they count as
-   * done for the resume line. Interrupted and unstarted messages are never done.
-   */
-  recordsFailed?: boolean;
-  /** The line to resume from when nothing was read (the run's first line). Default 1. */
-  startLine?: number;
-}
-
-/** Live counts for a status line. */
-export interface DispatchProgress {
-  /** Deliveries started. */
-  sent: number;
-  delivered: number;
-  /** Given up (not interrupted). */
-  failed: number;
-  /** In flight and waiting for another attempt. */
-  retrying: number;
-  /** Epoch ms of the next attempt of the oldest message waiting to retry, if any. */
-  oldestNextAttemptAt: number | undefined;
-}
-
-export interface DispatchSummary {
-  sent: number;
-  delivered: number;
-  failed: number;
-  /** In flight when the run stopped: not delivered, not given up. */
-  interrupted: number;
-  /** Admitted and never started because the run stopped. */
-  unstarted: number;
-  /** Messages that took more than one round (interrupted ones included). */
-  retried: number;
-  /** The signal stopped the run. */
-  stopped: boolean;
-  /**
-   * Set when stopped: the low-water mark, the lowest line neither delivered nor recorded as
-   * failed (docs/recording.md#resume). Resuming there may repeat, never skip.
-   */
-  resumeLine: number | undefined;
-  /** Lines after `resumeLine` already delivered (they will be sent again). */
-  deliveredAfterResume: number;
-  /** Set by `runToEnd` when the source or a hook threw: the run stopped as if interrupted. */
-  error?: { value: unknown };
-}
-
-/** A message as the scheduler holds it: with its 0-based position in the source. */
-interface Slot<E extends DispatchEntry> {
-  entry: E;
-  index: number;
-  orderKey: string | undefined;
-  time: number | undefined;
-  /** Epoch ms of the next attempt while waiting to retry. */
-  nextAttemptAt: number | undefined;
-}
 
 /**
  * Delivers a source of messages through the engine: bounded concurrency,
@@ -120,7 +26,10 @@ interface Slot<E extends DispatchEntry> {
 export class Dispatcher<E extends DispatchEntry> {
   private readonly clock: Clock;
   private readonly hooks: MessageHooks<E>;
-  private readonly inFlight = new Set<Slot<E>>();
+  /** Messages, or Webhooks (Actions) requests, in flight: for the status line's retry counts. */
+  private readonly inFlight = new Set<{ index: number; nextAttemptAt: number | undefined }>();
+  /** With batching: where each message read stands. */
+  private ledger: EventLedger<E> | undefined;
   private readonly unstarted: Slot<E>[] = [];
   private readonly resume: ResumeMark;
   private readonly stop = new AbortController();
@@ -138,7 +47,7 @@ export class Dispatcher<E extends DispatchEntry> {
 
   get progress(): DispatchProgress {
     let retrying = 0;
-    let oldest: Slot<E> | undefined;
+    let oldest: { index: number; nextAttemptAt: number | undefined } | undefined;
     for (const slot of this.inFlight) {
       if (slot.nextAttemptAt === undefined) continue;
       retrying += 1;
@@ -168,11 +77,14 @@ export class Dispatcher<E extends DispatchEntry> {
     // The clock's timers are unref'd; a run waiting only on --rate/--speed or a retry must keep the process alive.
     const release = holdProcess();
     try {
-      const scheduler = new Scheduler<Slot<E>>(
-        this.slots(batches(this.options.source)),
-        { concurrency: this.options.concurrency, rate: this.options.rate, speed: this.options.speed, clock: this.clock, signal: this.stop.signal },
-        { run: (slot) => this.deliver(slot), dropped: (slot) => this.unstarted.push(slot) },
-      );
+      const limits = { concurrency: this.options.concurrency, rate: this.options.rate, speed: this.options.speed, clock: this.clock, signal: this.stop.signal };
+      const { batching } = this.options;
+      const scheduler: { run(): Promise<{ stopped: boolean }> } = batching
+        ? this.unitScheduler(batching, limits)
+        : new Scheduler<Slot<E>>(this.slots(batches(this.options.source)), limits, {
+            run: (slot) => this.deliver(slot),
+            dropped: (slot) => this.unstarted.push(slot),
+          });
       let stopped: boolean;
       let error: { value: unknown } | undefined;
       try {
@@ -181,8 +93,9 @@ export class Dispatcher<E extends DispatchEntry> {
         stopped = true;
         error = { value: thrown };
       }
+      const unfinished = this.reportUnfinished();
       const late = this.reportUnstarted();
-      error ??= late;
+      error ??= unfinished ?? late;
       return { ...this.summary(stopped), ...(error ? { error } : {}) };
     } finally {
       release();
@@ -202,37 +115,86 @@ export class Dispatcher<E extends DispatchEntry> {
     if (this.lastStarted === undefined || slot.index > this.lastStarted.index) this.lastStarted = slot;
     this.inFlight.add(slot);
     this.counts.sent += 1;
-    // Not done until its reporter has it: an error here (a dead letter that cannot be written)
-    // leaves the message at or after the resume line.
-    let outcome: "delivered" | "failed" | "interrupted" = "interrupted";
-    let delivered = false;
+    let settled = false;
     try {
       this.hooks.onStart?.(entry);
       const began = performance.now();
-      const result = await this.options.engine.deliver(entry.body, this.callFor(slot));
+      const result = await this.options.engine.deliver(entry.body, this.callFor(slot, entry, entry.firstAttemptAt));
       this.inFlight.delete(slot);
-      this.count(result);
-      delivered = result.delivered;
-      this.hooks.onResult?.(entry, result, performance.now() - began);
-      outcome = result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed";
+      settled = true;
+      this.settle(slot, result, performance.now() - began);
     } finally {
       this.inFlight.delete(slot);
-      this.resume.finished(entry.line, slot.index, outcome, delivered);
+      if (!settled) this.resume.finished(entry.line, slot.index, "interrupted");
     }
   }
 
-  private callFor(slot: Slot<E>): DeliverCall {
+  /**
+   * A message's result: counted, then reported. Not done until its reporter has it: an error
+   * there (a dead letter that cannot be written) leaves the message at or after the resume line.
+   */
+  private settle(slot: Slot<E>, result: DeliveryResult, ms: number): void {
+    this.count(result);
+    let outcome: "delivered" | "failed" | "interrupted" = "interrupted";
+    try {
+      this.hooks.onResult?.(slot.entry, result, ms);
+      outcome = result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed";
+    } finally {
+      this.resume.finished(slot.entry.line, slot.index, outcome, result.delivered);
+    }
+  }
+
+  /** Webhooks (Actions) with batches: messages become each target's requests (docs/actions.md#batches). */
+  private unitScheduler(batching: NonNullable<DispatchOptions<E>["batching"]>, limits: ConstructorParameters<typeof Scheduler>[1]): Scheduler<Unit<E>> {
+    const { targets } = batching;
+    const ledger = new EventLedger<E>(targets.length, (slot, result, ms) => this.settle(slot, result, ms));
+    this.ledger = ledger;
+    const sizes = targets.map((target) => target.batchSize ?? 1);
+    const source = unitsOf(this.slots(batches(this.options.source)), targets, new Batcher<Slot<E>>(sizes, batching.waitMs), this.clock, (slot) =>
+      ledger.read(slot),
+    );
+    // Requests waiting to start, in events: about what the scheduler keeps of single messages.
+    const maxBuffered = Math.max(targets.length * 4, Math.ceil(defaultMaxBuffered(limits.concurrency) / Math.max(...sizes)));
+    return new Scheduler<Unit<E>>(source, { ...limits, maxBuffered }, { run: (unit) => this.deliverUnit(unit, ledger), dropped: () => {} });
+  }
+
+  private async deliverUnit(unit: Unit<E>, ledger: EventLedger<E>): Promise<void> {
+    const deliverContent = this.options.engine.deliverContent;
+    if (deliverContent === undefined) throw new Error("batching needs an engine with deliverContent");
+    this.inFlight.add(unit);
+    try {
+      let firstAttemptAt: number | undefined;
+      for (const slot of unit.slots) {
+        const at = slot.entry.firstAttemptAt;
+        if (at !== undefined && (firstAttemptAt === undefined || at < firstAttemptAt)) firstAttemptAt = at;
+        if (!ledger.start(slot)) continue;
+        this.counts.sent += 1;
+        this.hooks.onStart?.(slot.entry);
+      }
+      const { content, refused } = requestOf(unit);
+      const call = this.callFor(unit, (unit.slots[0] as Slot<E>).entry, firstAttemptAt);
+      const result = content === undefined ? undefined : await deliverContent.call(this.options.engine, unit.target, content, call);
+      this.inFlight.delete(unit);
+      ledger.finish(unit, result, refused);
+    } finally {
+      this.inFlight.delete(unit);
+    }
+  }
+
+  private callFor(holder: { nextAttemptAt: number | undefined }, entry: E, firstAttemptAt: number | undefined): DeliverCall {
     const onAttempt = this.hooks.onAttempt;
-    const { entry } = slot;
     // Built without spreads: this runs once per message.
     const call: DeliverCall = {
       signal: this.stop.signal,
       onAttempt: (event) => {
-        slot.nextAttemptAt = event.retryInMs !== undefined ? this.clock.now() + event.retryInMs : undefined;
+        holder.nextAttemptAt = event.retryInMs !== undefined ? this.clock.now() + event.retryInMs : undefined;
         onAttempt?.(entry, event);
       },
     };
-    if (entry.firstAttemptAt !== undefined) call.firstAttemptAt = entry.firstAttemptAt;
+    if (firstAttemptAt !== undefined) call.firstAttemptAt = firstAttemptAt;
+    if (entry.recorded !== undefined) call.recorded = entry.recorded;
+    if (entry.canonical === true) call.canonical = true;
+    if (this.options.cutAttempts) call.cutAttempts = true;
     if (this.hooks.keepResponse) call.keepResponse = true;
     if (this.hooks.captureResponse) call.captureResponse = true;
     return call;
@@ -243,6 +205,26 @@ export class Dispatcher<E extends DispatchEntry> {
     if (result.delivered) this.counts.delivered += 1;
     else if (result.interrupted) this.counts.interrupted += 1;
     else this.counts.failed += 1;
+  }
+
+  /**
+   * With batching, once the run stopped: the messages some of whose requests never finished are
+   * interrupted (reported as such), those none of whose requests started are unstarted.
+   */
+  private reportUnfinished(): { value: unknown } | undefined {
+    let error: { value: unknown } | undefined;
+    for (const { slot, started, result } of this.ledger?.unfinished() ?? []) {
+      if (!started) {
+        this.unstarted.push(slot);
+        continue;
+      }
+      try {
+        this.settle(slot, result, 0);
+      } catch (thrown) {
+        error ??= { value: thrown };
+      }
+    }
+    return error;
   }
 
   /** Messages admitted and never started, in line order once the ones in flight are done; the first hook error, if any. */
@@ -271,8 +253,12 @@ export class Dispatcher<E extends DispatchEntry> {
     };
   }
 
-  /** The first message not admitted: the line after the last one admitted (started or dropped). */
+  /** The first message not admitted: the line after the last one admitted (started or dropped); with batching, the last one read. */
   private nextUnread(): { line: number; index: number } {
+    if (this.ledger !== undefined) {
+      const last = this.ledger.lastRead;
+      return last === undefined ? { line: this.options.startLine ?? 1, index: 0 } : { line: last.entry.line + 1, index: last.index + 1 };
+    }
     const lastDropped = this.unstarted.at(-1);
     const last = lastDropped !== undefined && (this.lastStarted === undefined || lastDropped.index > this.lastStarted.index) ? lastDropped : this.lastStarted;
     if (last === undefined) return { line: this.options.startLine ?? 1, index: 0 };

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from "../util/clock.js";
 import { ReadyHeap } from "./heap.js";
 import { KeyGate } from "./key-gate.js";
+import { MultiKeyGate } from "./multi-key-gate.js";
 import { RecordedSpacing, TokenBucket, Wakeup } from "./pacing.js";
 import { SourceCursor } from "./source-cursor.js";
 
@@ -16,6 +17,11 @@ import { SourceCursor } from "./source-cursor.js";
 export interface Schedulable {
   /** Items with the same key run one at a time, in source order. */
   orderKey: string | undefined;
+  /**
+   * Instead of `orderKey`, several keys (a Webhooks (Actions) batch holds each of its users): the
+   * item runs only once every earlier item sharing one of them finished. A run uses one or the other.
+   */
+  orderKeys?: readonly string[] | undefined;
   /** Recorded epoch ms, for `speed`. */
   time: number | undefined;
 }
@@ -65,6 +71,7 @@ export class Scheduler<T extends Schedulable> {
   private readonly wakeup: Wakeup;
   private readonly ready = new ReadyHeap<T>();
   private readonly gate = new KeyGate<T>();
+  private readonly multiGate = new MultiKeyGate<T>();
   private admitted = 0;
   private inFlight = 0;
   private lastAdmitted: T | undefined;
@@ -134,7 +141,7 @@ export class Scheduler<T extends Schedulable> {
    * (replay's peak RSS grew with the file for that reason).
    */
   private admitFromSource(now: number): void {
-    while (!this.stopped && this.ready.length < this.concurrency && this.ready.length + this.gate.blocked < this.maxBuffered) {
+    while (!this.stopped && this.ready.length < this.concurrency && this.ready.length + this.blocked < this.maxBuffered) {
       const item = this.cursor.peek();
       if (item === undefined) return;
       if (this.spacing && item.time !== undefined) {
@@ -149,7 +156,14 @@ export class Scheduler<T extends Schedulable> {
   private admit(item: T): void {
     this.lastAdmitted = item;
     const seq = this.admitted++;
-    if (item.orderKey === undefined || this.gate.enter(item.orderKey, seq, item)) this.ready.push(seq, item);
+    if (item.orderKeys !== undefined) {
+      if (this.multiGate.enter(item.orderKeys, seq, item)) this.ready.push(seq, item);
+    } else if (item.orderKey === undefined || this.gate.enter(item.orderKey, seq, item)) this.ready.push(seq, item);
+  }
+
+  /** Admitted items waiting behind their key. */
+  private get blocked(): number {
+    return this.gate.blocked + this.multiGate.blocked;
   }
 
   private startReady(now: number): void {
@@ -179,7 +193,9 @@ export class Scheduler<T extends Schedulable> {
 
   private finishItem(item: T): void {
     this.inFlight -= 1;
-    if (item.orderKey !== undefined) {
+    if (item.orderKeys !== undefined) {
+      for (const next of this.multiGate.leave(item.orderKeys, item)) this.ready.push(next.seq, next.item);
+    } else if (item.orderKey !== undefined) {
       const next = this.gate.leave(item.orderKey);
       if (next !== undefined) this.ready.push(next.seq, next.item);
     }
@@ -198,12 +214,13 @@ export class Scheduler<T extends Schedulable> {
     this.wakeup.cancel();
     for (const item of this.ready.drain()) this.handlers.dropped(item);
     for (const item of this.gate.drain()) this.handlers.dropped(item);
+    for (const item of this.multiGate.drain()) this.handlers.dropped(item);
     this.pump();
   }
 
   private finishWhenIdle(): void {
     const exhausted = this.stopped || this.cursor.exhausted;
-    if (this.finished || !exhausted || this.inFlight > 0 || this.ready.length > 0 || this.gate.blocked > 0 || this.cursor.reading) return;
+    if (this.finished || !exhausted || this.inFlight > 0 || this.ready.length > 0 || this.blocked > 0 || this.cursor.reading) return;
     this.finished = true;
     this.wakeup.cancel();
     this.signal?.removeEventListener("abort", this.onAbort);

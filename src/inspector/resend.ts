@@ -2,7 +2,9 @@ import type { AttemptEvent } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
 import { judgeRequest } from "../receiver/verdict.js";
 import { validateHeader, validateUrl } from "../config/checks.js";
-import { DEFAULT_USER_AGENT } from "../config/destination.js";
+import { DEFAULT_USER_AGENT, HTTP_METHODS, type HttpMethod } from "../config/destination.js";
+import type { DeliverCall } from "../delivery/types.js";
+import { isJsonArrayBody } from "../util/json-first-element.js";
 import type { Inspected, NewInspected, PeerResponse } from "./store.js";
 
 // Set by the delivery engine itself, or about the original connection only.
@@ -31,7 +33,10 @@ export async function resend(original: Inspected, url: string, options: ResendOp
   let attempt: AttemptEvent | undefined;
   const receivedAt = new Date();
   try {
-    const result = await engine.deliver(original.raw, { keepResponse: true, onAttempt: (event) => (attempt = event) });
+    const call: DeliverCall = { keepResponse: true, onAttempt: (event) => (attempt = event) };
+    const recorded = asRecorded(original);
+    if (recorded) call.recorded = recorded;
+    const result = await engine.deliver(original.raw, call);
     const sent = attempt?.request;
     const headers = lowerCased(sent?.headers ?? {});
     const first = result.urls[0];
@@ -44,7 +49,7 @@ export async function resend(original: Inspected, url: string, options: ResendOp
     };
     return {
       receivedAt,
-      method: "POST",
+      method: sent?.method ?? "POST",
       path: pathOf(url),
       headers,
       raw: original.raw,
@@ -58,6 +63,18 @@ export async function resend(original: Inspected, url: string, options: ResendOp
   } finally {
     await engine.close();
   }
+}
+
+/**
+ * A Webhooks (Actions) request (a PUT or PATCH, or a batch) is resent with its method and signed
+ * by the rule it verified under (a batch that did not verify: over its first element, as its
+ * sender signs); anything else is a plain POST (docs/actions.md#replaying-recorded-requests).
+ */
+function asRecorded(original: Inspected): DeliverCall["recorded"] {
+  const method = (HTTP_METHODS as readonly string[]).includes(original.method) ? (original.method as HttpMethod) : "POST";
+  const batch = isJsonArrayBody(original.raw);
+  if (method === "POST" && !batch) return undefined;
+  return { method, rule: original.verdict.signatureRule ?? (batch ? "first-element" : "body") };
 }
 
 /** The original's end-to-end headers that a static header may carry (the engine sets the rest). */

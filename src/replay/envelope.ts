@@ -1,7 +1,10 @@
+import type { HttpMethod } from "../config/destination.js";
+import type { SignatureRule } from "../delivery/actions-request.js";
 import { userIdOf } from "../messages/check.js";
 import { checkShape } from "../messages/check-fast.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
+import { ACTIONS_USER_AGENT } from "../config/destination.js";
 import { isPlainObject } from "../util/json.js";
 import { parseJson } from "../util/json-depth.js";
 import { redactText } from "../util/redact.js";
@@ -27,6 +30,10 @@ export interface ReplayEntry {
   time: number | undefined;
   /** The line itself, kept so a dead-letter envelope can be built only when needed. */
   text: string;
+  /** `body` is exactly `JSON.stringify` of the message (Webhooks (Actions) then sends it as it is). */
+  canonical?: boolean | undefined;
+  /** A recorded Webhooks (Actions) request, sent again as it was (docs/actions.md#replaying-recorded-requests). */
+  recorded?: { method: HttpMethod; rule: SignatureRule } | undefined;
 }
 
 /** `warning`: under `raw`, why the line would have been bad (it is sent anyway). */
@@ -133,6 +140,8 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
     bytes = Buffer.from(rawBody, "base64");
   }
   let message = envelope["body"];
+  const recorded = recordedRequestOf(envelope, message);
+  if (recorded !== undefined) return fromRecordedRequest(recorded, message, bytes, envelope, text, line, withTime);
   if ((message === null || message === undefined) && bytes !== undefined) {
     // The recorded body was not JSON-parsable by listen, or was left out: the raw bytes decide.
     try {
@@ -153,7 +162,55 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
     } else if (withTime) time = parsed;
   }
   const record = message as Record<string, unknown>;
-  return fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check, withTime);
+  return fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check, withTime, bytes === undefined);
+}
+
+/**
+ * A recorded Webhooks (Actions) request (docs/actions.md#replaying-recorded-requests): a line
+ * from listen (it has `method`) for a PUT or PATCH, a batch (an array body), or a request the
+ * destination made (its User-Agent) whose body is not a message (a mapped payload, no data).
+ * It is sent again as it was, signed by the rule it was recorded under.
+ */
+function recordedRequestOf(envelope: Record<string, unknown>, body: unknown): { method: HttpMethod; rule: SignatureRule } | undefined {
+  const method = typeof envelope["method"] === "string" ? envelope["method"].toUpperCase() : undefined;
+  if (method !== "POST" && method !== "PUT" && method !== "PATCH") return undefined;
+  const headers = envelope["headers"];
+  const userAgent = isPlainObject(headers) ? headers["user-agent"] : undefined;
+  const message = isPlainObject(body) && typeof body["type"] === "string";
+  if (method === "POST" && !Array.isArray(body) && !(userAgent === ACTIONS_USER_AGENT && !message)) return undefined;
+  const rule: SignatureRule = envelope["signatureRule"] === "body" || !Array.isArray(body) ? "body" : "first-element";
+  return { method, rule };
+}
+
+function fromRecordedRequest(
+  recorded: { method: HttpMethod; rule: SignatureRule },
+  body: unknown,
+  bytes: Buffer | undefined,
+  envelope: Record<string, unknown>,
+  text: string,
+  line: number,
+  withTime: boolean,
+): EntryResult {
+  const sent = bytes ?? (body === null || body === undefined ? "" : JSON.stringify(body));
+  const first = Array.isArray(body) ? body.find(isPlainObject) : body;
+  const message = isPlainObject(first) ? first : undefined;
+  const type = isPlainObject(body) && typeof body["type"] === "string" ? (body["type"] as MessageType) : undefined;
+  const receivedAt = envelope["receivedAt"];
+  const parsed = withTime && typeof receivedAt === "string" ? Date.parse(receivedAt) : Number.NaN;
+  const messageId = isPlainObject(body) && typeof body["messageId"] === "string" ? body["messageId"] : undefined;
+  const entry: ReplayEntry = {
+    line,
+    body: sent,
+    type,
+    orderKey: message ? userIdOf(message) : undefined,
+    messageId,
+    event: undefined,
+    time: Number.isNaN(parsed) ? undefined : parsed,
+    text,
+    canonical: false,
+    recorded,
+  };
+  return { ok: true, entry };
 }
 
 function fromMessage(
@@ -164,6 +221,7 @@ function fromMessage(
   line: number,
   check: boolean,
   withTime: boolean,
+  canonical = true,
 ): EntryResult {
   if (check) {
     // checkMessage's answers, without zod for a plainly valid message (the validation pass runs it per line).
@@ -180,7 +238,7 @@ function fromMessage(
   }
   const messageId = typeof message["messageId"] === "string" ? message["messageId"] : undefined;
   const event = type === "track" && typeof message["event"] === "string" ? message["event"] : undefined;
-  return { ok: true, entry: { line, body, type, orderKey: userIdOf(message), messageId, event, time, text } };
+  return { ok: true, entry: { line, body, type, orderKey: userIdOf(message), messageId, event, time, text, canonical } };
 }
 
 /**

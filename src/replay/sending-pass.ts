@@ -3,6 +3,7 @@ import { failureOf, type Failure } from "../delivery/failure.js";
 import type { DeliveryResult } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/wire.js";
 import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
+import { batchingFor } from "../dispatch/units.js";
 import { InputError } from "../errors.js";
 import { ResultsSink } from "../regress/results-sink.js";
 import { readLineBatches } from "../util/ndjson.js";
@@ -56,7 +57,19 @@ export async function* sendableEntries(
 
 function scannedEntry(text: string, line: number): ReplayEntry | undefined {
   const scanned = scanMessage(text);
-  return scanned && { line, body: text, type: scanned.type, orderKey: scanned.orderKey, messageId: undefined, event: undefined, time: undefined, text };
+  return (
+    scanned && {
+      line,
+      body: text,
+      type: scanned.type,
+      orderKey: scanned.orderKey,
+      messageId: undefined,
+      event: undefined,
+      time: undefined,
+      text,
+      canonical: true,
+    }
+  );
 }
 
 function parsedEntry(options: ReplayOptions, text: string, line: number, parts: { time: boolean }): ReplayEntry | undefined {
@@ -80,6 +93,7 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
     const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
       source: sendableEntries(options, fromLine, validation, options.signal, reporter.results),
       engine,
+      batching: batchingFor(options.settings),
       concurrency,
       rate: options.rate,
       speed: options.speed,

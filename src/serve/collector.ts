@@ -11,7 +11,7 @@ import type { Route } from "./routes.js";
 import { isDestinationEnabled } from "./routing.js";
 import { clientName, libraryOf, Traffic, UNKNOWN_LIBRARY, type TrafficCounts } from "./traffic.js";
 import { deleteMessage, toMessage } from "./transform.js";
-import { DeliveryWorker } from "./worker.js";
+import { DeliveryWorker, forwardingBatches } from "./worker.js";
 
 export interface CollectorOptions {
   settings: DestinationSettings;
@@ -113,6 +113,7 @@ export class Collector {
         concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
         clock: this.clock,
         secret: this.settings.secret,
+        batching: forwardingBatches(this.settings),
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
       });
     }

@@ -1,14 +1,24 @@
+import { DEFAULT_BATCH_WAIT_MS } from "../config/actions.js";
+import type { DestinationSettings, Target } from "../config/destination.js";
+import type { RequestContent } from "../delivery/actions-request.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
 import { redactText } from "../util/redact.js";
 import type { DeliverCall, DeliveryResult } from "../delivery/types.js";
-import { Dispatcher, type DispatchEntry } from "../dispatch/dispatcher.js";
+import { Dispatcher, type DispatchEntry, type DispatchOptions } from "../dispatch/dispatcher.js";
+import { batchingFor } from "../dispatch/units.js";
 import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
 import type { MessageQueue, QueuedMessage } from "./queue.js";
 
 export interface WorkerOptions {
   queue: MessageQueue;
-  engine: Pick<DeliveryEngine, "deliver">;
+  /** `deliverContent` is needed with `batching`. */
+  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent">>;
+  /**
+   * Webhooks (Actions) batches (docs/actions.md#batches): a message is marked delivered only once
+   * every webhook's batch holding it got a 2xx. See `forwardingBatches`.
+   */
+  batching?: DispatchOptions<DispatchEntry>["batching"];
   /** Deliveries in flight at once. */
   concurrency: number;
   clock?: Clock;
@@ -64,7 +74,13 @@ class QueueSource implements AsyncIterable<QueueEntry[]> {
 }
 
 function toEntry(message: QueuedMessage): QueueEntry {
-  return { line: message.id, orderKey: undefined, body: message.body, time: undefined, firstAttemptAt: message.firstAttemptAt, message };
+  // The stored body is JSON.stringify of the outgoing message (transform.ts): canonical.
+  return { line: message.id, orderKey: undefined, body: message.body, time: undefined, firstAttemptAt: message.firstAttemptAt, message, canonical: true };
+}
+
+/** The worker's batches for serve's settings: under Webhooks (Actions) with a batch size, partial ones sent after the batch wait. */
+export function forwardingBatches(settings: Pick<DestinationSettings, "destination" | "targets" | "batchWaitMs">): WorkerOptions["batching"] {
+  return batchingFor(settings, settings.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS);
 }
 
 /** Start times of deliveries in flight, written to the queue once they outlive an attempt or so. */
@@ -121,11 +137,21 @@ export class DeliveryWorker {
     this.source = new QueueSource(this.queue, this.controller.signal);
     this.starts = new StartRecorder(this.queue, this.clock);
     const engine = options.engine;
+    const deliverContent = engine.deliverContent;
     this.dispatcher = new Dispatcher<QueueEntry>({
       source: this.source,
       // The engine does not reject for delivery failures; anything else is a bug: keep the message pending.
       // A stop cuts the attempts in flight rather than waiting for a slow destination: they stay queued.
-      engine: { deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, { ...call, cutAttempts: true }).catch(() => NOT_DELIVERED) },
+      engine: {
+        deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, { ...call, cutAttempts: true }).catch(() => NOT_DELIVERED),
+        ...(deliverContent
+          ? {
+              deliverContent: (target: Target, content: RequestContent, call?: DeliverCall) =>
+                deliverContent.call(engine, target, content, { ...call, cutAttempts: true }).catch(() => NOT_DELIVERED),
+            }
+          : {}),
+      },
+      batching: options.batching,
       concurrency: Math.max(1, options.concurrency),
       clock: this.clock,
       signal: this.controller.signal,

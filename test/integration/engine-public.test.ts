@@ -25,6 +25,28 @@ const MESSAGE = JSON.stringify({ version: 1, type: "track", userId: "u_1", event
 const START = Date.UTC(2026, 0, 1);
 
 describe("the delivery engine from the package, on the fake transport and virtual clock of webhook-cli/testing", () => {
+  it("destination actions: each target's method and data mapping, Segment (Actions) as User-Agent; a bad mapping is a ConfigError naming it", async () => {
+    const { createDeliveryEngine, ConfigError } = lib;
+    const { FakeTransport, VirtualClock } = testing;
+    const clock = new VirtualClock(START, { autoAdvance: true });
+    const transport = new FakeTransport({ clock });
+    const engine = await createDeliveryEngine({
+      destination: "actions",
+      targets: [HOOK, { url: `${HOOK}/2`, method: "PATCH", data: { user: { "@path": "$.userId" } } }],
+      clock,
+      transport,
+    });
+    expect((await engine.deliver(MESSAGE)).delivered).toBe(true);
+    expect(transport.requests.map((r) => [r.url, r.body, r.headers["User-Agent"]])).toEqual([
+      [HOOK, MESSAGE, "Segment (Actions)"],
+      [`${HOOK}/2`, '{"user":"u_1"}', "Segment (Actions)"],
+    ]);
+    await expect(createDeliveryEngine({ destination: "actions", targets: [{ url: HOOK, data: { a: { "@if": {} } } }], transport })).rejects.toThrow(
+      ConfigError,
+    );
+    await expect(createDeliveryEngine({ targets: [{ url: HOOK, method: "PUT" }], transport })).rejects.toThrow(/apply to destination "actions"/);
+  });
+
   it("retries 503s on the policy's jittered schedule until a 2xx, signing every attempt", async () => {
     const { createDeliveryEngine, verify, backoffMs } = lib;
     const { FakeTransport, VirtualClock, answers, seededRandom } = testing;

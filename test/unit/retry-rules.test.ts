@@ -14,6 +14,7 @@ describe("the retry rules, side by side", () => {
       [408, 429, 500, 503, 599, 400, 404, 301].filter((status) => retriesStatus(rules, status));
     expect(retried(RETRY_RULES.classic)).toEqual([408, 429, 500, 503, 599]);
     expect(retried(RETRY_RULES.client)).toEqual([429, 500, 503, 599]);
+    expect(retried(RETRY_RULES.actions)).toEqual([408, 429, 500, 503, 599]);
     expect([1, 2, 3, 9, 10, 20].map((n) => backoffCeilingMs(RETRY_RULES.classic, n))).toEqual([1000, 2000, 4000, 256_000, 300_000, 300_000]);
     expect([1, 2, 3, 7, 8, 20].map((n) => backoffCeilingMs(RETRY_RULES.client, n))).toEqual([100, 200, 400, 6400, 10_000, 10_000]);
   });
@@ -31,6 +32,23 @@ describe("the retry rules, side by side", () => {
     // Full jitter: from 0 up to the ceiling.
     expect(backoffMs(3, () => 0)).toBe(0);
     expect(backoffMs(3, () => 0.5)).toBe(2000);
+  });
+
+  it("the Webhooks (Actions) row: 423 too, 501 not; 10 s; the classic schedule and window; redirects followed, 20 at most", () => {
+    const actions = RETRY_RULES.actions;
+    for (const status of STATUSES) {
+      const retried = status === 408 || status === 423 || status === 429 || (status >= 500 && status !== 501);
+      expect(classifyOutcome({ kind: "status", status }, actions), String(status)).toBe(
+        status >= 200 && status < 300 ? "delivered" : retried ? "retry" : "permanent",
+      );
+    }
+    expect(classifyOutcome({ kind: "status", status: 423 })).toBe("permanent");
+    expect(classifyOutcome({ kind: "status", status: 501 })).toBe("retry");
+    expect(actions.timeoutMs).toBe(10_000);
+    expect(actions.backoff).toEqual(RETRY_RULES.classic.backoff);
+    expect(actions.limit).toEqual(RETRY_RULES.classic.limit);
+    expect([actions.followsRedirects, actions.maxRedirects]).toEqual([true, 20]);
+    expect([RETRY_RULES.classic.followsRedirects, RETRY_RULES.client.followsRedirects]).toEqual([false, false]);
   });
 
   it("the client's policy reads the client row, and its defaults are the row's", () => {

@@ -29,6 +29,8 @@ describe("resolveSettings", () => {
   it("takes --url and --header, with defaults", () => {
     const settings = resolveSettings({ urls: ["http://127.0.0.1:1/a"], headers: ["X-Env: ci"], cwd: tempDir(), env: {} });
     expect(settings).toEqual({
+      destination: "classic",
+      batchWaitMs: 1000,
       targets: [{ url: "http://127.0.0.1:1/a", headers: { "X-Env": "ci" } }],
       secret: undefined,
       userAgent: DEFAULT_USER_AGENT,

@@ -20,7 +20,7 @@ export const DELIVERY_OPTIONS = [
     arg: "<duration>",
     kind: "duration",
     shownDefault: "5s",
-    help: "deadline per attempt for the response status, connect and TLS included",
+    help: "deadline per attempt for the response status, connect and TLS included; 10s under --destination actions unless given",
   },
   {
     key: "retryWindowMs",

@@ -6,7 +6,7 @@ import { parseDuration } from "../../util/duration.js";
 import { parseJson } from "../../util/json-depth.js";
 import { parseDecimalNumber, parseWholeNumber } from "../../util/numbers.js";
 import { didYouMean } from "../../util/suggest.js";
-import { attributeOf, type OptionsOf, type OptionSpec, type OptionTable, type ValueKind, type ValueOfKind } from "./spec.js";
+import { attributeOf, DESTINATION_NAMES, METHOD_NAMES, type OptionsOf, type OptionSpec, type OptionTable, type ValueKind, type ValueOfKind } from "./spec.js";
 
 /*
  * commander's raw option values to typed options: one parse function per kind
@@ -74,7 +74,15 @@ const PARSERS: Parsers = {
     return text;
   },
   script: (raw, spec) => parseScript(asString(raw, spec)),
+  destination: (raw, spec) => oneOf(asString(raw, spec), DESTINATION_NAMES, spec.flag),
+  httpMethod: (raw, spec) => oneOf(asString(raw, spec).toUpperCase(), METHOD_NAMES, spec.flag),
 };
+
+function oneOf<T extends string>(text: string, values: readonly T[], flag: string): T {
+  if (!(values as readonly string[]).includes(text))
+    throw new UsageError(`invalid value "${text}"${didYouMean(text, values)}: expected ${values.slice(0, -1).join(", ")} or ${values.at(-1)}`, { flag });
+  return text as T;
+}
 
 /**
  * Parses commander's raw option bag against a table, in table order: the

@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
 import { MESSAGE_TYPES } from "../../messages/names.js";
+import type { Destination, HttpMethod } from "../../config/destination.js";
 import type { AliasKeys, MessageType } from "../../messages/schemas.js";
 import type { ScriptStep } from "../../receiver/faults.js";
 
@@ -54,6 +55,10 @@ export interface ValueOfKind {
   messageTypes: MessageType[];
   aliasKeys: AliasKeys;
   script: ScriptStep[];
+  /** `classic` or `actions`. */
+  destination: Destination;
+  /** POST, PUT or PATCH (any case). */
+  httpMethod: HttpMethod;
 }
 export type ValueKind = keyof ValueOfKind;
 
@@ -75,16 +80,21 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 const ALIAS_KEY_STYLES: readonly AliasKeys[] = ["spec", "camel"];
+// Spelled here (as config/destination.ts has them) so that help loads no settings code.
+export const DESTINATION_NAMES: readonly Destination[] = ["classic", "actions"];
+export const METHOD_NAMES: readonly HttpMethod[] = ["POST", "PUT", "PATCH"];
 
 const REPEATABLE: ReadonlySet<ValueKind> = new Set(["list", "messageTypes"]);
 
 /** The values an option or argument takes when they are a fixed set (for completion). */
 const FIXED_VALUES = new WeakMap<object, readonly string[]>();
 
-/** Fixed values by kind: the message types and the alias-key styles. */
+/** Fixed values by kind: the message types, the alias-key styles, the destinations and methods. */
 export function fixedValuesOfKind(kind: ValueKind): readonly string[] | undefined {
   if (kind === "messageType" || kind === "messageTypes") return MESSAGE_TYPES;
   if (kind === "aliasKeys") return ALIAS_KEY_STYLES;
+  if (kind === "destination") return DESTINATION_NAMES;
+  if (kind === "httpMethod") return METHOD_NAMES;
   return undefined;
 }
 

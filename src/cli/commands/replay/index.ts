@@ -17,7 +17,8 @@ import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../.
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import type { ReplayFlags } from "./options.js";
 import { createOutput, type Output } from "../../output.js";
-import { logAttempt, printDryRun } from "../../attempt-log.js";
+import { logAttempt } from "../../attempt-log.js";
+import { DryRun } from "../../dry-run.js";
 import { INTERRUPTED, readStdin } from "../../stdin.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
 import { parseRegressFlags, refuseCompareAsResults, RegressReporter } from "./regress.js";
@@ -83,6 +84,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       ...regress.replayOptions(io),
     });
     reporter.finish();
+    dryRun?.end();
     // Stopped while the rest of the --compare file was read: an interruption too (nothing counted missing).
     const interrupted = summary.resumeLine !== undefined || (!summary.dryRun && !(await regress.settle(io.signal)));
     // The summary and the resume hint come first: a file that cannot be written after them loses no line.
@@ -118,10 +120,12 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
 function dryRunPrinter(output: Output, name: string, settings: DestinationSettings, engineOptions: EngineOptions) {
   if (settings.targets.length === 0) return undefined;
   const engine = undiciEngine(settings, engineOptions);
+  const dryRun = new DryRun(output, engine, settings);
   return {
     print(entry: ReplayEntry): void {
-      for (const target of settings.targets) printDryRun(output, { line: entry.line, where: `${name}:${entry.line}` }, engine.prepare(entry.body, target));
+      dryRun.add({ line: entry.line, where: `${name}:${entry.line}`, entry });
     },
+    end: () => dryRun.end(),
     close: () => engine.close(),
   };
 }

@@ -1,4 +1,5 @@
 import { MESSAGE_TYPES } from "../../../messages/names.js";
+import { ACTIONS_OPTIONS } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
@@ -9,6 +10,7 @@ export const REPLAY_CONCURRENCY_HELP =
 
 export const REPLAY_OPTIONS = [
   ...DELIVERY_OPTIONS,
+  ...ACTIONS_OPTIONS,
   {
     key: "concurrency",
     flag: "--concurrency",

@@ -5,6 +5,7 @@ import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/wire.js";
 import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../../dispatch/dispatcher.js";
+import { batchingFor } from "../../../dispatch/units.js";
 import { userIdOf } from "../../../messages/check.js";
 import { exampleMessage } from "../../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../../messages/input.js";
@@ -16,7 +17,8 @@ import { interruptedExitCode, type CliIo } from "../../io.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
 import type { SendFlags } from "./options.js";
 import { createOutput, type Output, type Spinner } from "../../output.js";
-import { logAttempt, printDryRun } from "../../attempt-log.js";
+import { logAttempt } from "../../attempt-log.js";
+import { DryRun } from "../../dry-run.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
 import { INTERRUPTED, readStdin } from "../../stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
@@ -62,16 +64,17 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const started = performance.now();
   try {
     if (options.dryRun) {
-      for (const input of messages) {
-        const body = input.body;
-        for (const target of settings.targets) printDryRun(output, input, engine.prepare(body, target));
-      }
+      const dryRun = new DryRun(output, engine, settings);
+      for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true } });
+      dryRun.end();
       return 0;
     }
     const dispatcher = new Dispatcher<SendEntry>({
-      // In input order, one at a time.
-      source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input })),
+      // In input order, one at a time. Without --raw, each body is JSON.stringify of its message.
+      source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input, canonical: options.raw !== true })),
       engine,
+      // Webhooks (Actions) with a batch size: each target's own batches (docs/actions.md#batches).
+      batching: batchingFor(settings),
       concurrency: 1,
       signal: io.signal,
       hooks: reporter.hooks,

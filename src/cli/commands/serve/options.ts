@@ -1,4 +1,5 @@
 import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { ACTIONS_OPTIONS, BATCH_WAIT_OPTION } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
 import { TLS_OPTIONS } from "../../tls-files.js";
@@ -34,9 +35,11 @@ export const SERVE_OPTIONS = [
   { key: "memory", flag: "--memory", kind: "switch", help: "keep the queue in memory instead (nothing survives a restart)" },
   { key: "failed", flag: "--failed", kind: "switch", help: "print the messages given up (stored under --state) as JSON lines and exit" },
   ...withHelp(DELIVERY_OPTIONS, {
-    config: "settings: sources, webhooks, sharedSecret, enabled, aliasKeys, userAgent",
-    timeoutMs: "deadline per attempt",
+    config: "settings: sources, webhooks, sharedSecret, enabled, aliasKeys, userAgent, destination, batchWait",
+    timeoutMs: "deadline per attempt; 10s under --destination actions unless given",
   }),
+  ...ACTIONS_OPTIONS,
+  BATCH_WAIT_OPTION,
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of forwarded alias messages: spec or camel" },
   {
     key: "concurrency",

@@ -1,0 +1,67 @@
+import type { Target } from "../config/destination.js";
+import type { CapturedResponse } from "./captured-body.js";
+import type { AttemptReport } from "./transport.js";
+import type { AttemptEvent, PreparedRequest, UrlResult } from "./types.js";
+
+/** One URL's attempts for one delivery (a message, or a Webhooks (Actions) request). */
+export class UrlState {
+  attempts = 0;
+  status: number | null = null;
+  error: string | null = null;
+  ms = 0;
+  response: CapturedResponse | undefined;
+
+  constructor(
+    readonly target: Target,
+    readonly request: PreparedRequest,
+  ) {}
+
+  record(report: AttemptReport): void {
+    this.attempts += 1;
+    this.status = report.status;
+    this.error = report.error;
+    this.ms += report.ms;
+    this.response = report.captured;
+  }
+
+  result(): UrlResult {
+    const result: UrlResult = { url: this.target.url, status: this.status, attempts: this.attempts, error: this.error, ms: this.ms };
+    if (this.response !== undefined) result.response = this.response;
+    return result;
+  }
+}
+
+/** The result of a URL that was never tried: its event is refused before anything is sent. */
+export function refusedResult(target: Target, reason: string): UrlResult {
+  return { url: target.url, status: null, attempts: 0, error: reason, ms: 0 };
+}
+
+/** Tells the caller of each attempt of a round. */
+export function emitAttempts(
+  onAttempt: (event: AttemptEvent) => void,
+  pending: readonly UrlState[],
+  reports: readonly AttemptReport[],
+  retryInMs: number | undefined,
+  retried: readonly UrlState[],
+): void {
+  pending.forEach((state, i) => {
+    const report = reports[i] as AttemptReport;
+    const event: AttemptEvent = {
+      url: state.target.url,
+      attempt: state.attempts,
+      outcome: report.outcome,
+      status: report.status,
+      error: report.error,
+      ms: report.ms,
+      request: state.request,
+    };
+    // Set rather than spread: one event per attempt of every message.
+    if (retryInMs !== undefined && retried.includes(state)) event.retryInMs = retryInMs;
+    if (report.response) event.response = report.response;
+    try {
+      onAttempt(event);
+    } catch {
+      // A faulty listener must not break delivery.
+    }
+  });
+}
