@@ -78,18 +78,22 @@ describe("@segment/analytics-node through serve (default flags) to listen", () =
 
     expect(socketFailures).toEqual([]);
     expect([...statuses.keys()]).toEqual([200]);
-    const health = async () => (await (await fetch(`${serve.url}/health`)).json()) as { delivered: number; pending: number; libraries: Record<string, number> };
+    const health = async () =>
+      (await (await fetch(`${serve.url}/health`)).json()) as { accepted: number; delivered: number; pending: number; libraries: Record<string, number> };
     const deadline = Date.now() + 120_000;
     while ((await health()).delivered < sent.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     const counts = await health();
-    expect(counts).toMatchObject({ delivered: sent.length, pending: 0 });
+    // serve took each call once: the client never resent a batch serve had already taken.
+    expect(counts).toMatchObject({ accepted: sent.length, delivered: sent.length, pending: 0 });
     expect(Object.keys(counts.libraries)).toEqual(["@segment/analytics-node"]);
 
     const received = readFileSync(recording, "utf8")
       .trim()
       .split("\n")
       .map((line) => (JSON.parse(line) as { body: { messageId: string } }).body.messageId);
-    expect(received.length).toBe(sent.length);
+    // Every call reached listen. serve's own delivery is at least once, as the destination's is: on a
+    // loaded machine an answer from listen can miss serve's 5 s deadline and that message is sent again,
+    // so listen may see a message twice; the client's side is what "exactly once" is about (above).
     expect(new Set(received)).toEqual(new Set(sent));
   });
 });
