@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { normalizePath, routeFor, routeRequest } from "../../src/serve/routes.js";
+import { cpuMs } from "../helpers/cpu-time.js";
 
 describe("routeRequest", () => {
   it("knows the browser's short paths as the six calls", () => {
@@ -81,9 +82,11 @@ describe("routeRequest", () => {
       `${"/x/".repeat(5_000)}?${"/".repeat(1000)}`,
     ];
     for (const path of hostile) {
-      const started = performance.now();
-      for (let i = 0; i < 20; i++) routeRequest("POST", path);
-      expect(performance.now() - started).toBeLessThan(100);
+      expect(
+        cpuMs(() => {
+          for (let i = 0; i < 20; i++) routeRequest("POST", path);
+        }),
+      ).toBeLessThan(100);
     }
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { publicBaseUrl, settingsAnswer } from "../../src/serve/settings-answer.js";
+import { cpuMs } from "../helpers/cpu-time.js";
 
 describe("settingsAnswer", () => {
   it("points the library at serve: the key from the path, host + /v1 without scheme, the protocol, metrics sampled at 0", () => {
@@ -60,8 +61,11 @@ describe("publicBaseUrl", () => {
   });
 
   it("takes time linear in a hostile Host", () => {
-    const started = performance.now();
-    for (const host of [`${"a".repeat(16_000)}:`, `[${":".repeat(16_000)}`, `${"1".repeat(8000)}:${"1".repeat(8000)}x`]) publicBaseUrl(host, false, fallback);
-    expect(performance.now() - started).toBeLessThan(50);
+    const hosts = [`${"a".repeat(16_000)}:`, `[${":".repeat(16_000)}`, `${"1".repeat(8000)}:${"1".repeat(8000)}x`];
+    expect(
+      cpuMs(() => {
+        for (const host of hosts) publicBaseUrl(host, false, fallback);
+      }),
+    ).toBeLessThan(50);
   });
 });

@@ -1,0 +1,11 @@
+/**
+ * CPU time (ms) this process spent running `work`: user+sys from the kernel, not the wall clock,
+ * so a check that some code runs in linear time holds on a machine loaded by other processes.
+ * vitest runs each test file in a worker process of its own (pool "forks").
+ */
+export function cpuMs(work: () => void): number {
+  const started = process.cpuUsage();
+  work();
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / 1000;
+}
