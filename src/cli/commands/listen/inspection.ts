@@ -1,5 +1,6 @@
 import { Inspection } from "../../../inspector/session.js";
 import type { Inspected } from "../../../inspector/store.js";
+import type { ForwardRoutes } from "../../../receiver/forward-routes.js";
 import type { RecordingFile } from "../../../receiver/record.js";
 import { formatDuration } from "../../../util/duration.js";
 import type { CliIo } from "../../io.js";
@@ -13,7 +14,7 @@ export function createInspection(
   options: ListenFlags,
   io: CliIo,
   secret: string | undefined,
-  forwardUrl: string | undefined,
+  routes: ForwardRoutes | undefined,
   output: Output,
 ): Inspection | undefined {
   if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
@@ -22,7 +23,7 @@ export function createInspection(
   return new Inspection({
     secret,
     strict: options.strict,
-    forwardUrl,
+    routes,
     ...limits,
     onResent: (row) => reportResend(row, output),
     onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`),
