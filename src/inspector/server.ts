@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WebhookCliError } from "../errors.js";
+import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import { startHttpServer } from "../util/http-server.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
 import { EventStreams } from "./events.js";
@@ -14,7 +15,8 @@ export interface InspectorServerOptions {
   secret: string | undefined;
   /** listen --strict, for a batch's elements in a row's detail. */
   strict?: boolean;
-  forwardUrl: string | null;
+  /** listen --forward-to's routes (docs/receiver.md#routing), or null when not forwarding. */
+  routes: ForwardRoutes | null;
   receiverUrl: string;
   resend: (id: number, url?: string) => Promise<Inspected | undefined>;
   /** Live event streams open at once (default 16); more are answered 503. */
@@ -103,8 +105,11 @@ class InspectorApp {
     const match = /^\/api\/requests\/(\d+)(\/resend)?$/.exec(url.pathname);
     const row = match ? store.get(Number(match[1])) : undefined;
     if (match && !row) return sendJson(res, 404, { error: store.whyGone(Number(match[1])) });
-    if (row && !match?.[2] && req.method === "GET")
-      return sendJson(res, 200, detail(row, { secret: this.options.secret, curl: this.options, strict: this.options.strict ?? false }));
+    if (row && !match?.[2] && req.method === "GET") {
+      const { routes, receiverUrl, secret } = this.options;
+      const curl = { receiverUrl, forwardUrl: routes && routeFor(routes, row.verdict) };
+      return sendJson(res, 200, detail(row, { secret, curl, strict: this.options.strict ?? false }));
+    }
     if (row && match?.[2] && req.method === "POST") return this.resendRow(req, res, row);
     sendJson(res, 404, { error: `no ${req.method ?? ""} ${url.pathname}` });
   }
@@ -114,7 +119,9 @@ class InspectorApp {
     const refusal = streams.refusal();
     if (refusal) return sendJson(res, 503, { error: refusal, limit: streams.maxClients }, { "retry-after": String(STREAM_RETRY_S) });
     res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
-    streams.open(res, { forwardUrl: options.forwardUrl, receiverUrl: options.receiverUrl, keep: store.keep, dropped: store.dropNotice() });
+    const routes = options.routes;
+    const settings = { forwardUrl: routes?.fallback ?? null, forwardByType: routes?.byType ?? {}, receiverUrl: options.receiverUrl };
+    streams.open(res, { ...settings, keep: store.keep, dropped: store.dropNotice() });
   }
 
   private async download(res: ServerResponse, url: URL): Promise<void> {

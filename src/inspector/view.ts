@@ -107,6 +107,8 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
     elementsNote: batch && batch.more > 0 ? `… and ${batch.more} more elements (the first ${MAX_LISTED_ELEMENTS} are listed)` : null,
     diagnosis: v.diagnosis?.message ?? null,
     response: row.response ? responseView(row.response) : null,
+    // Where this request was relayed (its route), the default of Resend; null when listen answered it.
+    forwardTarget: context.curl.forwardUrl,
     // null, with the reason in curlProblem, when the request cannot be copied as a command.
     curl: curl.command,
     curlProblem: curl.problem,

@@ -40,7 +40,7 @@ function actions(d, page) {
   const url = h("input", {
     id: "resend-url",
     type: "url",
-    value: page.forwardUrl ?? page.receiverUrl,
+    value: d.forwardTarget ?? page.receiverUrl,
     "aria-label": "Resend to URL",
     placeholder: "http://localhost:3000/webhook",
   });
@@ -164,7 +164,11 @@ function responseSection(d, page) {
     return h(
       "p",
       { class: "muted" },
-      page.forwardUrl ? "not forwarded (answered by a fault flag)" : `not forwarding: listen answered ${d.status ?? "nothing"}`,
+      d.forwardTarget
+        ? "not forwarded (answered by a fault flag)"
+        : page.forwarding
+          ? `not forwarded: no route takes it (no --forward-to without a type); listen answered ${d.status ?? "nothing"}`
+          : `not forwarding: listen answered ${d.status ?? "nothing"}`,
     );
   return h(
     "div",

@@ -4,7 +4,7 @@
 import { renderDetail } from "./detail.js";
 import { badge, h, size, statusKind, time } from "./dom.js";
 
-const state = { rows: [], keep: 1000, selected: null, forwardUrl: null, receiverUrl: "", fresh: new Set() };
+const state = { rows: [], keep: 1000, selected: null, forwarding: false, receiverUrl: "", fresh: new Set() };
 const $ = (id) => document.getElementById(id);
 
 function signatureBadge(row) {
@@ -135,7 +135,16 @@ async function select(id) {
     return;
   }
   const detail = await response.json();
-  if (state.selected === id) pane.replaceChildren(...renderDetail(detail, { select, forwardUrl: state.forwardUrl, receiverUrl: state.receiverUrl }));
+  if (state.selected === id) pane.replaceChildren(...renderDetail(detail, { select, forwarding: state.forwarding, receiverUrl: state.receiverUrl }));
+}
+
+// listen's routing: one line per routed type, then where the rest goes.
+function showRoutes(fallback, typed) {
+  const lines = typed.map(([type, url]) => h("div", { class: "route", "data-type": type }, `${type} → ${url}`));
+  const rest = typed.length > 0 ? "the rest → " : "";
+  if (fallback !== null) lines.push(h("div", { class: "route", "data-type": "" }, `${rest}${fallback}`));
+  else if (typed.length > 0) lines.push(h("div", { class: "route muted", "data-type": "" }, "the rest: answered here"));
+  $("forward-url").replaceChildren(...(lines.length > 0 ? lines : ["– (not forwarding)"]));
 }
 
 function showDropped(dropped) {
@@ -163,9 +172,11 @@ function connect() {
   const events = new EventSource("/api/events");
   events.addEventListener("hello", (event) => {
     const hello = JSON.parse(event.data);
-    Object.assign(state, { rows: hello.rows, keep: hello.keep, forwardUrl: hello.forwardUrl, receiverUrl: hello.receiverUrl });
+    const typed = Object.entries(hello.forwardByType ?? {});
+    const forwarding = hello.forwardUrl !== null || typed.length > 0;
+    Object.assign(state, { rows: hello.rows, keep: hello.keep, forwarding, receiverUrl: hello.receiverUrl });
     $("receiver-url").textContent = hello.receiverUrl;
-    $("forward-url").textContent = hello.forwardUrl ?? "– (not forwarding)";
+    showRoutes(hello.forwardUrl, typed);
     showDropped(hello.dropped);
     scheduleRender();
   });
