@@ -29,7 +29,18 @@ describe("listen --forward-to TYPE=URL: a URL per message type, the rest to the 
   beforeAll(async () => {
     tracks = await startServer((_req, res) => void res.writeHead(201, { "content-type": "application/json" }).end('{"app":"tracks"}'));
     rest = await startServer((_req, res) => void res.writeHead(202, { "content-type": "application/json" }).end('{"app":"rest"}'));
-    run = startInProcess(["listen", "--port", "0", "--json", "--secret", SECRET, "--forward-to", `track=${tracks.url}/track`, "--forward-to", `${rest.url}/webhook`]);
+    run = startInProcess([
+      "listen",
+      "--port",
+      "0",
+      "--json",
+      "--secret",
+      SECRET,
+      "--forward-to",
+      `track=${tracks.url}/track`,
+      "--forward-to",
+      `${rest.url}/webhook`,
+    ]);
     url = (await run.waitFor(/"event":"listening","url":"([^"]+)"/))[1] as string;
   });
 
