@@ -97,7 +97,8 @@ export class DeliveryEngine {
   async deliver(body: string | Uint8Array, call: DeliverCall = {}): Promise<DeliveryResult> {
     const bytes = toBuffer(body);
     // Same bytes and secret for every target: sign once.
-    const signature = this.key === undefined ? undefined : sign(this.key, bytes);
+    const span = call.signedSpan;
+    const signature = this.key === undefined ? undefined : sign(this.key, span ? bytes.subarray(span.start, span.end) : bytes);
     const states = (call.targets ?? this.settings.targets).map((target) => new UrlState(target, this.prepareBytes(bytes, target, signature)));
     const result = (delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult => ({
       delivered,

@@ -85,4 +85,9 @@ export interface DeliverCall {
   keepResponse?: boolean;
   /** Keep each URL's final answer (content-type, body up to 64 KiB else its SHA-256) in the result's `urls[].response`. */
   captureResponse?: boolean;
+  /**
+   * Sign these bytes of the body rather than all of it: a Webhooks (Actions) batch is signed over
+   * its element 0 (docs/receiver.md#signature-check). The body sent is still the whole.
+   */
+  signedSpan?: { start: number; end: number };
 }
