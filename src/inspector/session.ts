@@ -70,10 +70,10 @@ export class Inspection {
     this.receiverUrl = url;
   }
 
-  /** Resends row `id` (to `url` or the default target); resolves with the new row. */
-  async resend(id: number, url?: string): Promise<Inspected | undefined> {
+  /** Resends row `id` (to `url` or the default target; `body`: edited bytes); resolves with the new row. */
+  async resend(id: number, url?: string, body?: Buffer): Promise<Inspected | undefined> {
     const original = this.store.get(id);
-    return original ? this.resendRow(original, url) : undefined;
+    return original ? this.resendRow(original, url, body) : undefined;
   }
 
   /** The `r` key: resends the newest request listen received. */
@@ -82,8 +82,8 @@ export class Inspection {
     return latest ? this.resendRow(latest) : undefined;
   }
 
-  private async resendRow(original: Inspected, url?: string): Promise<Inspected> {
-    const resent = await resend(original, url ?? this.defaultTarget(original), { secret: this.options.secret });
+  private async resendRow(original: Inspected, url?: string, body?: Buffer): Promise<Inspected> {
+    const resent = await resend(original, url ?? this.defaultTarget(original), { secret: this.options.secret, body });
     const row = this.store.add({ ...resent, label: `R${++this.resends}` });
     this.options.onResent?.(row);
     return row;
@@ -98,7 +98,7 @@ export class Inspection {
       strict: this.options.strict ?? false,
       routes: this.options.routes ?? null,
       receiverUrl: this.receiverUrl,
-      resend: (id, url) => this.resend(id, url),
+      resend: (id, url, body) => this.resend(id, url, body),
     });
     return this.server.url;
   }
