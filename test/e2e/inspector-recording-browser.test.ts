@@ -104,9 +104,9 @@ describe.skipIf(chromiumPath === undefined)("inspect FILE in headless Chromium: 
   it("keyboard: / focuses the search, Escape leaves it, j/k and the arrows move, Enter opens", async () => {
     await page.locator("h1").click();
     await page.keyboard.press("/");
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("filter-text");
+    expect(await page.evaluate("document.activeElement?.id")).toBe("filter-text");
     await page.keyboard.press("Escape");
-    expect(await page.evaluate(() => document.activeElement?.id ?? "")).not.toBe("filter-text");
+    expect(await page.evaluate('document.activeElement?.id ?? ""')).not.toBe("filter-text");
     await page.keyboard.press("j");
     await page.keyboard.press("j");
     await page.keyboard.press("ArrowDown");
