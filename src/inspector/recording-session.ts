@@ -40,6 +40,11 @@ export class RecordingInspection implements RowSource {
     this.resends = new RequestStore({ keep: KEPT_RESENDS, firstId: index.count + 1 });
   }
 
+  /** The requests shown: the lines indexed. */
+  get requests(): number {
+    return this.index.count - this.index.firstId + 1;
+  }
+
   static async open(path: string, options: RecordingInspectionOptions): Promise<RecordingInspection> {
     return new RecordingInspection(await RecordingIndex.open(path), options);
   }
@@ -98,7 +103,7 @@ export class RecordingInspection implements RowSource {
       info: {
         file: basename(index.path),
         size: index.size,
-        requests: index.count - index.firstId + 1,
+        requests: this.requests,
         newestId: index.count,
         skipped: index.skipped,
         skips: index.skips,

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../errors.js";
 import { RecordingInspection } from "../../../inspector/recording-session.js";
+import type { Inspected } from "../../../inspector/store.js";
 import { isReadableFile } from "../../../util/readable-file.js";
 import type { CliIo } from "../../io.js";
 import { createOutput, type Output } from "../../output.js";
@@ -25,7 +26,12 @@ export async function inspect(options: InspectOptions, io: CliIo): Promise<numbe
   const path = resolve(io.cwd, options.file);
   // Rows are read again by offset: a pipe cannot be read twice.
   if (!isReadableFile(path, { file: options.file })) throw new InputError("not a regular file: inspect reads a recording by offset", { file: options.file });
-  const inspection = await RecordingInspection.open(path, { secret, strict: options.strict, onResent: (row) => reportResend(row, output) });
+  let resent = 0;
+  const onResent = (row: Inspected): void => {
+    resent += 1;
+    reportResend(row, output);
+  };
+  const inspection = await RecordingInspection.open(path, { secret, strict: options.strict, onResent });
   let url: string;
   try {
     url = await inspection.serve(options.port);
@@ -36,18 +42,19 @@ export async function inspect(options: InspectOptions, io: CliIo): Promise<numbe
   announce(output, inspection, options.file, url, secret !== undefined);
   await stopped(io.signal);
   await inspection.close();
+  output.event("summary", { requests: inspection.requests, resent, exitCode: 0 });
   return 0;
 }
 
 /** What was opened, lines skipped (stderr), then the page's URL (or one `inspecting` event). */
 function announce(output: Output, inspection: RecordingInspection, file: string, url: string, signed: boolean): void {
   const { index } = inspection;
-  const requests = index.count - index.firstId + 1;
+  const { requests } = inspection;
   if (index.skipped > 0) output.warn(`${index.skipped} line${index.skipped === 1 ? "" : "s"} skipped: ${index.skips.join("; ")}`);
   if (index.firstId > 1) output.warn(`only the newest ${requests} of ${index.count} lines are shown: the index keeps at most that many`);
   if (!signed) output.warn("no secret given (--secret, --secret-file or $WEBHOOK_SECRET): the recorded signature verdicts are shown, and resends go unsigned");
   output.event("inspecting", { url, file, requests, bytes: index.size, skipped: index.skipped });
-  output.line(`Opened ${file}: ${requests} request${requests === 1 ? "" : "s"} (${formatSize(index.size)})`);
+  output.line(`Opened ${file}: ${requests.toLocaleString("en-US")} request${requests === 1 ? "" : "s"} (${formatSize(index.size)})`);
   output.line(`Inspector: ${url}`);
 }
 
