@@ -4,7 +4,7 @@
 import { renderDetail } from "./detail.js";
 import { h, size } from "./dom.js";
 import { installKeys } from "./keys.js";
-import { listFooter, listRows } from "./list.js";
+import { listFooter, listRows, matches } from "./list.js";
 
 const state = {
   mode: "live",
@@ -28,30 +28,6 @@ function currentFilters() {
 }
 
 const filtering = () => Object.values(currentFilters()).some((value) => value !== "");
-
-// The Type filter's value for a row: its message type, or what else its body is.
-function typeKey(row) {
-  if (row.kind === "batch" || row.kind === "payload") return row.kind;
-  if (row.kind === "none") return "no data";
-  return row.type ?? "(unknown)";
-}
-
-/** listen's rows are filtered here at once, on the list's fields; the server's answer adds the matches in bodies. */
-function matches(row, filters) {
-  if (filters.type && typeKey(row) !== filters.type) return false;
-  if (filters.verdict === "valid" && !row.valid) return false;
-  if (filters.verdict === "invalid" && row.valid) return false;
-  if (filters.verdict === "signature" && row.signature !== "failed") return false;
-  if (filters.verdict === "shape" && row.shape !== "errors") return false;
-  if (filters.verdict === "unsigned" && row.signature !== "unsigned") return false;
-  if (filters.q) {
-    const haystack = [row.label, row.method, row.path, row.kindLabel, row.userId, row.name, row.status, row.appStatus, row.appError, row.resendUrl]
-      .join(" ")
-      .toLowerCase();
-    if (!haystack.includes(filters.q.toLowerCase())) return false;
-  }
-  return true;
-}
 
 /** The rows listed, newest first. */
 function shownRows() {
