@@ -22,8 +22,8 @@ export function downloadIds(param: string, keep: number): number[] | { error: st
  * taken the previous one, so a download of any size holds one line in memory.
  * Stops early when the client goes away.
  */
-export async function writeLines(res: ServerResponse, lines: Iterable<string>): Promise<void> {
-  for (const line of lines) {
+export async function writeLines(res: ServerResponse, lines: Iterable<string> | AsyncIterable<string>): Promise<void> {
+  for await (const line of lines) {
     if (res.destroyed) return;
     if (!res.write(line) && !(await drained(res))) return;
   }

@@ -1,3 +1,4 @@
+import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import type { ReceivedRequest } from "../receiver/server.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
@@ -7,8 +8,8 @@ export interface InspectionOptions extends StoreLimits {
   secret: string | undefined;
   /** listen --strict: a batch's elements are listed as judged (docs/receiver.md#shape-check). */
   strict?: boolean | undefined;
-  /** The app behind --forward-to: the default Resend target. */
-  forwardUrl?: string | undefined;
+  /** listen --forward-to's routes: a row's route is its default Resend target. */
+  routes?: ForwardRoutes | undefined;
   /** Called with each resent row once its answer is in (the terminal reports it). */
   onResent?: (row: Inspected) => void;
   /** Called when a bound first drops rows, once per bound (the terminal says so). */
@@ -60,19 +61,19 @@ export class Inspection {
     });
   };
 
-  /** Where Resend goes unless the page names a URL: the app when forwarding, else listen itself. */
-  defaultTarget(): string {
-    return this.options.forwardUrl ?? this.receiverUrl;
+  /** Where Resend goes unless the page names a URL: the row's route when forwarding, else listen itself. */
+  defaultTarget(row: Inspected): string {
+    return (this.options.routes && routeFor(this.options.routes, row.verdict)) ?? this.receiverUrl;
   }
 
   setReceiverUrl(url: string): void {
     this.receiverUrl = url;
   }
 
-  /** Resends row `id` (to `url` or the default target); resolves with the new row. */
-  async resend(id: number, url?: string): Promise<Inspected | undefined> {
+  /** Resends row `id` (to `url` or the default target; `body`: edited bytes); resolves with the new row. */
+  async resend(id: number, url?: string, body?: Buffer): Promise<Inspected | undefined> {
     const original = this.store.get(id);
-    return original ? this.resendRow(original, url) : undefined;
+    return original ? this.resendRow(original, url, body) : undefined;
   }
 
   /** The `r` key: resends the newest request listen received. */
@@ -81,8 +82,8 @@ export class Inspection {
     return latest ? this.resendRow(latest) : undefined;
   }
 
-  private async resendRow(original: Inspected, url?: string): Promise<Inspected> {
-    const resent = await resend(original, url ?? this.defaultTarget(), { secret: this.options.secret });
+  private async resendRow(original: Inspected, url?: string, body?: Buffer): Promise<Inspected> {
+    const resent = await resend(original, url ?? this.defaultTarget(original), { secret: this.options.secret, body });
     const row = this.store.add({ ...resent, label: `R${++this.resends}` });
     this.options.onResent?.(row);
     return row;
@@ -95,9 +96,9 @@ export class Inspection {
       store: this.store,
       secret: this.options.secret,
       strict: this.options.strict ?? false,
-      forwardUrl: this.options.forwardUrl ?? null,
+      routes: this.options.routes ?? null,
       receiverUrl: this.receiverUrl,
-      resend: (id, url) => this.resend(id, url),
+      resend: (id, url, body) => this.resend(id, url, body),
     });
     return this.server.url;
   }

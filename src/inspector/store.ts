@@ -26,8 +26,8 @@ export interface Inspected {
   injected: boolean;
   /** The app's answer when forwarding; a Resend target's answer for resent rows. */
   response: KeptResponse | null;
-  /** Resent rows only: the row resent and where to. */
-  resend?: { of: number; ofLabel: string; url: string };
+  /** Resent rows only: the row resent, where to, and whether its body was edited first. */
+  resend?: { of: number; ofLabel: string; url: string; edited?: boolean };
   /** What the row costs in memory, as the history bound counts it. */
   bytes: number;
 }
@@ -43,6 +43,8 @@ export interface StoreLimits {
   keep?: number;
   /** Bytes the kept rows may cost (`--ui-history-mb`); the newest row is kept whatever it costs. */
   maxBytes?: number;
+  /** The first row's id (inspect numbers its resends after the recording's rows). */
+  firstId?: number;
 }
 
 /** Why the oldest rows went: shown on the page and once in the terminal. */
@@ -69,19 +71,17 @@ export class RequestStore {
   private dropped = 0;
   private notice: DropNotice | null = null;
   private readonly listeners = new Set<(row: Inspected, dropped: DropNotice | null) => void>();
-  private nextId = 1;
+  private nextId: number;
   private latest: Inspected | undefined;
 
   constructor(limits: StoreLimits = {}) {
     this.keep = limits.keep ?? DEFAULT_KEEP;
     this.maxBytes = limits.maxBytes ?? DEFAULT_HISTORY_MB * 1024 * 1024;
+    this.nextId = limits.firstId ?? 1;
   }
 
   add(row: NewInspected): Inspected {
-    const verdict = keepVerdict(row.verdict);
-    const response = row.response && ("bodySize" in row.response ? row.response : keepResponse(row.response));
-    const kept = { ...row, verdict, response };
-    const stored: Inspected = { id: this.nextId++, ...kept, bytes: rowBytes(kept) };
+    const stored = inspectedRow(this.nextId++, row);
     if (!stored.resend) this.latest = stored;
     let notice: DropNotice | null = null;
     if (this.keep > 0) {
@@ -99,6 +99,15 @@ export class RequestStore {
     // Ids are consecutive in arrival order, so the position is known.
     const row = this.rows[this.head + id - first.id];
     return row?.id === id ? row : undefined;
+  }
+
+  /** The newest and oldest rows' ids (0 when none is kept). */
+  newestId(): number {
+    return this.rows.at(-1)?.id ?? 0;
+  }
+
+  oldestId(): number {
+    return this.rows[this.head]?.id ?? 0;
   }
 
   /** Oldest first. */
@@ -152,6 +161,14 @@ export class RequestStore {
     this.dropped += 1;
     return reason;
   }
+}
+
+/** A row as the inspector keeps it: the verdict and answer cut to what is shown, its cost counted. */
+export function inspectedRow(id: number, row: NewInspected): Inspected {
+  const verdict = keepVerdict(row.verdict);
+  const response = row.response && ("bodySize" in row.response ? row.response : keepResponse(row.response));
+  const kept = { ...row, verdict, response };
+  return { id, ...kept, bytes: rowBytes(kept) };
 }
 
 function formatMb(bytes: number): string {

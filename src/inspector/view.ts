@@ -40,6 +40,8 @@ export interface RowSummary {
   resendOf: number | null;
   resendOfLabel: string | null;
   resendUrl: string | null;
+  /** A resend whose body was edited before it went (edit-then-resend). */
+  resendEdited: boolean;
 }
 
 export function summarize(row: Inspected): RowSummary {
@@ -69,6 +71,7 @@ export function summarize(row: Inspected): RowSummary {
     resendOf: row.resend?.of ?? null,
     resendOfLabel: row.resend?.ofLabel ?? null,
     resendUrl: row.resend?.url ?? null,
+    resendEdited: row.resend?.edited === true,
   };
 }
 
@@ -77,9 +80,12 @@ export function summarize(row: Inspected): RowSummary {
  * body raw and, when its pretty form is not too large, pretty. The body is
  * read again from the row's bytes: rows keep no parsed copy.
  */
-export function detail(row: Inspected, context: { secret: string | undefined; curl: CurlTarget; strict?: boolean }): Record<string, unknown> {
+export function detail(
+  row: Inspected,
+  context: { secret: string | undefined; curl: CurlTarget | { problem: string }; forwardTarget?: string | null; strict?: boolean },
+): Record<string, unknown> {
   const v = row.verdict;
-  const curl = curlCommand(row, context.curl, context.secret);
+  const curl = "problem" in context.curl ? { command: null, problem: context.curl.problem } : curlCommand(row, context.curl, context.secret);
   const { text, body } = readJsonBody(row.raw);
   const pretty = body !== undefined ? prettyJson(body) : null;
   // The row keeps its texts cut for the list; the detail reads them whole from the body.
@@ -107,6 +113,8 @@ export function detail(row: Inspected, context: { secret: string | undefined; cu
     elementsNote: batch && batch.more > 0 ? `… and ${batch.more} more elements (the first ${MAX_LISTED_ELEMENTS} are listed)` : null,
     diagnosis: v.diagnosis?.message ?? null,
     response: row.response ? responseView(row.response) : null,
+    // Where this request was relayed (its route), the default of Resend; null when listen answered it.
+    forwardTarget: context.forwardTarget ?? null,
     // null, with the reason in curlProblem, when the request cannot be copied as a command.
     curl: curl.command,
     curlProblem: curl.problem,

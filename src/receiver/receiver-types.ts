@@ -54,6 +54,11 @@ export interface ReceiverOptions extends ConnectionLimits {
    * The request is recorded and reported with the result, then answered with it.
    */
   forward?: (request: ForwardRequest) => Promise<ForwardResult>;
+  /**
+   * Routing (listen --forward-to TYPE=URL): the relay for each request by its verdict, in place of
+   * `forward`; undefined answers the request as without forwarding (docs/receiver.md#routing).
+   */
+  route?: (verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
   /** A request could not be handled (answered 500) or recorded (answered 507). */
   onError?: (error: Error) => void;
   /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */

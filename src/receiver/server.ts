@@ -110,8 +110,9 @@ class ReceiverCore {
     try {
       decided = this.decide(req, res, raw, receivedAt);
       const { action } = decided;
-      if (this.options.forward && action.kind === "answer" && !action.injected) {
-        return this.relay({ ...decided, request: { ...decided.request, verdict: withoutBody(decided.request.verdict) } }, action.delayMs, this.options.forward);
+      const forward = action.kind === "answer" && !action.injected ? this.forwardOf(decided.request.verdict) : undefined;
+      if (forward && action.kind === "answer") {
+        return this.relay({ ...decided, request: { ...decided.request, verdict: withoutBody(decided.request.verdict) } }, action.delayMs, forward);
       }
       if (this.batcher) line = this.recordLine(decided);
     } catch (error) {
@@ -127,6 +128,11 @@ class ReceiverCore {
     if (this.batcher && line !== undefined) this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
     else this.answer(decided);
     return undefined;
+  }
+
+  /** The relay for a request (routing picks it by type), or undefined when the receiver answers it. */
+  private forwardOf(verdict: RequestVerdict): ReceiverOptions["forward"] {
+    return this.options.route ? this.options.route(verdict) : this.options.forward;
   }
 
   /** Decides the answer to one complete request: the verdict, then the fault plan. */

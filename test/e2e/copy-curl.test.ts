@@ -96,7 +96,7 @@ describe.skipIf(skip || missing.length > 0)("Copy as curl, pasted into bash, zsh
 
   it("with --forward-to, sends the same bytes and headers to the app's URL, whatever the path", async () => {
     const app = await startServer();
-    const forwarding = new Inspection({ secret: undefined, forwardUrl: `${app.url}/webhook?from=listen` });
+    const forwarding = new Inspection({ secret: undefined, routes: { fallback: `${app.url}/webhook?from=listen`, byType: {} } });
     try {
       forwarding.setReceiverUrl(receiver.url);
       const forwardPage = await forwarding.serve(0);

@@ -100,6 +100,8 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
     const before = app.requests.length;
     const original = app.requests.find((r) => r.body.includes("track-user"));
     await rows().filter({ hasText: "track-user" }).click();
+    // The pane still shows the row opened before until this one's detail arrives.
+    await expect.poll(() => page.locator("#detail h2").textContent()).toContain("track-user");
     await page.locator("#resend").click();
     await expect.poll(() => rows().count()).toBe(4);
     const resent = rows().first();

@@ -31,7 +31,8 @@ const planned = planRuns(blocks);
 const laneOf = (block: PlannedBlock): number => (block.file === "README.md" || block.file.startsWith("docs/guides/") ? 0 : 1);
 const { dir } = tempDir("webhook-cli-readme-");
 const SECRET = "s3cret";
-const LISTENING = /Listening on (\S+)|"event":"listening".*?"url":"([^"]+)"/;
+// listen and serve say `Listening on`; inspect, which only serves its page, `Inspector:`.
+const LISTENING = /Listening on (\S+)|"event":"listening".*?"url":"([^"]+)"|Inspector: (\S+)/;
 const PRELUDE = 'set -o pipefail\nwebhook-cli() { node "$WEBHOOK_CLI_BIN" "$@"; }\n';
 
 let receiver: { child: ChildProcess; done: Promise<CliResult>; url: string };
@@ -127,7 +128,7 @@ async function startServer(original: string, cwd: string): Promise<RunningServer
     child.kill("SIGKILL");
     throw new Error(`${command}: ${error.message}\n${(await done).stderr}`);
   });
-  return { command: original, child, done, url: (match[1] ?? match[2]) as string };
+  return { command: original, child, done, url: (match[1] ?? match[2] ?? match[3]) as string };
 }
 
 /** Stops a server as a user would (Ctrl-C); the normal stop exits 0. */

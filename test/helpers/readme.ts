@@ -102,9 +102,9 @@ function segmentsOf(commands: readonly string[]): Segment[] {
   return segments;
 }
 
-/** A long-running command of the examples (a receiver or the service), run until stopped. */
+/** A long-running command of the examples (a receiver, the service, or a recording's page), run until stopped. */
 export function isServer(command: string): boolean {
-  return /^webhook-cli (listen|serve)\b/.test(command) && !/\s--failed\b/.test(command);
+  return /^webhook-cli (listen|serve|inspect)\b/.test(command) && !/\s--failed\b/.test(command);
 }
 
 /**
@@ -113,7 +113,7 @@ export function isServer(command: string): boolean {
  */
 export function asServer(command: string): string {
   // A trailing `&` (run in the background) is how it runs here anyway.
-  const [, name, rest] = /^webhook-cli (listen|serve)(.*?)(?:\s*&)?$/.exec(stripComment(command)) as RegExpExecArray;
+  const [, name, rest] = /^webhook-cli (listen|serve|inspect)(.*?)(?:\s*&)?$/.exec(stripComment(command)) as RegExpExecArray;
   // The inspector too gets any free port instead of its default 4040.
   const ui = /\s--ui\b/.test(rest as string) && !/\s--ui-port\b/.test(rest as string) ? " --ui-port 0" : "";
   return `exec node "$WEBHOOK_CLI_BIN" ${name} --port 0${(rest as string).replace(/\s--port\s+\d+/g, "")}${ui}`;

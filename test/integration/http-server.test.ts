@@ -47,7 +47,7 @@ describe("the one HTTP server helper (util/http-server.ts)", () => {
       port: busy.port,
       store: new RequestStore({ keep: 1 }),
       secret: undefined,
-      forwardUrl: null,
+      routes: null,
       receiverUrl: "http://127.0.0.1:9",
       resend: () => Promise.resolve(undefined),
     };

@@ -17,7 +17,7 @@ async function inspector(keep: number, maxStreams?: number): Promise<{ store: Re
     port: 0,
     store,
     secret: undefined,
-    forwardUrl: null,
+    routes: null,
     receiverUrl: "http://127.0.0.1:9",
     resend: () => Promise.resolve(undefined),
     ...(maxStreams !== undefined ? { maxStreams } : {}),

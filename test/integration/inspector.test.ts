@@ -138,3 +138,49 @@ describe("inspector page server", () => {
     expect(JSON.parse(row.split("data: ")[1] ?? "{}")).toMatchObject({ label: "4", userId: "four", signature: "ok" });
   });
 });
+
+describe("the inspector follows listen's routing (--forward-to TYPE=URL)", () => {
+  it("a row's copy-as-curl and Resend go to its route; a row no route takes, to listen; the hello names the routes", async () => {
+    const tracks = await server();
+    const inspection = new Inspection({ secret: SECRET, routes: { fallback: null, byType: { track: `${tracks.url}/track` } } });
+    const receiver = await startReceiver({ secret: SECRET, onRequest: inspection.add });
+    inspection.setReceiverUrl(receiver.url);
+    const page = await inspection.serve(0);
+    opened.push(receiver, inspection);
+    await deliver(`${receiver.url}/hooks`, track("ada"));
+    const identify = JSON.stringify({ version: 1, type: "identify", userId: "bob", traits: {}, timestamp: "2024-01-01T00:00:00.000Z" });
+    await deliver(`${receiver.url}/hooks`, identify);
+
+    const routed = JSON.parse((await get(`${page}/api/requests/1`)).body) as Record<string, unknown>;
+    expect(routed["forwardTarget"]).toBe(`${tracks.url}/track`);
+    expect(routed["curl"]).toContain(`-X POST '${tracks.url}/track'`);
+    const answered = JSON.parse((await get(`${page}/api/requests/2`)).body) as Record<string, unknown>;
+    expect(answered["forwardTarget"]).toBeNull();
+    expect(answered["curl"]).toContain(`-X POST '${receiver.url}/hooks'`);
+
+    // Resend without a URL: each row to its own route, the unrouted one to listen itself.
+    for (const id of [1, 2]) expect((await get(`${page}/api/requests/${id}/resend`, { "content-type": "application/json" }, "POST", "{}")).status).toBe(200);
+    expect(tracks.requests.map((one) => [one.url, one.body.toString()])).toEqual([["/track", track("ada")]]);
+    expect(inspection.store.list().map((row) => `${row.label}:${row.resend?.url ?? ""}`)).toEqual([
+      "1:",
+      "2:",
+      `R1:${tracks.url}/track`,
+      // listen received the resent identify: its own row, then the resend's.
+      "3:",
+      `R2:${receiver.url}`,
+    ]);
+
+    const stream = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${page}/api/events`, (res) => {
+        res.once("data", (chunk: Buffer) => {
+          resolve(chunk.toString());
+          req.destroy();
+        });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    const hello = JSON.parse(/data: (.*)/.exec(stream)?.[1] ?? "{}") as Record<string, unknown>;
+    expect(hello).toMatchObject({ forwardUrl: null, forwardByType: { track: `${tracks.url}/track` } });
+  });
+});

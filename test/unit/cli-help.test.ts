@@ -7,6 +7,7 @@ import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.j
 import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
+import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";
 import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
 import { REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
@@ -30,6 +31,7 @@ const TABLES: Record<string, readonly OptionSpec[]> = {
   AUDIENCE_SYNC_OPTIONS,
   GENERATE_OPTIONS,
   DEMO_OPTIONS,
+  INSPECT_OPTIONS,
 };
 
 function fakeIo(env: NodeJS.ProcessEnv = {}, isTTY = false): CliIo & { out: () => string } {
@@ -96,6 +98,7 @@ describe("help is generated from the option tables", () => {
     generate: GENERATE_OPTIONS,
     send: SEND_OPTIONS,
     listen: LISTEN_OPTIONS,
+    inspect: INSPECT_OPTIONS,
     replay: REPLAY_OPTIONS,
     serve: SERVE_OPTIONS,
     "audience sync": AUDIENCE_SYNC_OPTIONS,

@@ -196,3 +196,14 @@ describe("TLS failures are worded by webhook-cli", () => {
     expect(plain.urls[0]).not.toHaveProperty("response");
   });
 });
+
+describe("DeliveryEngine: a recorded batch", () => {
+  it("signs its element 0 (the rule it was recorded under) and sends the whole body", async () => {
+    const { engine, transport } = setup(answers(200));
+    const batch = `[${BODY},{"type":"track"}]`;
+    await engine.deliver(batch, { recorded: { method: "POST", rule: "first-element" } });
+    const { createHmac } = await import("node:crypto");
+    expect(String(transport.requests[0]?.body)).toBe(batch);
+    expect(transport.requests[0]?.headers["X-Signature"]).toBe(createHmac("sha1", "k").update(BODY).digest("hex"));
+  });
+});

@@ -1,4 +1,5 @@
 // The detail pane of one request: its verdict, the app's answer, headers, body, Resend and Copy as curl.
+import { actions, curlSection } from "./actions.js";
 import { badge, day, h, keyValues, size, statusKind, time } from "./dom.js";
 
 /** The detail pane of one request; `page` gives the page's select and the URLs it resends to. */
@@ -12,7 +13,13 @@ export function renderDetail(d, page) {
       { class: "sub mono" },
       sub,
       d.resendOf !== null
-        ? h("span", {}, " · resend of ", h("span", { class: "link", onclick: () => page.select(d.resendOf) }, `#${d.resendOfLabel}`), ` to ${d.resendUrl}`)
+        ? h(
+            "span",
+            { id: "resend-of" },
+            d.resendEdited ? " · edited resend of " : " · resend of ",
+            h("span", { class: "link", onclick: () => page.select(d.resendOf) }, `#${d.resendOfLabel}`),
+            ` to ${d.resendUrl}`,
+          )
         : null,
     ),
     actions(d, page),
@@ -27,64 +34,9 @@ export function renderDetail(d, page) {
     keyValues(d.headers),
     h("h3", {}, "Body"),
     bodySection(d),
-    h(
-      "details",
-      { open: d.curl === null },
-      h("summary", {}, "curl"),
-      d.curl !== null ? h("pre", { id: "curl-text" }, d.curl) : h("p", { id: "curl-problem", class: "problem warn" }, curlProblem(d)),
-    ),
+    curlSection(d),
   ];
 }
-
-function actions(d, page) {
-  const url = h("input", {
-    id: "resend-url",
-    type: "url",
-    value: page.forwardUrl ?? page.receiverUrl,
-    "aria-label": "Resend to URL",
-    placeholder: "http://localhost:3000/webhook",
-  });
-  const note = h("p", { id: "action-note", class: "note muted", role: "status" });
-  const resend = h("button", { id: "resend", type: "button" }, "Resend");
-  resend.addEventListener("click", async () => {
-    resend.disabled = true;
-    note.textContent = "Resending…";
-    try {
-      const response = await fetch(`/api/requests/${d.id}/resend`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ url: url.value }),
-      });
-      const result = await response.json();
-      if (!response.ok) note.textContent = result.error;
-      else {
-        note.replaceChildren(
-          `Resent as `,
-          h("span", { class: "link", onclick: () => page.select(result.id) }, `#${result.label}`),
-          ` → ${result.appStatus ?? result.appError ?? "no answer"}${result.ms !== null ? ` in ${result.ms} ms` : ""}`,
-        );
-      }
-    } finally {
-      resend.disabled = false;
-    }
-  });
-  const copy = h("button", { id: "copy-curl", type: "button", class: "secondary", title: d.curl === null ? curlProblem(d) : null }, "Copy as curl");
-  copy.addEventListener("click", async () => {
-    if (d.curl === null) {
-      note.textContent = curlProblem(d);
-      return;
-    }
-    try {
-      await navigator.clipboard.writeText(d.curl);
-      note.textContent = "curl command copied";
-    } catch {
-      note.textContent = "the clipboard is not available: the command is under “curl” below";
-    }
-  });
-  return h("div", {}, h("div", { class: "actions" }, url, resend, copy), note);
-}
-
-const curlProblem = (d) => `Cannot be copied as curl: ${d.curlProblem}.`;
 
 function signatureSection(d) {
   if (d.signature === "ok" && d.signatureRule === "first-element")
@@ -164,7 +116,13 @@ function responseSection(d, page) {
     return h(
       "p",
       { class: "muted" },
-      page.forwardUrl ? "not forwarded (answered by a fault flag)" : `not forwarding: listen answered ${d.status ?? "nothing"}`,
+      d.forwardTarget
+        ? "not forwarded (answered by a fault flag)"
+        : page.receiverUrl === null
+          ? "no app's answer in the recording (listen was not forwarding it)"
+          : page.forwarding
+            ? `not forwarded: no route takes it (no --forward-to without a type); listen answered ${d.status ?? "nothing"}`
+            : `not forwarding: listen answered ${d.status ?? "nothing"}`,
     );
   return h(
     "div",

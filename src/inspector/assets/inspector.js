@@ -1,116 +1,51 @@
-// The inspector page: rows arrive as server-sent events; everything is built with DOM calls
-// (never innerHTML), because every field shown comes from a request anyone could send.
+// The inspector page: listen's requests arrive as server-sent events; a recording (`inspect FILE`) is read in pages.
+// Everything is built with DOM calls (never innerHTML), because every field shown comes from a request anyone could send.
 
 import { renderDetail } from "./detail.js";
-import { badge, h, size, statusKind, time } from "./dom.js";
+import { h, size } from "./dom.js";
+import { installKeys } from "./keys.js";
+import { listFooter, listRows, matches } from "./list.js";
 
-const state = { rows: [], keep: 1000, selected: null, forwardUrl: null, receiverUrl: "", fresh: new Set() };
+const state = {
+  mode: "live",
+  rows: [],
+  keep: 1000,
+  selected: null,
+  cursor: null,
+  forwarding: false,
+  receiverUrl: "",
+  fresh: new Set(),
+  // A recording: the page shown (newest first), the `before` of each newer page, and where the next older one starts.
+  page: { rows: [], before: null, next: null },
+  pages: [],
+  // Filters set: the server's matches, newest first, and where to search on.
+  search: null,
+};
 const $ = (id) => document.getElementById(id);
 
-function signatureBadge(row) {
-  if (row.signature === "ok") return badge("ok", "ok");
-  if (row.signature === "failed") return badge("failed", "bad");
-  return badge("unsigned", "dim");
-}
-
-function shapeBadge(row) {
-  if (row.shape === "errors") return badge("errors", "bad");
-  if (row.shape === "warnings") return badge("warnings", "warn");
-  return badge("ok", "ok");
-}
-
-function answerCell(row) {
-  if (row.resendOf !== null)
-    return h(
-      "span",
-      {
-        class: "link",
-        title: "the request this one resent",
-        onclick: (e) => {
-          e.stopPropagation();
-          select(row.resendOf);
-        },
-      },
-      `↻ #${row.resendOfLabel}`,
-    );
-  if (row.fault === "timeout") return badge("held", "warn");
-  if (row.fault === "drop") return badge("dropped", "warn");
-  return badge(`${row.status ?? "–"}${row.injected ? " injected" : ""}`, row.injected ? "warn" : statusKind(row.status));
-}
-
-function appCell(row) {
-  if (row.appStatus !== null) return badge(String(row.appStatus), statusKind(row.appStatus));
-  if (row.appError) return h("span", { title: row.appError }, badge(row.status === 504 || /answer/.test(row.appError) ? "timeout" : "unreachable", "bad"));
-  return h("span", { class: "muted" }, "–");
-}
-
-// The Type filter's value for a row: its message type, or what else its body is.
-function typeKey(row) {
-  if (row.kind === "batch" || row.kind === "payload") return row.kind;
-  if (row.kind === "none") return "no data";
-  return row.type ?? "(unknown)";
-}
-
-function matches(row, filters) {
-  if (filters.type && typeKey(row) !== filters.type) return false;
-  if (filters.verdict === "valid" && !row.valid) return false;
-  if (filters.verdict === "invalid" && row.valid) return false;
-  if (filters.verdict === "signature" && row.signature !== "failed") return false;
-  if (filters.verdict === "shape" && row.shape !== "errors") return false;
-  if (filters.verdict === "unsigned" && row.signature !== "unsigned") return false;
-  if (filters.text) {
-    const haystack = [row.label, row.method, row.path, row.kindLabel, row.userId, row.name, row.status, row.appStatus, row.appError, row.resendUrl]
-      .join(" ")
-      .toLowerCase();
-    if (!haystack.includes(filters.text)) return false;
-  }
-  return true;
-}
-
 function currentFilters() {
-  return { type: $("filter-type").value, verdict: $("filter-verdict").value, text: $("filter-text").value.trim().toLowerCase() };
+  return { q: $("filter-text").value.trim(), type: $("filter-type").value, verdict: $("filter-verdict").value };
 }
 
+const filtering = () => Object.values(currentFilters()).some((value) => value !== "");
+
+/** The rows listed, newest first. */
 function shownRows() {
+  if (state.mode === "file") return state.search ? state.search.rows : state.page.rows;
+  if (!filtering()) return [...state.rows].reverse();
   const filters = currentFilters();
-  return state.rows.filter((row) => matches(row, filters)).reverse();
+  const found = new Set(state.search?.rows.map((row) => row.id));
+  return state.rows.filter((row) => found.has(row.id) || matches(row, filters)).reverse();
 }
 
 function renderList() {
   const shown = shownRows();
-  const body = $("rows");
-  body.replaceChildren(
-    ...shown.map((row) =>
-      h(
-        "tr",
-        {
-          "data-id": row.id,
-          class: [row.id === state.selected ? "selected" : "", state.fresh.has(row.id) ? "fresh" : ""].join(" ").trim() || null,
-          onclick: () => select(row.id),
-        },
-        h("td", { class: "mono" }, row.label),
-        h("td", { class: "mono" }, time(row.receivedAt)),
-        h("td", {}, row.method),
-        h("td", { class: "mono", title: row.path }, row.path),
-        h("td", { class: "type" }, row.kindLabel ?? h("span", { class: "muted" }, "?")),
-        h(
-          "td",
-          { title: [row.userId, row.name].filter(Boolean).join(" · ") },
-          row.userId ?? "–",
-          row.name ? h("span", { class: "muted" }, ` · ${row.name}`) : null,
-        ),
-        h("td", {}, signatureBadge(row)),
-        h("td", {}, shapeBadge(row)),
-        h("td", {}, answerCell(row)),
-        h("td", {}, appCell(row)),
-        h("td", { class: "num" }, size(row.size)),
-        h("td", { class: "num" }, row.ms === null ? "–" : `${row.ms} ms`),
-      ),
-    ),
-  );
+  $("rows").replaceChildren(...listRows(shown, { selected: state.selected, cursor: state.cursor, fresh: state.fresh, select }));
   state.fresh.clear();
-  $("empty").hidden = state.rows.length > 0;
-  $("count").textContent = shown.length === state.rows.length ? `${state.rows.length} requests` : `${shown.length} of ${state.rows.length} requests`;
+  $("list-footer").replaceChildren(...listFooter(state, { searchMore, older, newer }));
+  const total = state.mode === "file" ? state.total : state.rows.length;
+  $("empty").hidden = total > 0;
+  $("count").textContent = filtering() ? `${shown.length} of ${total} requests` : `${total} requests`;
   $("download").disabled = shown.length === 0;
 }
 
@@ -126,6 +61,7 @@ function scheduleRender() {
 
 async function select(id) {
   state.selected = id;
+  state.cursor = id;
   renderList();
   const response = await fetch(`/api/requests/${id}`);
   const pane = $("detail");
@@ -135,13 +71,79 @@ async function select(id) {
     return;
   }
   const detail = await response.json();
-  if (state.selected === id) pane.replaceChildren(...renderDetail(detail, { select, forwardUrl: state.forwardUrl, receiverUrl: state.receiverUrl }));
+  const page = { select, forwarding: state.forwarding, receiverUrl: state.receiverUrl, onResent };
+  if (state.selected === id) pane.replaceChildren(...renderDetail(detail, page));
+}
+
+/** A recording's resends are listed at the top of its newest page (listen's come through the stream). */
+function onResent(row) {
+  if (state.mode !== "file") return;
+  state.total += 1;
+  if (state.pages.length === 0) state.page.rows.unshift(row);
+  scheduleRender();
+}
+
+// Filters are applied by the server, over every row it has (a recording's whole file, in bounded steps).
+let searchTimer;
+let searchToken = 0;
+function scheduleSearch(delayMs = 250) {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => void runSearch(), delayMs);
+}
+
+async function runSearch(before) {
+  const token = ++searchToken;
+  if (!filtering()) {
+    state.search = null;
+    return scheduleRender();
+  }
+  const params = new URLSearchParams(currentFilters());
+  if (before !== undefined) params.set("before", String(before));
+  const response = await fetch(`/api/search?${params}`);
+  const answer = await response.json();
+  if (token !== searchToken) return;
+  if (!response.ok) {
+    $("count").textContent = answer.error;
+    return;
+  }
+  const earlier = before !== undefined && state.search ? state.search : { rows: [], scanned: 0 };
+  state.search = { rows: [...earlier.rows, ...answer.rows], next: answer.next, scanned: earlier.scanned + answer.scanned };
+  scheduleRender();
+}
+
+const searchMore = () => void runSearch(state.search?.next ?? undefined);
+
+async function loadPage(before) {
+  const response = await fetch(`/api/rows${before === null ? "" : `?before=${before}`}`);
+  const answer = await response.json();
+  state.page = { rows: answer.rows, before, next: answer.next };
+  scheduleRender();
+}
+
+function older() {
+  state.pages.push(state.page.before);
+  void loadPage(state.page.next);
+}
+
+function newer() {
+  void loadPage(state.pages.pop() ?? null);
 }
 
 function showDropped(dropped) {
   const note = $("history-note");
   note.hidden = !dropped;
   if (dropped) note.textContent = `${dropped.message} (${dropped.dropped} so far)`;
+}
+
+// listen's routing: one line per routed type, then where the rest goes.
+function showRoutes(fallback, byType) {
+  const typed = Object.entries(byType ?? {});
+  const lines = typed.map(([type, url]) => h("div", { class: "route", "data-type": type }, `${type} → ${url}`));
+  const rest = typed.length > 0 ? "the rest → " : "";
+  if (fallback !== null) lines.push(h("div", { class: "route", "data-type": "" }, `${rest}${fallback}`));
+  else if (typed.length > 0) lines.push(h("div", { class: "route muted", "data-type": "" }, "the rest: answered here"));
+  $("forward-url").replaceChildren(...(lines.length > 0 ? lines : ["– (not forwarding)"]));
+  state.forwarding = lines.length > 0;
 }
 
 function download() {
@@ -158,29 +160,35 @@ const keepNewest = () => {
   if (state.rows.length > state.keep) state.rows.splice(0, state.rows.length - state.keep);
 };
 
+// A new row while filters are set: the server searches again, at most twice a second.
+function newRow() {
+  if (state.search) scheduleSearch(500);
+  scheduleRender();
+}
+
 function connect() {
   const live = $("live");
   const events = new EventSource("/api/events");
   events.addEventListener("hello", (event) => {
     const hello = JSON.parse(event.data);
-    Object.assign(state, { rows: hello.rows, keep: hello.keep, forwardUrl: hello.forwardUrl, receiverUrl: hello.receiverUrl });
+    Object.assign(state, { rows: hello.rows, keep: hello.keep, receiverUrl: hello.receiverUrl });
     $("receiver-url").textContent = hello.receiverUrl;
-    $("forward-url").textContent = hello.forwardUrl ?? "– (not forwarding)";
+    showRoutes(hello.forwardUrl, hello.forwardByType);
     showDropped(hello.dropped);
-    scheduleRender();
+    newRow();
   });
   // The rest of the kept rows, in batches after hello; then each new row on its own.
   events.addEventListener("rows", (event) => {
     for (const row of JSON.parse(event.data)) state.rows.push(row);
     keepNewest();
-    scheduleRender();
+    newRow();
   });
   events.addEventListener("row", (event) => {
     const row = JSON.parse(event.data);
     state.rows.push(row);
     keepNewest();
     state.fresh.add(row.id);
-    scheduleRender();
+    newRow();
   });
   // listen dropped its oldest rows (too many, or too many bytes): drop them here too, and say why.
   events.addEventListener("dropped", (event) => {
@@ -224,7 +232,48 @@ async function explainRefusal(live) {
   setTimeout(connect, retryMs);
 }
 
-$("filters").addEventListener("input", scheduleRender);
+/** `inspect FILE`: the recording's name and size in the header, its newest page in the list. */
+function openRecording(info) {
+  Object.assign(state, { mode: "file", receiverUrl: null, total: info.requests });
+  $("where").replaceChildren(
+    h("dt", {}, "Recording"),
+    h("dd", { id: "recording-file" }, `${info.file} (${size(info.size)})`),
+    h("dt", {}, "Requests"),
+    h("dd", { id: "recording-count" }, String(info.requests)),
+  );
+  $("live").textContent = "recording (read-only)";
+  $("live").classList.remove("off");
+  $("empty").textContent = "This recording holds no requests.";
+  if (info.skipped > 0) {
+    $("history-note").hidden = false;
+    $("history-note").textContent = `${info.skipped} line${info.skipped === 1 ? "" : "s"} skipped: ${info.skips.join("; ")}`;
+  }
+  void loadPage(null);
+}
+
+async function start() {
+  const info = await (await fetch("/api/info")).json();
+  if (info.mode === "file") openRecording(info);
+  else connect();
+}
+
+// A change of filters: listen's rows are filtered at once; the server's answer follows.
+$("filters").addEventListener("input", () => {
+  searchToken += 1;
+  state.search = null;
+  scheduleRender();
+  scheduleSearch();
+});
 $("filters").addEventListener("submit", (event) => event.preventDefault());
 $("download").addEventListener("click", download);
-connect();
+installKeys({
+  ids: () => shownRows().map((row) => row.id),
+  cursor: () => state.cursor,
+  setCursor: (id) => {
+    state.cursor = id;
+    renderList();
+  },
+  open: (id) => void select(id),
+  search: $("filter-text"),
+});
+void start();

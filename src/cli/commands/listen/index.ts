@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";
-import { createForwarder } from "../../../receiver/forward.js";
+import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";
 import { RecordingFile } from "../../../receiver/record.js";
 import { startReceiver, type Receiver } from "../../../receiver/server.js";
 import { countNotReachedCase, writeJunitFile } from "../../../report/junit.js";
@@ -31,11 +31,12 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTlsFiles(options, io.cwd);
-  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
+  const routes = parseForwardRoutes(options.forwardTo ?? []);
+  const router = hasRoutes(routes) ? createRouter(routes, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const stopper = stopSwitch();
   const tally = new Tally(options, io, output, secret);
-  const inspection = createInspection(options, io, secret, forwarder?.url, output);
+  const inspection = createInspection(options, io, secret, router?.shown, output);
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
@@ -47,7 +48,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         faults: faultPlan(options),
         tls,
         recording,
-        forward: forwarder?.forward,
+        route: router?.route,
         maxConnections: options.maxConnections,
       }),
       health: () => tally.health(),
@@ -65,18 +66,18 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     });
   } catch (error) {
     recording?.close();
-    await forwarder?.close();
+    await router?.close();
     throw error;
   }
   inspection?.setReceiverUrl(receiver.url);
-  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
-  const stopKeys = announceReady(options, io, output, { receiver, forwardUrl: forwarder?.url, page, inspection, secret });
+  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, router], recording) : undefined;
+  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, page, inspection, secret });
   tally.startSpinner();
 
   const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
   stopKeys?.();
   await receiver.close();
-  await Promise.all([inspection?.close(), forwarder?.close()]);
+  await Promise.all([inspection?.close(), router?.close()]);
   recording?.close();
   tally.finish();
   return summarize(options, io, output, tally, reason);
@@ -94,10 +95,10 @@ function announceReady(
   options: ListenOptions,
   io: CliIo,
   output: Output,
-  ready: { receiver: Receiver; forwardUrl: string | undefined; page: string | undefined; inspection: Inspection | undefined; secret: string | undefined },
+  ready: { receiver: Receiver; routes: ForwardRoutes | undefined; page: string | undefined; inspection: Inspection | undefined; secret: string | undefined },
 ): (() => void) | undefined {
   const { receiver, inspection } = ready;
-  announce(output, receiver, ready.forwardUrl, ready.page);
+  announce(output, receiver, ready.routes, ready.page);
   if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
   const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
@@ -127,16 +128,20 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
 }
 
 /** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
-function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
+function announce(output: Output, receiver: Receiver, routes: ForwardRoutes | undefined, page: string | undefined): void {
+  const typed = Object.entries(routes?.byType ?? {});
   if (output.json) {
     output.event("listening", {
       url: receiver.url,
       port: receiver.port,
       ...(page ? { inspector: page } : {}),
-      ...(forwardUrl ? { forwardTo: forwardUrl } : {}),
+      ...(routes?.fallback ? { forwardTo: routes.fallback } : {}),
+      ...(typed.length > 0 ? { forwardByType: routes?.byType } : {}),
     });
     output.log(`Listening on ${receiver.url}`);
   } else output.line(`Listening on ${receiver.url}`);
-  if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
+  for (const [type, url] of typed) output.line(`Forwarding ${type} to ${url}`);
+  if (routes?.fallback) output.line(`Forwarding ${typed.length > 0 ? "the rest " : ""}to ${routes.fallback}`);
+  else if (typed.length > 0) output.line("Answering the rest here: no --forward-to without a type");
   if (page) output.line(`Inspector: ${page}`);
 }

@@ -1,9 +1,9 @@
 import { Inspection } from "../../../inspector/session.js";
-import type { Inspected } from "../../../inspector/store.js";
+import type { ForwardRoutes } from "../../../receiver/forward-routes.js";
 import type { RecordingFile } from "../../../receiver/record.js";
-import { formatDuration } from "../../../util/duration.js";
 import type { CliIo } from "../../io.js";
 import type { Output } from "../../output.js";
+import { reportResend } from "../../resend-line.js";
 import type { ListenFlags } from "./options.js";
 
 /** listen's inspector: the rows it keeps, its page, and how a resend is reported. */
@@ -13,7 +13,7 @@ export function createInspection(
   options: ListenFlags,
   io: CliIo,
   secret: string | undefined,
-  forwardUrl: string | undefined,
+  routes: ForwardRoutes | undefined,
   output: Output,
 ): Inspection | undefined {
   if (options.ui !== true && io.stdinIsTTY !== true) return undefined;
@@ -22,7 +22,7 @@ export function createInspection(
   return new Inspection({
     secret,
     strict: options.strict,
-    forwardUrl,
+    routes,
     ...limits,
     onResent: (row) => reportResend(row, output),
     onDropped: (notice) => output.warn(`inspector: ${notice.message}; the page shows the newest (a --record file keeps every request)`),
@@ -43,20 +43,4 @@ export async function serveInspector(
     recording?.close();
     throw error;
   }
-}
-
-/** `↻ R1 resend of #3 → http://localhost:3000/webhook  200  12ms` (or a `resend` JSON event). */
-function reportResend(row: Inspected, output: Output): void {
-  const response = row.response;
-  const fields = {
-    label: row.label,
-    of: row.resend?.ofLabel,
-    url: row.resend?.url,
-    status: response?.status ?? null,
-    ms: response?.ms ?? 0,
-    error: response?.error ?? null,
-  };
-  output.event("resend", fields);
-  const outcome = fields.status !== null && fields.error === null ? String(fields.status) : `${fields.status ?? "no answer"}: ${fields.error ?? ""}`;
-  output.line(`↻ ${fields.label} resend of #${fields.of ?? "?"} → ${fields.url ?? ""}  ${outcome}  ${formatDuration(fields.ms)}`);
 }

@@ -50,10 +50,9 @@ export const LISTEN_OPTIONS = [
   {
     key: "forwardTo",
     flag: "--forward-to",
-    arg: "<url>",
-    kind: "string",
-    nonEmpty: true,
-    help: "relay each request (exact bytes and headers) to your app and answer with its response",
+    arg: "<[type=]url>",
+    kind: "list",
+    help: "relay each request (exact bytes and headers) to your app and answer with its response; TYPE=URL (repeatable) routes one message type, the URL without a type takes the rest",
   },
   {
     key: "forwardTimeoutMs",
