@@ -36,7 +36,6 @@ export function refuse(req: IncomingMessage, pathname: string): string | null {
   return null;
 }
 
-
 export function send(res: ServerResponse, status: number, type: string, body: Buffer | string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": type }).end(body);
 }

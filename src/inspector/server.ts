@@ -14,7 +14,6 @@ import { MAX_SEARCH_ROWS, MAX_SEARCHES, search, searchQuery } from "./search.js"
 import type { Inspected, RequestStore } from "./store.js";
 import { detail, summarize } from "./view.js";
 
-
 export interface InspectorServerOptions {
   /** 0 = any free port. Always bound to 127.0.0.1. */
   port: number;
