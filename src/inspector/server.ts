@@ -57,6 +57,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   "/actions.js": { file: "actions.js", type: "text/javascript; charset=utf-8" },
   "/dom.js": { file: "dom.js", type: "text/javascript; charset=utf-8" },
   "/inspector.css": { file: "inspector.css", type: "text/css; charset=utf-8" },
+  "/detail.css": { file: "detail.css", type: "text/css; charset=utf-8" },
 };
 
 /**
