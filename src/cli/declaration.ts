@@ -30,6 +30,8 @@ export interface CommandDeclaration<T extends OptionTable = OptionTable, A exten
   readonly options: T;
   /** Command lines shown under `Examples:` in its help. */
   readonly examples: readonly string[];
+  /** Fixed bounds the command keeps, shown under `Limits:` in its help (those with a flag are in its options). */
+  readonly limits?: readonly string[];
   /** The exit status. A method, so a declaration with its own table fits the table of all commands. */
   run(options: OptionsOf<T>, args: A, context: RunContext): Promise<number>;
 }

@@ -62,8 +62,9 @@ function declare(parent: Command, declaration: CommandDeclaration | GroupDeclara
     if (argument.values) withFixedValues(command.registeredArguments.at(-1) as object, argument.values);
   }
   const examples = declaration.examples.map((line) => `  $ ${line}`).join("\n");
+  const limits = declaration.limits ? `\n\nLimits:\n${declaration.limits.map((line) => `  ${line}`).join("\n")}` : "";
   addOptions(command, declaration.options)
-    .addHelpText("after", `\nExamples:\n${examples}`)
+    .addHelpText("after", `\nExamples:\n${examples}${limits}`)
     .action(async (...params: unknown[]) => {
       // commander passes the arguments, then the option bag, then the command.
       const { parseTable } = await import("./options/parse.js");

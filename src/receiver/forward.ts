@@ -8,7 +8,7 @@ import { redactResponseHeaders } from "../util/redact.js";
 /** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
 const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
-const MAX_RELAYED_BODY = 8 * 1024 * 1024;
+export const MAX_RELAYED_BODY = 8 * 1024 * 1024;
 /** Why a relay was aborted: its deadline, or the receiver stopping. */
 const TIMED_OUT = Symbol("timed out");
 const INTERRUPTED = Symbol("interrupted");

@@ -16,7 +16,7 @@ import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verd
 export type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
-const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 const CLOSE_GRACE_MS = 1_000;
 const EMPTY = Buffer.alloc(0);

@@ -22,6 +22,12 @@ import { parseDuration } from "../../src/util/duration.js";
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
 import { closestName } from "../../src/util/suggest.js";
 import { cpuMs } from "../helpers/cpu-time.js";
+import { runInProcess } from "../helpers/run-cli.js";
+import { MAX_BODY_BYTES } from "../../src/receiver/server.js";
+import { MAX_RELAYED_BODY } from "../../src/receiver/forward.js";
+import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/util/http-limits.js";
+import { MAX_PRETTY_CHARS } from "../../src/util/pretty-json.js";
+import { DEFAULT_MAX_STREAMS } from "../../src/inspector/events.js";
 
 const TABLES: Record<string, readonly OptionSpec[]> = {
   SEND_OPTIONS,
@@ -158,6 +164,21 @@ describe("one rendering of defaults and environment variables", () => {
     const maxConnections = (table: readonly OptionSpec[]) => table.find((spec) => spec.flag === "--max-connections")?.shownDefault;
     expect(maxConnections(LISTEN_OPTIONS)).toBe(String(DEFAULT_MAX_CONNECTIONS));
     expect(maxConnections(SERVE_OPTIONS)).toBe(String(DEFAULT_SERVE_MAX_CONNECTIONS));
+  });
+});
+
+describe("listen --help", () => {
+  it("shows the fixed bounds under Limits:, with the code's figures", async () => {
+    const { code, stdout } = await runInProcess(["listen", "--help"]);
+    expect(code).toBe(0);
+    const limits = stdout.slice(stdout.indexOf("\nLimits:\n"));
+    const mib = (bytes: number) => `${bytes / 1024 / 1024} MiB`;
+    expect(limits).toContain(`a request body: ${mib(MAX_BODY_BYTES)} (413)`);
+    expect(limits).toContain(`--forward-to: ${mib(MAX_RELAYED_BODY)} (502)`);
+    expect(limits).toContain(`bodies in memory at once: ${mib(DEFAULT_BODY_BUDGET_BYTES)}`);
+    expect(limits).toContain(`under ${mib(MAX_PRETTY_CHARS)} of pretty text`);
+    expect(limits).toContain(`inspector pages: ${DEFAULT_MAX_STREAMS} at once`);
+    expect(limits).toContain("under 640 MB");
   });
 });
 

@@ -11,6 +11,13 @@ export const listenCommand: CommandDeclaration<typeof LISTEN_OPTIONS> = {
     "webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
     "webhook-cli listen --secret-file .secret --forward-to http://localhost:3000/webhook --ui",
   ],
+  // The same figures as the code's constants (test/unit/cli-help.test.ts checks them) and README#limits.
+  limits: [
+    "a request body: 1 MiB (413); an app's answer relayed by --forward-to: 8 MiB (502)",
+    "bodies in memory at once: 32 MiB, then 503 with Retry-After",
+    "pretty-printing: under 4 MiB of pretty text, else raw; inspector pages: 16 at once (503)",
+    "with these and the defaults above, listen stays under 640 MB of memory (docs/receiver.md#memory)",
+  ],
   async run(options, _, { io }) {
     return (await import("./index.js")).listen(options, io);
   },
