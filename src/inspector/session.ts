@@ -51,6 +51,7 @@ export class Inspection {
       status: request.status,
       fault: request.fault,
       injected: request.injected,
+      rule: request.rule,
       // A 502/504 is listen's answer, not the app's: the row keeps only why and how long.
       response:
         forwarded &&

@@ -15,6 +15,7 @@ import { onceEach } from "../../once-each.js";
 import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
 import { resolveListenSecret, warnUnsigned } from "../../secret.js";
+import { answerPlanOf } from "./answers.js";
 import { createInspection, serveInspector } from "./inspection.js";
 import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
@@ -32,6 +33,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTls(options, io.cwd);
+  const answers = answerPlanOf(options, io.cwd);
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const stopper = stopSwitch();
@@ -46,6 +48,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         secret,
         strict: options.strict,
         faults: faultPlan(options),
+        answers,
         tls,
         recording,
         forward: forwarder?.forward,
