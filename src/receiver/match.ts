@@ -1,13 +1,14 @@
 import type { MessageType } from "../messages/names.js";
+import type { BodyKind } from "./body-shape.js";
 import type { RequestVerdict } from "./verdict.js";
+
+export type { BodyKind } from "./body-shape.js";
 
 /*
  * Which received requests a matcher picks (docs/receiver.md#matching-requests): one rule shared by
  * --responses, the library's waitFor, the control API's filters and `expect`. Pure.
  */
 
-/** What the body was: a message, a batch, a mapped payload, no data, or none of these. */
-export type BodyKind = RequestVerdict["bodyKind"];
 /** `valid` and `invalid` as the exit status counts them (signature and shape); `any` for both. */
 export type VerdictFilter = "valid" | "invalid" | "any";
 

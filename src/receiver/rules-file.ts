@@ -5,7 +5,7 @@ import { ConfigError, WebhookCliError, type ErrorSource } from "../errors.js";
 import { MESSAGE_TYPES } from "../messages/names.js";
 import { parseDuration } from "../util/duration.js";
 import { parseJson } from "../util/json-depth.js";
-import { answerHeaders, type AnswerRule } from "./answers.js";
+import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";
 
 /* The rules of --responses (docs/receiver.md#scripted-answers), checked with zod; an error names the file and the rule's key. */
@@ -76,15 +76,24 @@ export function loadRulesFile(path: string, shownAs: string = path): AnswerRule[
 export function parseRules(value: unknown, source: ErrorSource): AnswerRule[] {
   const result = rulesSchema.safeParse(value);
   if (!result.success) throw zodProblem(result.error, source);
-  return result.data.map((rule, i) => {
-    const { status = 200, headers = {}, body, echo, delay } = rule.respond;
-    const at = (key: string): ErrorSource => ({ ...source, key: `[${i}].respond.${key}` });
-    const pairs = Object.entries(headers);
-    for (const [name, value] of pairs) rethrowAt(() => validateAnswerHeader(name, value, {}), at(`headers.${name}`));
-    const bytes = echo === true ? "echo" : body === undefined ? null : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
-    const delayMs = delay === undefined ? undefined : typeof delay === "number" ? delay : rethrowAt(() => parseDuration(delay), at("delay"));
-    return { match: rule.match ?? {}, respond: { status, headers: answerHeaders(pairs, bytes), body: bytes, delayMs } };
-  });
+  return result.data.map((rule, i) => ({ match: rule.match ?? {}, respond: answerOf(rule.respond, source, `[${i}].respond.`) }));
+}
+
+/** Checks one answer given as a value (the library's `respond`): `{status, headers, body}`. */
+export function parseAnswer(value: unknown, source: ErrorSource): ScriptedAnswer {
+  const result = respondSchema.safeParse(value);
+  if (!result.success) throw zodProblem(result.error, source);
+  return answerOf(result.data, source, "");
+}
+
+function answerOf(respond: z.infer<typeof respondSchema>, source: ErrorSource, prefix: string): ScriptedAnswer {
+  const { status = 200, headers = {}, body, echo, delay } = respond;
+  const at = (key: string): ErrorSource => ({ ...source, key: `${prefix}${key}` });
+  const pairs = Object.entries(headers);
+  for (const [name, value] of pairs) rethrowAt(() => validateAnswerHeader(name, value, {}), at(`headers.${name}`));
+  const bytes = echo === true ? "echo" : body === undefined ? null : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
+  const delayMs = delay === undefined ? undefined : typeof delay === "number" ? delay : rethrowAt(() => parseDuration(delay), at("delay"));
+  return { status, headers: answerHeaders(pairs, bytes), body: bytes, delayMs };
 }
 
 /** Checks a matcher given as a value (the library's waitFor): a misspelt field must not match everything. */

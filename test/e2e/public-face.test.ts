@@ -108,7 +108,9 @@ describe("the public face", () => {
       "function answers",
       "function byUrl",
       "function seededRandom",
+      "function startReceiver",
       "type AttemptReport",
+      "type BodyKind",
       "type Clock",
       "type DeliveryTransport",
       "type FakeAnswer",
@@ -116,7 +118,17 @@ describe("the public face", () => {
       "type FakeResponder",
       "type FakeTransportOptions",
       "type Random",
+      "type ReceivedVerdict",
+      "type ReceivedWebhook",
+      "type ReceiverFaults",
+      "type RequestMatch",
+      "type ResponseRule",
+      "type StartReceiverOptions",
+      "type TestReceiver",
       "type TimerHandle",
+      "type VerdictFilter",
+      "type WaitOptions",
+      "type WebhookMatcher",
     ]);
     expect(declaredValues).toEqual(runtimeNames);
   });
