@@ -1,6 +1,7 @@
 import { audienceCommand } from "./commands/audience/command.js";
 import { completionCommand } from "./commands/completion/command.js";
 import { demoCommand } from "./commands/demo/command.js";
+import { expectCommand } from "./commands/expect/command.js";
 import { generateCommand } from "./commands/generate/command.js";
 import { listenCommand } from "./commands/listen/command.js";
 import { replayCommand } from "./commands/replay/command.js";
@@ -16,6 +17,7 @@ export const COMMANDS: readonly (CommandDeclaration | GroupDeclaration)[] = [
   generateCommand,
   sendCommand,
   listenCommand,
+  expectCommand,
   replayCommand,
   serveCommand,
   audienceCommand,

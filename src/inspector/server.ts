@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { WebhookCliError } from "../errors.js";
 import { startHttpServer } from "../util/http-server.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
+import type { ControlApi } from "./control-api.js";
 import { EventStreams } from "./events.js";
 import type { Inspected, RequestStore } from "./store.js";
 import { detail, recordLine, summarize } from "./view.js";
@@ -19,6 +20,8 @@ export interface InspectorServerOptions {
   resend: (id: number, url?: string) => Promise<Inspected | undefined>;
   /** Live event streams open at once (default 16); more are answered 503. */
   maxStreams?: number;
+  /** listen's control API, served beside the page (docs/receiver.md#control-api). */
+  control?: ControlApi | undefined;
 }
 
 export interface InspectorServer {
@@ -96,6 +99,7 @@ class InspectorApp {
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const { store } = this;
+    if (this.options.control?.handles(url.pathname)) return this.options.control.handle(req, res, url);
     const asset = req.method === "GET" ? this.assets.get(url.pathname) : undefined;
     if (asset) return send(res, 200, asset.type, asset.body);
     if (req.method === "GET" && url.pathname === "/api/events") return this.openStream(res);
@@ -193,7 +197,7 @@ function send(res: ServerResponse, status: number, type: string, body: Buffer | 
   res.writeHead(status, { ...SECURITY_HEADERS, ...headers, "content-type": type }).end(body);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   send(res, status, "application/json; charset=utf-8", JSON.stringify(value), headers);
 }
 

@@ -79,7 +79,7 @@ export function describeMatch(match: RequestMatch, defaultVerdict: VerdictFilter
   const fields = MATCH_FIELDS.filter((field) => field !== "verdict" && match[field] !== undefined).map((field) => `${field}: ${JSON.stringify(match[field])}`);
   const verdict = match.verdict ?? defaultVerdict;
   const which = fields.length > 0 ? `{${fields.join(", ")}}` : "any request";
-  return verdict === "any" ? which : `${which} with a ${verdict} verdict`;
+  return verdict === "any" ? which : `${which} with ${verdict === "invalid" ? "an" : "a"} ${verdict} verdict`;
 }
 
 function pathOnly(path: string): string {

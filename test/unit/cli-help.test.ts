@@ -8,6 +8,7 @@ import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js"
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
+import { EXPECT_OPTIONS } from "../../src/cli/commands/expect/options.js";
 import { REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
 import { SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
@@ -95,6 +96,7 @@ describe("help is generated from the option tables", () => {
     generate: GENERATE_OPTIONS,
     send: SEND_OPTIONS,
     listen: LISTEN_OPTIONS,
+    expect: EXPECT_OPTIONS,
     replay: REPLAY_OPTIONS,
     serve: SERVE_OPTIONS,
     "audience sync": AUDIENCE_SYNC_OPTIONS,

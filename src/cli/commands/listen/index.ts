@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors.js";
+import { ArrivalLog } from "../../../inspector/arrival-log.js";
+import { ControlApi } from "../../../inspector/control-api.js";
+import { sendJson } from "../../../inspector/server.js";
 import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";
 import { createForwarder } from "../../../receiver/forward.js";
@@ -16,7 +19,7 @@ import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
 import { resolveListenSecret, warnUnsigned } from "../../secret.js";
 import { answerPlanOf } from "./answers.js";
-import { createInspection, serveInspector } from "./inspection.js";
+import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
 import { stopSwitch, untilStopped, type StopReason } from "./stop.js";
@@ -39,6 +42,9 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const stopper = stopSwitch();
   const tally = new Tally(options, io, output, secret);
   const inspection = createInspection(options, io, secret, forwarder?.url, output);
+  // Every request in brief, for the control API and `expect` (docs/receiver.md#control-api).
+  const arrivals = new ArrivalLog();
+  const api = new ControlApi(arrivals, sendJson);
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
@@ -60,6 +66,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         const request = tally.take(received);
         if (request === undefined) return;
         inspection?.add(request);
+        arrivals.add(request);
         if (tally.countReached) {
           // Refuse anything after the Nth request right away (close is idempotent).
           void receiver.close();
@@ -73,14 +80,16 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     throw error;
   }
   inspection?.setReceiverUrl(receiver.url);
-  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, forwarder], recording) : undefined;
-  const stopKeys = announceReady(options, io, output, { receiver, forwardUrl: forwarder?.url, page, inspection, secret });
+  const control = await serveControl(inspection, options, api, [receiver, forwarder], recording);
+  const stopKeys = announceReady(options, io, output, { receiver, forwardUrl: forwarder?.url, control, inspection, secret });
   tally.startSpinner();
 
   const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
   stopKeys?.();
   await receiver.close();
-  await Promise.all([inspection?.close(), forwarder?.close()]);
+  // Waits still held are answered with the final counts.
+  api.close();
+  await Promise.all([control.close(), inspection?.close(), forwarder?.close()]);
   recording?.close();
   tally.finish();
   return summarize(options, io, output, tally, reason);
@@ -98,11 +107,12 @@ function announceReady(
   options: ListenOptions,
   io: CliIo,
   output: Output,
-  ready: { receiver: Receiver; forwardUrl: string | undefined; page: string | undefined; inspection: Inspection | undefined; secret: string | undefined },
+  ready: { receiver: Receiver; forwardUrl: string | undefined; control: ControlPort; inspection: Inspection | undefined; secret: string | undefined },
 ): (() => void) | undefined {
-  const { receiver, inspection } = ready;
-  announce(output, receiver, ready.forwardUrl, ready.page);
-  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
+  const { receiver, inspection, control } = ready;
+  announce(output, receiver, ready.forwardUrl, control);
+  // Line 1 stays the webhook URL (scripts read it with `head -1`); line 2 is the control API's.
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, [receiver.url, control.url]);
   const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
@@ -130,12 +140,14 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
   return code;
 }
 
-/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
-function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, page: string | undefined): void {
+/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed, where the page and the control API are. */
+function announce(output: Output, receiver: Receiver, forwardUrl: string | undefined, control: ControlPort): void {
+  const { page } = control;
   if (output.json) {
     output.event("listening", {
       url: receiver.url,
       port: receiver.port,
+      control: control.url,
       ...(page ? { inspector: page } : {}),
       ...(forwardUrl ? { forwardTo: forwardUrl } : {}),
     });
@@ -143,6 +155,7 @@ function announce(output: Output, receiver: Receiver, forwardUrl: string | undef
   } else output.line(`Listening on ${receiver.url}`);
   if (forwardUrl) output.line(`Forwarding to ${forwardUrl}`);
   if (page) output.line(`Inspector: ${page}`);
+  output.line(`Control API: ${control.url}`);
 }
 
 function readTls(options: ListenOptions, cwd: string): { cert: Buffer; key: Buffer } | undefined {

@@ -87,8 +87,8 @@ export const LISTEN_OPTIONS = [
     kind: "integer",
     min: 0,
     max: 65535,
-    default: "4040",
-    help: "port of the inspector page (0 = any free port)",
+    shownDefault: "4040 with --ui, else any free port",
+    help: "port of the inspector page and the control API (0 = any free port)",
   },
   { key: "uiKeep", flag: "--ui-keep", arg: "<n>", kind: "integer", min: 1, max: 1_000_000, default: "1000", help: "requests the inspector keeps in memory" },
   {
