@@ -24,7 +24,11 @@ describe.skipIf(chromiumPath === undefined)("the inspector shows which rule answ
     listen = startInProcess(["listen", "--port", "0", "--ui", "--ui-port", "0", "--secret", SECRET, "--responses", "rules.json"], { cwd: dir });
     const [, receiver, inspector] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
     for (const body of [message("track", { event: "Order Completed", properties: {} }), message("identify", { traits: {} })]) {
-      const response = await fetch(`${receiver}/hooks`, { method: "POST", body, headers: { "x-signature": createHmac("sha1", SECRET).update(body).digest("hex") } });
+      const response = await fetch(`${receiver}/hooks`, {
+        method: "POST",
+        body,
+        headers: { "x-signature": createHmac("sha1", SECRET).update(body).digest("hex") },
+      });
       await response.text();
     }
     browser = await launchChromium(chromiumPath);
