@@ -72,7 +72,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       const timeout = wait.timeout ?? DEFAULT_WAIT_MS;
       const timeoutMs = typeof timeout === "string" ? libraryCall(() => parseDuration(timeout, { field: "timeout" })) : timeout;
       const found = history.views().filter(test);
-      return waiters.wait(found, test, count, timeoutMs, (n) => report(`timed out after ${timeoutMs} ms`, n, count, shown));
+      return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
     },
     respondWith(rules) {
       answers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
@@ -83,7 +83,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       faults.reset();
     },
     async close() {
-      waiters.rejectAll((n) => report("the receiver was closed", n, 1, "the matcher"));
+      waiters.rejectAll("the receiver was closed");
       await server.close();
       await forwarder?.close();
     },

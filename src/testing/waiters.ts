@@ -7,6 +7,8 @@ interface Waiter {
   count: number;
   found: ReceivedWebhook[];
   timer: TimerHandle;
+  /** The rejection's message: why it ended and how many it had found. */
+  explain(why: string, found: number): string;
   resolve(found: ReceivedWebhook[]): void;
   reject(error: Error): void;
 }
@@ -21,17 +23,18 @@ export class Waiters {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Waits for `count` requests passing `test`, `found` (from the history) counted first; `timedOut` makes the rejection's message. */
-  wait(found: ReceivedWebhook[], test: Waiter["test"], count: number, timeoutMs: number, timedOut: (found: number) => string): Promise<ReceivedWebhook[]> {
+  /** Waits for `count` requests passing `test`, `found` (from the history) counted first; `explain` makes the rejection's message. */
+  wait(found: ReceivedWebhook[], test: Waiter["test"], count: number, timeoutMs: number, explain: Waiter["explain"]): Promise<ReceivedWebhook[]> {
     if (found.length >= count) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         test,
         count,
         found,
+        explain,
         resolve,
         reject,
-        timer: this.clock.setTimeout(() => this.end(waiter, new Error(timedOut(waiter.found.length))), timeoutMs),
+        timer: this.clock.setTimeout(() => this.end(waiter, new Error(explain(`timed out after ${timeoutMs} ms`, waiter.found.length))), timeoutMs),
       };
       this.waiting.add(waiter);
     });
@@ -53,9 +56,9 @@ export class Waiters {
     }
   }
 
-  /** Every waiter still waiting rejects with `message(found)` (the receiver closed). */
-  rejectAll(message: (found: number) => string): void {
-    for (const waiter of this.waiting) this.end(waiter, new Error(message(waiter.found.length)));
+  /** Every waiter still waiting rejects, saying `why` (the receiver closed). */
+  rejectAll(why: string): void {
+    for (const waiter of this.waiting) this.end(waiter, new Error(waiter.explain(why, waiter.found.length)));
   }
 
   private end(waiter: Waiter, outcome: ReceivedWebhook[] | Error): void {

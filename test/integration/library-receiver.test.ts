@@ -123,6 +123,12 @@ describe("a receiver started by the test", () => {
       ]);
       const error = (await small.waitFor({ path: "/1" }, { timeout: 50 }).catch((e: Error) => e)) as Error;
       expect(error.message).toMatch(/^4 requests arrived \(the last 2 kept: 2 payload \(valid\)\)\n {2}… 2 earlier\n {2}#3 POST \/3/m);
+      // Closing ends the waits still waiting, each with its own matcher and count.
+      const pending = small.waitFor({ path: "/9" }, { count: 2, timeout: "1m" }).catch((e: Error) => e);
+      await small.close();
+      expect(((await pending) as Error).message).toMatch(
+        /^waitFor: the receiver was closed: 0 of 2 requests matching \{path: "\/9"\} with a valid verdict\.\n/,
+      );
     } finally {
       await small.close();
     }

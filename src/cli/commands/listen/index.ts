@@ -110,9 +110,10 @@ function announceReady(
   ready: { receiver: Receiver; forwardUrl: string | undefined; control: ControlPort; inspection: Inspection | undefined; secret: string | undefined },
 ): (() => void) | undefined {
   const { receiver, inspection, control } = ready;
-  announce(output, receiver, ready.forwardUrl, control);
   // Line 1 stays the webhook URL (scripts read it with `head -1`); line 2 is the control API's.
+  // Written first: whoever has read `Listening on` can read the file too.
   if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, [receiver.url, control.url]);
+  announce(output, receiver, ready.forwardUrl, control);
   const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
