@@ -17,6 +17,8 @@ node "$WEBHOOK_CLI_BIN" listen --port 0 --ready-file listen.url > listen.out 2>&
 listen=$!
 node "$WEBHOOK_CLI_BIN" listen --port 0 --ready-file other.url > other.out 2>&1 &
 other=$!
+# Nothing outlives the script, whatever fails in it.
+trap 'kill "$listen" "$other" 2>/dev/null' EXIT
 wait_for listen.url && wait_for other.url || { echo "no ready file"; exit 9; }
 [ "$(sed -n 2p listen.url)" != "$(sed -n 2p other.url)" ] && echo "control ports differ"
 kill -TERM "$other"; wait "$other"
