@@ -42,7 +42,7 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
       ? "held (timeout)"
       : request.fault === "drop"
         ? "dropped"
-        : `${request.status ?? ""}${request.injected ? " (injected)" : ""}`;
+        : `${request.status ?? ""}${request.injected ? " (injected)" : request.rule !== null ? ` (rule ${request.rule})` : ""}`;
   // Every field a sender chose is escaped before it is painted: no control character reaches the terminal.
   let text = `#${request.index} ${printable(request.method)} ${printable(request.path)}  ${bodyText(v, paint)}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
   if (!verbose && v.shapeWarnings.length > 0) text += paint.dim(`  (+${v.shapeWarnings.length} unknown key${v.shapeWarnings.length === 1 ? "" : "s"})`);
@@ -114,6 +114,7 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
   if (v.batch !== null) fields["batch"] = v.batch;
   if (v.signatureNote !== null) fields["signatureNote"] = v.signatureNote;
   if (request.fault !== null) fields["fault"] = request.fault;
+  if (request.rule !== null) fields["rule"] = request.rule;
   if (request.forwarded) {
     const { fromApp, status, ms, error } = request.forwarded;
     fields["app"] = { status: fromApp ? status : null, ms, error };

@@ -32,13 +32,25 @@ export function validateHeader(name: string, value: string, source: ErrorSource)
   }
 }
 
+// What a scripted answer may not set: node:http frames the answer itself (docs/receiver.md#scripted-answers).
+const REFUSED_ANSWER_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "trailer"]);
+
+/** Checks one header of a scripted answer (listen --respond-header, --responses): as a static header, but Content-Type may be set. */
+export function validateAnswerHeader(name: string, value: string, source: ErrorSource): void {
+  if (!TOKEN.test(name)) throw new UsageError(`header name "${name}" is not a valid HTTP token`, source);
+  if (REFUSED_ANSWER_HEADERS.has(name.toLowerCase())) throw new UsageError(`header "${name}" cannot be set: listen frames its answers itself`, source);
+  if (!HEADER_VALUE.test(value)) {
+    throw new UsageError(`header "${name}" has a value with control characters (CR/LF, NUL…) or characters outside Latin-1`, source);
+  }
+}
+
 /** Parses `Name: value` (from `--header`). */
-export function parseHeaderFlag(text: string): [string, string] {
+export function parseHeaderFlag(text: string, field = "headers", validate: typeof validateHeader = validateHeader): [string, string] {
   const colon = text.indexOf(":");
-  if (colon <= 0) throw new UsageError(`"${text}" is not of the form 'Name: value'`, { field: "headers" });
+  if (colon <= 0) throw new UsageError(`"${text}" is not of the form 'Name: value'`, { field });
   const name = text.slice(0, colon).trim();
   const value = text.slice(colon + 1).trim();
-  validateHeader(name, value, { field: "headers" });
+  validate(name, value, { field });
   return [name, value];
 }
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import type { ShapeIssue } from "../messages/check.js";
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
+import { clipText } from "../util/clip.js";
 
 /*
  * What a row of the inspector keeps in memory, and what that costs. A row
@@ -88,7 +89,5 @@ function keepIssues(issues: readonly ShapeIssue[]): ShapeIssue[] {
 }
 
 function clip(text: string | undefined): string | undefined {
-  if (text === undefined || text.length <= MAX_KEPT_TEXT) return text;
-  // A copy: V8's slice() shares, and so keeps alive, the whole string it was cut from.
-  return `${Buffer.from(text.slice(0, MAX_KEPT_TEXT), "utf16le").toString("utf16le")}…`;
+  return text === undefined ? text : clipText(text, MAX_KEPT_TEXT);
 }

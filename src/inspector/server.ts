@@ -6,6 +6,7 @@ import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import { startHttpServer } from "../util/http-server.js";
 import type { CurlTarget } from "./curl.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
+import type { ControlApi } from "./control-api.js";
 import { EventStreams } from "./events.js";
 import { readJson, refuse, SECURITY_HEADERS, send, sendJson, TooLarge } from "./http.js";
 import { MAX_EDITED_BODY_BYTES } from "./resend.js";
@@ -36,6 +37,8 @@ export interface InspectorServerOptions {
   maxStreams?: number;
   /** The option that names the port, for a port-in-use error (default listen's `uiPort`). */
   portField?: string;
+  /** listen's control API, served beside the page (docs/receiver.md#control-api). */
+  control?: ControlApi | undefined;
 }
 
 export interface InspectorServer {
@@ -114,6 +117,7 @@ class InspectorApp {
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const { source } = this;
+    if (this.options.control?.handles(url.pathname)) return this.options.control.handle(req, res, url);
     const get = req.method === "GET";
     const asset = get ? this.assets.get(url.pathname) : undefined;
     if (asset) return send(res, 200, asset.type, asset.body);

@@ -1,5 +1,6 @@
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import type { ReceivedRequest } from "../receiver/server.js";
+import type { ControlApi } from "./control-api.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
 import { RequestStore, type DropNotice, type Inspected, type StoreLimits } from "./store.js";
@@ -52,6 +53,7 @@ export class Inspection {
       status: request.status,
       fault: request.fault,
       injected: request.injected,
+      rule: request.rule,
       // A 502/504 is listen's answer, not the app's: the row keeps only why and how long.
       response:
         forwarded &&
@@ -89,9 +91,10 @@ export class Inspection {
     return row;
   }
 
-  /** Serves the page on 127.0.0.1 (`port` 0 = any); resolves with its URL. */
-  async serve(port: number): Promise<string> {
+  /** Serves the page on 127.0.0.1 (`port` 0 = any), with listen's control API beside it; resolves with its URL. */
+  async serve(port: number, control?: ControlApi): Promise<string> {
     this.server = await startInspectorServer({
+      control,
       port,
       store: this.store,
       secret: this.options.secret,

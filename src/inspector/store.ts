@@ -26,6 +26,8 @@ export interface Inspected {
   injected: boolean;
   /** The app's answer when forwarding; a Resend target's answer for resent rows. */
   response: KeptResponse | null;
+  /** The index of the --responses rule that answered it, when one did. */
+  rule?: number | null;
   /** Resent rows only: the row resent, where to, and whether its body was edited first. */
   resend?: { of: number; ofLabel: string; url: string; edited?: boolean };
   /** What the row costs in memory, as the history bound counts it. */

@@ -33,6 +33,8 @@ export interface RowSummary {
   status: number | null;
   fault: "timeout" | "drop" | null;
   injected: boolean;
+  /** The index of the --responses rule that answered, or null. */
+  rule: number | null;
   appStatus: number | null;
   appError: string | null;
   size: number;
@@ -64,6 +66,7 @@ export function summarize(row: Inspected): RowSummary {
     status: row.status,
     fault: row.fault,
     injected: row.injected,
+    rule: row.rule ?? null,
     appStatus: row.response?.status ?? null,
     appError: row.response?.error ?? null,
     size: v.size,

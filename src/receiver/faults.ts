@@ -1,5 +1,6 @@
 import { UsageError } from "../errors.js";
 import type { Random } from "../util/clock.js";
+import type { ScriptedAnswer } from "./answers.js";
 
 /** One entry of `--script`: answer with a status, hold until the sender gives up, or close the connection. */
 export type ScriptStep = { kind: "status"; status: number } | { kind: "timeout" } | { kind: "drop" };
@@ -21,8 +22,14 @@ export interface FaultOptions {
   random?: Random;
 }
 
-/** What to do with one request. `injected` answers come from the fault flags, not the signature rule. */
-export type FaultAction = { kind: "answer"; status: number; injected: boolean; delayMs: number } | { kind: "timeout" } | { kind: "drop"; delayMs: number };
+/**
+ * What to do with one request. `injected` answers come from the fault flags, not the signature rule;
+ * `scripted` ones from --responses or --respond-header/--respond-body (their headers and body).
+ */
+export type FaultAction =
+  | { kind: "answer"; status: number; injected: boolean; delayMs: number; scripted?: ScriptedAnswer }
+  | { kind: "timeout" }
+  | { kind: "drop"; delayMs: number };
 
 /**
  * The fault plan (docs/receiver.md#fault-injection), pure and in request order: `--script`

@@ -1,4 +1,5 @@
 import type { Clock } from "../util/clock.js";
+import type { AnswerPlan } from "./answers.js";
 import type { ConnectionLimits } from "../util/http-limits.js";
 import type { FaultPlan } from "./faults.js";
 import type { ForwardRequest, ForwardResult } from "./forward.js";
@@ -26,6 +27,8 @@ export interface ReceivedRequest {
   raw: Buffer;
   /** With `forward`: the app's answer (or the 502/504 given for it); otherwise null. */
   forwarded: ForwardResult | null;
+  /** The index of the --responses rule that answered, or null. */
+  rule: number | null;
 }
 
 export interface ReceiverOptions extends ConnectionLimits {
@@ -35,6 +38,12 @@ export interface ReceiverOptions extends ConnectionLimits {
   secret?: string | undefined;
   strict?: boolean;
   faults?: FaultPlan;
+  /**
+   * Scripted answers (docs/receiver.md#scripted-answers): for a request the fault plan leaves to
+   * the signature rule and whose signature did not fail, the first matching rule answers (even
+   * when forwarding), else --respond with the plan's headers and body (not when forwarding).
+   */
+  answers?: AnswerPlan;
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Gets the lines of one or more requests (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
   recording?: RecordingSink;

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import { lingeringClose } from "../util/http-limits.js";
+import type { ScriptedAnswer } from "./answers.js";
 import type { FaultAction } from "./faults.js";
 import type { ForwardResult } from "./forward.js";
-import type { RequestVerdict } from "./verdict.js";
+import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
 const OK_BODY = '{"ok":true}';
 // With a Content-Length (rather than chunked framing) node:http sends head and body in one write.
@@ -45,7 +46,7 @@ export class Responder {
   }
 
   /** False when the answer can no longer go out; while closing, each answer ends its connection, so server.close() completes once they are out. */
-  private canAnswer(res: ServerResponse): boolean {
+  canAnswer(res: ServerResponse): boolean {
     if (res.destroyed || res.headersSent) return false;
     if (this.closing) res.shouldKeepAlive = false;
     return true;
@@ -57,13 +58,19 @@ export class Responder {
     this.answer(res, status, body);
   }
 
-  act(req: IncomingMessage, res: ServerResponse, action: FaultAction, verdict: RequestVerdict): void {
+  act(req: IncomingMessage, res: ServerResponse, action: FaultAction, request: { verdict: RequestVerdict; raw: Buffer; headers: RequestHeaders }): void {
     if (action.kind === "timeout") {
       this.hold(req.socket);
       return;
     }
+    if (action.kind === "answer" && action.scripted) {
+      const send = scriptedSender(res, action.status, action.scripted, request);
+      if (action.delayMs > 0 && !this.closing) this.delay(() => this.canAnswer(res) && send(), action.delayMs);
+      else if (this.canAnswer(res)) send();
+      return;
+    }
     // The answer's text is made now: a delayed answer must not hold the verdict (and its parsed body) meanwhile.
-    const body = action.kind === "answer" ? answerBody(action, verdict) : "";
+    const body = action.kind === "answer" ? answerBody(action, request.verdict) : "";
     if (action.delayMs > 0 && !this.closing) this.delay(() => this.now(req, res, action, body), action.delayMs);
     else this.now(req, res, action, body);
   }
@@ -103,6 +110,21 @@ export class Responder {
     }
     this.answer(res, action.status, body);
   }
+}
+
+/** Sends a scripted answer (docs/receiver.md#scripted-answers): its headers, and its body, the request's (echo) or listen's own. */
+function scriptedSender(res: ServerResponse, status: number, answer: ScriptedAnswer, request: { raw: Buffer; headers: RequestHeaders }): () => void {
+  let body: Buffer | string = answer.body === null ? OK_BODY : answer.body === "echo" ? request.raw : answer.body;
+  const headers: Record<string, string | readonly string[]> = { ...answer.headers };
+  if (answer.body === null && headers["content-type"] === undefined) headers["content-type"] = "application/json";
+  if (answer.body === "echo" && headers["content-type"] === undefined) headers["content-type"] = echoedType(request.headers["content-type"]);
+  if (!carriesBody(status)) body = "";
+  else headers["content-length"] = String(Buffer.byteLength(body));
+  return () => res.writeHead(status, headers as Record<string, string | string[]>).end(body === "" ? undefined : body);
+}
+
+function echoedType(type: string | string[] | undefined): string {
+  return typeof type === "string" && type !== "" ? type : "application/json";
 }
 
 function jsonHeaders(body: string): Record<string, string> {

@@ -110,7 +110,7 @@ class ReceiverCore {
     try {
       decided = this.decide(req, res, raw, receivedAt);
       const { action } = decided;
-      const forward = action.kind === "answer" && !action.injected ? this.forwardOf(decided.request.verdict) : undefined;
+      const forward = action.kind === "answer" && !action.injected && !action.scripted ? this.forwardOf(decided.request.verdict) : undefined;
       if (forward && action.kind === "answer") {
         return this.relay({ ...decided, request: { ...decided.request, verdict: withoutBody(decided.request.verdict) } }, action.delayMs, forward);
       }
@@ -127,7 +127,8 @@ class ReceiverCore {
     }
     if (this.batcher && line !== undefined) this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
     else this.answer(decided);
-    return undefined;
+    // An echo sends the request's bytes back: they stay in the budget until the answer is out.
+    return decided.action.kind === "answer" && decided.action.scripted?.body === "echo" ? untilClosed(res) : undefined;
   }
 
   /** The relay for a request (routing picks it by type), or undefined when the receiver answers it. */
@@ -138,12 +139,22 @@ class ReceiverCore {
   /** Decides the answer to one complete request: the verdict, then the fault plan. */
   private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
     const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
-    const action = this.faults.next(verdict.signatureValid !== false);
+    const method = req.method ?? "POST";
+    const path = req.url ?? "/";
+    let action = this.faults.next(verdict.signatureValid !== false);
+    // What the fault flags leave to the signature rule, a scripted answer may take (docs/receiver.md#scripted-answers).
+    const picked =
+      action.kind === "answer" && !action.injected && verdict.signatureValid !== false
+        ? this.options.answers?.pick({ method, path, verdict }, action.status)
+        : undefined;
+    // A request --forward-to routes to an app is answered by a rule only; the app answers the rest.
+    if (picked && action.kind === "answer" && (picked.rule !== null || !this.forwardOf(verdict)))
+      action = { kind: "answer", status: picked.answer.status, injected: false, delayMs: picked.answer.delayMs ?? action.delayMs, scripted: picked.answer };
     const request: ReceivedRequest = {
       index: ++this.index,
       receivedAt,
-      method: req.method ?? "POST",
-      path: req.url ?? "/",
+      method,
+      path,
       headers: req.headers,
       verdict,
       status: action.kind === "answer" ? action.status : null,
@@ -151,6 +162,7 @@ class ReceiverCore {
       injected: action.kind === "answer" ? action.injected : true,
       raw,
       forwarded: null,
+      rule: action.kind === "answer" && action.scripted ? (picked?.rule ?? null) : null,
     };
     return { req, res, request, action };
   }
@@ -215,7 +227,7 @@ class ReceiverCore {
 
   private answer({ req, res, request, action }: Decided): void {
     this.notify(request);
-    this.responder.act(req, res, action, request.verdict);
+    this.responder.act(req, res, action, request);
   }
 
   /** Tells the caller about a request; a throwing callback is reported, never the receiver's end. */
@@ -246,7 +258,14 @@ class ReceiverCore {
       injected: false,
       raw: EMPTY,
       forwarded: null,
+      rule: null,
     });
     this.responder.early(req, res, status, body);
   }
+}
+
+/** Resolves once the answer has gone out or its connection closed. */
+function untilClosed(res: ServerResponse): Promise<void> {
+  if (res.destroyed || res.writableFinished) return Promise.resolve();
+  return new Promise((resolve) => res.once("close", () => resolve()));
 }

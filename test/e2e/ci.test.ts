@@ -175,8 +175,12 @@ describe("readiness for CI scripts", () => {
     const ready = join(dir, "listen.url");
     const child = spawnCli(["listen", "--port", "0", "--ready-file", ready, "--count", "1", "--json"]);
     const done = collect(child);
-    const url = (await waitForFile(ready)).trim();
+    // Line 1 the webhook URL (what `head -1` reads), line 2 the control API's.
+    const [url, control, rest] = (await waitForFile(ready)).split("\n");
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(control).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(control).not.toBe(url);
+    expect(rest).toBe("");
     const health = await fetch(`${url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ ok: true, received: 0, valid: 0, invalid: 0 });

@@ -53,7 +53,8 @@ describe("webhook-cli listen (built CLI)", () => {
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split("\n");
     expect(lines[0]).toBe(`Listening on ${url}`);
-    expect(lines[1]).toMatch(/^#1 POST \/hook {2}track {2}ada {2}"Signed Up" {2}signature ok {2}\d+ B {2}→ 200$/);
+    expect(lines[1]).toMatch(/^Control API: http:\/\/127\.0\.0\.1:\d+$/);
+    expect(lines[2]).toMatch(/^#1 POST \/hook {2}track {2}ada {2}"Signed Up" {2}signature ok {2}\d+ B {2}→ 200$/);
     expect(lines.at(-1)).toBe("Summary: 2 requests, 2 valid, 0 invalid");
     expect(result.stdout + result.stderr).not.toContain(SECRET);
   });

@@ -33,6 +33,35 @@ describe("what a process loads", () => {
     ]);
   });
 
+  it('"webhook-cli/testing": its clock loads no server; startReceiver loads listen\'s receiver, and no commander, chalk, ora or CLI module', async () => {
+    const clockOnly = await modulesLoadedBy([
+      "--input-type=module",
+      "-e",
+      'import { VirtualClock } from "webhook-cli/testing"; console.log(typeof VirtualClock);',
+    ]);
+    expect(clockOnly.code).toBe(0);
+    expect(distModulesOf(clockOnly.urls)).toContain("testing.js");
+    expect(distModulesOf(clockOnly.urls).filter((path) => path.startsWith("receiver/") || path.startsWith("testing/receiver"))).toEqual([]);
+
+    const script = `
+      import { startReceiver } from "webhook-cli/testing";
+      const receiver = await startReceiver({ secret: "s" });
+      const response = await fetch(receiver.url + "/hook", { method: "POST", body: "{}" });
+      const [request] = await receiver.waitFor({ verdict: "any" });
+      console.log(response.status, request.verdict.signatureError);
+      await receiver.close();`;
+    const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe("401 missing X-Signature header");
+    const dist = distModulesOf(urls);
+    for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/faults.js", "receiver/answers.js"])
+      expect(dist).toContain(path);
+    const packages = packagesOf(urls);
+    for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
+    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\//.test(path))).toEqual([]);
+  });
+
   it.each([["--version"], ["--help"]])("webhook-cli %s loads no undici, zod or ora, nor any command's implementation", async (flag) => {
     const { urls, stdout, code } = await modulesLoadedBy(["bin/webhook-cli.js", flag]);
     expect(code).toBe(0);

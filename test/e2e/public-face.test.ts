@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { exportsOf, unexportedTypes, type Entry } from "../helpers/public-face.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../helpers/loaded-modules.js";
+import { exportsOf, undocumented, unexportedTypes, type Entry } from "../helpers/public-face.js";
 
 // The package's public face, name by name, as a dependent project sees it: the built dist/
 // (npm run build) imported by package name, and its .d.ts. A change to src/index.ts or
@@ -114,7 +117,9 @@ describe("the public face", () => {
       "function answers",
       "function byUrl",
       "function seededRandom",
+      "function startReceiver",
       "type AttemptReport",
+      "type BodyKind",
       "type Clock",
       "type DeliveryTransport",
       "type FakeAnswer",
@@ -122,7 +127,17 @@ describe("the public face", () => {
       "type FakeResponder",
       "type FakeTransportOptions",
       "type Random",
+      "type ReceivedVerdict",
+      "type ReceivedWebhook",
+      "type ReceiverFaults",
+      "type RequestMatch",
+      "type ResponseRule",
+      "type StartReceiverOptions",
+      "type TestReceiver",
       "type TimerHandle",
+      "type VerdictFilter",
+      "type WaitOptions",
+      "type WebhookMatcher",
     ]);
     expect(declaredValues).toEqual(runtimeNames);
   });
@@ -131,5 +146,12 @@ describe("the public face", () => {
     // Known and deliberate: the webhook message interfaces extend two unexported bases of
     // messages/schemas.ts (their members are all visible) and use its `Json` alias (an object).
     expect(unexportedTypes(ENTRIES)).toEqual(["Base", "Identity", "Json"]);
+  });
+
+  it("every name of both is documented in docs/library.md", async () => {
+    const page = readFileSync(join(ROOT, "docs/library.md"), "utf8");
+    for (const entry of ENTRIES) expect(undocumented((await exportsOf(entry, ENTRIES)).face, page), entry.specifier).toEqual([]);
+    // The check can fail: a name the page does not show is reported.
+    expect(undocumented(["function startReceiver", "type NotOnThePage"], page)).toEqual(["NotOnThePage"]);
   });
 });

@@ -16,6 +16,10 @@ describe("the webhook-cli/testing subpath export", () => {
       const second = await transport.post(request, 1000, false);
       console.log(JSON.stringify({ keys: Object.keys(testing).sort(), statuses: [first.status, second.status], random: testing.seededRandom(1)() === testing.seededRandom(1)() }));`;
     const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
-    expect(JSON.parse(output)).toEqual({ keys: ["FakeTransport", "VirtualClock", "answers", "byUrl", "seededRandom"], statuses: [503, 201], random: true });
+    expect(JSON.parse(output)).toEqual({
+      keys: ["FakeTransport", "VirtualClock", "answers", "byUrl", "seededRandom", "startReceiver"],
+      statuses: [503, 201],
+      random: true,
+    });
   });
 });

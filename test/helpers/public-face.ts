@@ -103,3 +103,13 @@ function read(entries: readonly Entry[]) {
     (symbol.declarations ?? []).some((declaration) => ts.isExportSpecifier(declaration) && (declaration.isTypeOnly || declaration.parent.parent.isTypeOnly));
   return { exported, resolve, isTypeOnly, checker };
 }
+
+/**
+ * The names of a face (`kind name` lines) that `markdown` never shows in code (`` `name` ``,
+ * `` `name(…)` `` or in a backquoted list): an export nobody can read about.
+ */
+export function undocumented(face: readonly string[], markdown: string): string[] {
+  const shown = new Set<string>();
+  for (const [, code] of markdown.matchAll(/`([^`\n]+)`/g)) for (const [name] of (code as string).matchAll(/[A-Za-z_$][\w$]*/g)) shown.add(name);
+  return face.map((line) => line.slice(line.indexOf(" ") + 1)).filter((name) => !shown.has(name));
+}

@@ -9,6 +9,7 @@ import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";
 import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
+import { EXPECT_OPTIONS } from "../../src/cli/commands/expect/options.js";
 import { REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
 import { SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
@@ -105,6 +106,7 @@ describe("help is generated from the option tables", () => {
     send: SEND_OPTIONS,
     listen: LISTEN_OPTIONS,
     inspect: INSPECT_OPTIONS,
+    expect: EXPECT_OPTIONS,
     replay: REPLAY_OPTIONS,
     serve: SERVE_OPTIONS,
     "audience sync": AUDIENCE_SYNC_OPTIONS,

@@ -9,6 +9,7 @@ import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";
 import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
+import { EXPECT_OPTIONS } from "../../src/cli/commands/expect/options.js";
 import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/inspector/store.js";
 import { parseTable } from "../../src/cli/options/parse.js";
 import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
@@ -18,7 +19,17 @@ import { addOptions, helpOf, type OptionSpec } from "../../src/cli/options/spec.
 import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/audience/audience-sync.js";
 import { DEFAULT_DELIVERY_CONCURRENCY as REPLAY_DEFAULT, DEFAULT_DELIVERY_CONCURRENCY as SERVE_DEFAULT } from "../../src/dispatch/dispatcher.js";
 
-const TABLES = { SEND_OPTIONS, LISTEN_OPTIONS, REPLAY_OPTIONS, SERVE_OPTIONS, AUDIENCE_SYNC_OPTIONS, GENERATE_OPTIONS, DEMO_OPTIONS, INSPECT_OPTIONS };
+const TABLES = {
+  SEND_OPTIONS,
+  LISTEN_OPTIONS,
+  REPLAY_OPTIONS,
+  SERVE_OPTIONS,
+  AUDIENCE_SYNC_OPTIONS,
+  GENERATE_OPTIONS,
+  DEMO_OPTIONS,
+  INSPECT_OPTIONS,
+  EXPECT_OPTIONS,
+};
 
 /** Parses argv with a command declared from `table`, the way the CLI does. */
 function parse<T extends readonly OptionSpec[]>(table: T, argv: string[], env: Record<string, string> = {}) {

@@ -112,6 +112,7 @@ function elementsSection(d) {
 
 function responseSection(d, page) {
   const r = d.response;
+  if (d.rule !== null) return h("p", { id: "answered-by-rule" }, `answered by rule ${d.rule} (--responses): ${d.status ?? "no answer"}`);
   if (!r)
     return h(
       "p",

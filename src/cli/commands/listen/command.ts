@@ -9,6 +9,7 @@ export const listenCommand: CommandDeclaration<typeof LISTEN_OPTIONS> = {
     "webhook-cli listen --secret-file .secret",
     "webhook-cli listen --port 0 --secret-file .secret --count 7 --junit report.xml",
     "webhook-cli listen --script 503,503,timeout,200 --record received.ndjson",
+    "webhook-cli listen --responses rules.json --respond-header 'X-Env: test'",
     "webhook-cli listen --secret-file .secret --forward-to http://localhost:3000/webhook --ui",
   ],
   // The same figures as the code's constants (test/unit/cli-help.test.ts checks them) and README#limits.

@@ -1,4 +1,7 @@
 import { resolve } from "node:path";
+import { ArrivalLog } from "../../../inspector/arrival-log.js";
+import { ControlApi } from "../../../inspector/control-api.js";
+import { sendJson } from "../../../inspector/http.js";
 import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";
 import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";
@@ -14,7 +17,8 @@ import { onceEach } from "../../once-each.js";
 import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
 import { resolveListenSecret, warnUnsigned } from "../../secret.js";
-import { createInspection, serveInspector } from "./inspection.js";
+import { answerPlanOf } from "./answers.js";
+import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
 import { stopSwitch, untilStopped, type StopReason } from "./stop.js";
@@ -31,12 +35,16 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTlsFiles(options, io.cwd);
+  const answers = answerPlanOf(options, io.cwd);
   const routes = parseForwardRoutes(options.forwardTo ?? []);
   const router = hasRoutes(routes) ? createRouter(routes, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const stopper = stopSwitch();
   const tally = new Tally(options, io, output, secret);
   const inspection = createInspection(options, io, secret, router?.shown, output);
+  // Every request in brief, for the control API and `expect` (docs/receiver.md#control-api).
+  const arrivals = new ArrivalLog();
+  const api = new ControlApi(arrivals, sendJson);
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
@@ -46,6 +54,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         secret,
         strict: options.strict,
         faults: faultPlan(options),
+        answers,
         tls,
         recording,
         route: router?.route,
@@ -57,6 +66,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         const request = tally.take(received);
         if (request === undefined) return;
         inspection?.add(request);
+        arrivals.add(request);
         if (tally.countReached) {
           // Refuse anything after the Nth request right away (close is idempotent).
           void receiver.close();
@@ -70,14 +80,16 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     throw error;
   }
   inspection?.setReceiverUrl(receiver.url);
-  const page = inspection && options.ui ? await serveInspector(inspection, options.uiPort, [receiver, router], recording) : undefined;
-  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, page, inspection, secret });
+  const control = await serveControl(inspection, options, api, [receiver, router], recording);
+  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, secret });
   tally.startSpinner();
 
   const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
   stopKeys?.();
   await receiver.close();
-  await Promise.all([inspection?.close(), router?.close()]);
+  // Waits still held are answered with the final counts.
+  api.close();
+  await Promise.all([control.close(), inspection?.close(), router?.close()]);
   recording?.close();
   tally.finish();
   return summarize(options, io, output, tally, reason);
@@ -95,11 +107,13 @@ function announceReady(
   options: ListenOptions,
   io: CliIo,
   output: Output,
-  ready: { receiver: Receiver; routes: ForwardRoutes | undefined; page: string | undefined; inspection: Inspection | undefined; secret: string | undefined },
+  ready: { receiver: Receiver; routes: ForwardRoutes | undefined; control: ControlPort; inspection: Inspection | undefined; secret: string | undefined },
 ): (() => void) | undefined {
-  const { receiver, inspection } = ready;
-  announce(output, receiver, ready.routes, ready.page);
-  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, receiver.url);
+  const { receiver, inspection, control } = ready;
+  // Line 1 stays the webhook URL (scripts read it with `head -1`); line 2 is the control API's.
+  // Written first: whoever has read `Listening on` can read the file too.
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, [receiver.url, control.url]);
+  announce(output, receiver, ready.routes, control);
   const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
   if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
@@ -127,13 +141,15 @@ function summarize(options: ListenOptions, io: CliIo, output: Output, tally: Tal
   return code;
 }
 
-/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed and where the page is. */
-function announce(output: Output, receiver: Receiver, routes: ForwardRoutes | undefined, page: string | undefined): void {
+/** `Listening on` first (docs/cli.md#output-streams), then where requests are relayed, where the page and the control API are. */
+function announce(output: Output, receiver: Receiver, routes: ForwardRoutes | undefined, control: ControlPort): void {
   const typed = Object.entries(routes?.byType ?? {});
+  const { page } = control;
   if (output.json) {
     output.event("listening", {
       url: receiver.url,
       port: receiver.port,
+      control: control.url,
       ...(page ? { inspector: page } : {}),
       ...(routes?.fallback ? { forwardTo: routes.fallback } : {}),
       ...(typed.length > 0 ? { forwardByType: routes?.byType } : {}),
@@ -144,4 +160,5 @@ function announce(output: Output, receiver: Receiver, routes: ForwardRoutes | un
   if (routes?.fallback) output.line(`Forwarding ${typed.length > 0 ? "the rest " : ""}to ${routes.fallback}`);
   else if (typed.length > 0) output.line("Answering the rest here: no --forward-to without a type");
   if (page) output.line(`Inspector: ${page}`);
+  output.line(`Control API: ${control.url}`);
 }

@@ -1,0 +1,116 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseHttpUrl } from "../../../config/checks.js";
+import { UsageError } from "../../../errors.js";
+import { pollWait, type WaitAnswer } from "../../../inspector/control-client.js";
+import { arrivalsReport } from "../../../receiver/arrivals.js";
+import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type VerdictFilter } from "../../../receiver/match.js";
+import { formatDuration, parseDuration } from "../../../util/duration.js";
+import { stripUndefined } from "../../../util/strip-undefined.js";
+import { interruptedExitCode, type CliIo } from "../../io.js";
+import { createOutput } from "../../output.js";
+import type { ExpectFlags } from "./options.js";
+
+export type ExpectOptions = ExpectFlags;
+
+/** How long to wait before asking again when listen holds as many waits as it takes. */
+const BUSY_RETRY_MS = 1_000;
+
+/**
+ * Waits until a running `listen` has received at least --count requests matching the filters
+ * (docs/commands/expect.md): 0 when they came in time, 1 (with what did arrive) when not, 2 for
+ * bad input or a control URL that does not answer.
+ */
+export async function expectRequests(options: ExpectOptions, io: CliIo): Promise<number> {
+  const output = createOutput(io, { json: options.json });
+  const match = matchOf(options);
+  const since = options.since !== undefined ? sinceOf(options.since) : undefined;
+  const control = controlUrl(options.from, io.cwd);
+  const deadline = Date.now() + options.timeoutMs;
+  let answer: WaitAnswer;
+  for (;;) {
+    if (io.signal.aborted) return interruptedExitCode(io.signal);
+    const remaining = Math.max(0, deadline - Date.now());
+    const params = new URLSearchParams(stripUndefined({ ...match, count: String(options.count), timeout: String(remaining), limit: "20" }));
+    if (since !== undefined) params.set("since", new Date(since).toISOString());
+    const outcome = await pollWait(control, params, io.signal).catch((error: unknown) => {
+      if (io.signal.aborted) return undefined;
+      throw new UsageError(`${control} does not answer: ${reasonOf(error)}: is listen running?`, { flag: "--from" });
+    });
+    if (outcome === undefined) return interruptedExitCode(io.signal);
+    if (outcome.kind === "problem") throw new UsageError(`${control}: ${outcome.message}`, { flag: "--from" });
+    if (outcome.kind === "busy") {
+      if (Date.now() + BUSY_RETRY_MS > deadline) throw new UsageError(`${control} holds as many waits as it takes: try again`, { flag: "--from" });
+      await new Promise((done) => setTimeout(done, BUSY_RETRY_MS));
+      continue;
+    }
+    answer = outcome.answer;
+    if (answer.met || answer.stopped || Date.now() >= deadline) break;
+  }
+  const wanted = `${describeMatch(match, "any")}`;
+  const window = since !== undefined ? `since ${new Date(since).toISOString()}` : "since listen started";
+  output.event("expect", {
+    met: answer.met,
+    count: options.count,
+    matched: answer.matched,
+    complete: answer.complete,
+    requests: answer.requests,
+    window: answer.window,
+  });
+  if (answer.met) {
+    output.line(`✓ ${answer.matched} request${answer.matched === 1 ? "" : "s"} ${window} matching ${wanted} (expected at least ${options.count})`);
+    return 0;
+  }
+  const why = answer.stopped ? "listen stopped" : `waited ${formatDuration(options.timeoutMs)}`;
+  output.line(`✗ expected at least ${options.count} request${options.count === 1 ? "" : "s"} ${window} matching ${wanted}; ${answer.matched} arrived (${why})`);
+  if (!answer.complete) output.line(`  (listen's control log no longer holds ${answer.dropped} of the earliest requests: they were not counted)`);
+  output.line(arrivalsReport(answer.window.recent, answer.window.received));
+  return 1;
+}
+
+/** --from: the control API's URL, or listen's --ready-file (its line 2). */
+function controlUrl(from: string, cwd: string): string {
+  if (/^https?:\/\//i.test(from)) return parseHttpUrl(from, { flag: "--from" }).href.replace(/\/$/, "");
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, from), "utf8");
+  } catch (error) {
+    throw new UsageError(`cannot read: ${(error as Error).message}`, { flag: "--from", file: from });
+  }
+  const line = text.split("\n")[1]?.trim() ?? "";
+  if (line === "")
+    throw new UsageError("no control API URL on line 2: give the file listen --ready-file wrote, or the URL itself", { flag: "--from", file: from });
+  return parseHttpUrl(line, { flag: "--from", file: from, line: 2 }).href.replace(/\/$/, "");
+}
+
+function matchOf(options: ExpectOptions): RequestMatch {
+  if (options.kind !== undefined && !(BODY_KINDS as readonly string[]).includes(options.kind))
+    throw new UsageError(`invalid value "${options.kind}": expected one of ${BODY_KINDS.join(", ")}`, { flag: "--kind" });
+  if (!(VERDICT_FILTERS as readonly string[]).includes(options.verdict))
+    throw new UsageError(`invalid value "${options.verdict}": expected one of ${VERDICT_FILTERS.join(", ")}`, { flag: "--verdict" });
+  if (options.method !== undefined && !/^[A-Za-z]+$/.test(options.method)) throw new UsageError(`invalid method "${options.method}"`, { flag: "--method" });
+  if (options.path !== undefined && !options.path.startsWith("/")) throw new UsageError(`"${options.path}" does not start with /`, { flag: "--path" });
+  return stripUndefined({
+    type: options.type,
+    event: options.event,
+    userId: options.userId,
+    path: options.path,
+    method: options.method,
+    kind: options.kind as RequestMatch["kind"],
+    verdict: options.verdict as VerdictFilter,
+  });
+}
+
+/** --since: an ISO 8601 date-time, or a duration ago. */
+function sinceOf(value: string): number {
+  if (/^\d+(\.\d+)?(ms|s|m|h)$/.test(value.trim())) return Date.now() - parseDuration(value, { flag: "--since" });
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new UsageError(`invalid time "${value}": expected ISO 8601 (2026-01-01T12:00:00Z) or a duration ago (5m)`, { flag: "--since" });
+  return ms;
+}
+
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
+  if (code === "ECONNREFUSED") return "connection refused (ECONNREFUSED)";
+  return error instanceof Error ? `${error.message}${typeof code === "string" ? ` (${code})` : ""}` : String(error);
+}

@@ -1,0 +1,39 @@
+import { request } from "undici";
+import type { Arrival } from "../receiver/arrivals.js";
+
+/* A client of listen's control API (docs/receiver.md#control-api): `expect` waits through it. */
+
+/** The answer of `GET /api/wait`. */
+export interface WaitAnswer {
+  met: boolean;
+  count: number;
+  matched: number;
+  /** Requests listen received, and those its log no longer holds. */
+  received: number;
+  dropped: number;
+  /** Whether the log still holds every request of the window. */
+  complete: boolean;
+  /** listen stopped before the wait ended. */
+  stopped?: boolean;
+  requests: Arrival[];
+  window: { received: number; recent: Arrival[] };
+}
+
+/** What one poll gave: the answer, a refusal to retry (503), or a problem naming why the URL is no control API. */
+export type PollOutcome = { kind: "answer"; answer: WaitAnswer } | { kind: "busy" } | { kind: "problem"; message: string };
+
+/** One long-poll; network failures reject (the caller names the URL). */
+export async function pollWait(base: string, params: URLSearchParams, signal: AbortSignal): Promise<PollOutcome> {
+  const response = await request(`${base}/api/wait?${params}`, { method: "GET", signal, headers: { accept: "application/json" } });
+  const text = await response.body.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const error = typeof (body as { error?: unknown } | undefined)?.error === "string" ? (body as { error: string }).error : undefined;
+  if (response.statusCode === 503) return { kind: "busy" };
+  if (response.statusCode === 200 && typeof (body as WaitAnswer | undefined)?.met === "boolean") return { kind: "answer", answer: body as WaitAnswer };
+  return { kind: "problem", message: error ?? `GET /api/wait answered ${response.statusCode}: not listen's control API` };
+}

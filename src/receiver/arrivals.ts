@@ -1,0 +1,112 @@
+import { clipText } from "../util/clip.js";
+import { printable } from "../util/printable.js";
+import type { RequestFacts } from "./match.js";
+import type { RequestVerdict } from "./verdict.js";
+
+/*
+ * A received request in brief: what matchers compare, its verdict and its answer, in a few small
+ * fields (no body, no headers). The control API lists and counts these; `expect` and the library's
+ * waitFor show them when what was awaited did not come. Pure.
+ */
+
+/** The longest text an arrival keeps of a field a sender chose (path, user, event, reason). */
+const MAX_TEXT = 256;
+
+export interface Arrival extends RequestFacts {
+  /** listen's request number, from 1. */
+  index: number;
+  /** ISO 8601. */
+  receivedAt: string;
+  signature: "ok" | "failed" | "unsigned";
+  /** Why it is invalid (the signature's error, else the first shape error), or null. */
+  problem: string | null;
+  /** The status answered, or null for a held or dropped request. */
+  status: number | null;
+  fault: "timeout" | "drop" | null;
+  /** The --responses rule that answered, or null. */
+  rule: number | null;
+}
+
+/** What arrivalOf reads: a received request, or an inspector row (its verdict kept without the body). */
+export interface ArrivalSource {
+  index: number;
+  receivedAt: Date;
+  method: string;
+  path: string;
+  verdict: Pick<RequestVerdict, "type" | "userId" | "name" | "bodyKind" | "valid" | "signatureValid" | "signatureError" | "shapeErrors">;
+  status: number | null;
+  fault: "timeout" | "drop" | null;
+  rule?: number | null | undefined;
+}
+
+export function arrivalOf(request: ArrivalSource): Arrival {
+  const v = request.verdict;
+  const problem = v.valid ? null : v.signatureValid === false ? (v.signatureError ?? "signature failed") : (v.shapeErrors[0]?.message ?? null);
+  // One object, built once per request listen receives: this runs on the hot path.
+  return {
+    index: request.index,
+    receivedAt: isoString(request.receivedAt),
+    method: request.method,
+    path: clip(request.path),
+    kind: v.bodyKind,
+    type: v.type ?? null,
+    // The verdict's name is a track's event (a screen's or page's name otherwise), as factsOf reads it.
+    event: v.type === "track" && v.name !== undefined ? clip(v.name) : null,
+    userId: v.userId !== undefined ? clip(v.userId) : null,
+    valid: v.valid,
+    signature: v.signatureValid === true ? "ok" : v.signatureValid === false ? "failed" : "unsigned",
+    problem: problem === null ? null : clip(problem),
+    status: request.status,
+    fault: request.fault,
+    rule: request.rule ?? null,
+  };
+}
+
+// Requests arriving in the same millisecond share one formatted time.
+let lastTime = Number.NaN;
+let lastIso = "";
+
+function isoString(date: Date): string {
+  const time = date.getTime();
+  if (time !== lastTime) {
+    lastIso = date.toISOString();
+    lastTime = time;
+  }
+  return lastIso;
+}
+
+/** What an arrival costs in memory, roughly: its strings (two bytes a character) and its object. */
+export function arrivalBytes(arrival: Arrival): number {
+  return 200 + 2 * (arrival.path.length + (arrival.event?.length ?? 0) + (arrival.userId?.length ?? 0) + (arrival.problem?.length ?? 0));
+}
+
+/** `#3 POST /hooks  track  u1  "Order Completed"  valid  → 200`; fields a sender chose are made printable. */
+export function arrivalLine(a: Arrival): string {
+  const what = a.kind === "message" ? (a.type ?? "message") : a.kind === "none" ? "no data" : a.kind === "invalid" ? "not JSON or no message" : a.kind;
+  const who = [a.userId !== null ? printable(a.userId) : null, a.event !== null ? JSON.stringify(printable(a.event)) : null].filter((part) => part !== null);
+  const verdict = a.valid ? "valid" : `invalid (${printable(a.problem ?? "invalid")})`;
+  const answer = a.fault === "timeout" ? "held" : a.fault === "drop" ? "dropped" : `${a.status ?? "-"}${a.rule !== null ? ` (rule ${a.rule})` : ""}`;
+  return [`#${a.index} ${printable(a.method)} ${printable(a.path)}`, what, ...who, verdict, `→ ${answer}`].join("  ");
+}
+
+/**
+ * What did arrive, for a wait that ended without its match: a count by type and verdict, then the
+ * last `max` arrivals one per line. `total` counts every request received, `shown` the ones at hand.
+ */
+export function arrivalsReport(arrivals: readonly Arrival[], total: number, max = 20): string {
+  if (total === 0) return "Nothing arrived.";
+  const counts = new Map<string, number>();
+  for (const a of arrivals) {
+    const key = `${a.kind === "message" ? (a.type ?? "message") : a.kind} (${a.valid ? "valid" : "invalid"})`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const tally = [...counts].map(([key, count]) => `${count} ${key}`).join(", ");
+  const lines = arrivals.slice(-max).map((a) => `  ${arrivalLine(a)}`);
+  const older = total - Math.min(arrivals.length, max);
+  const head = `${total} request${total === 1 ? "" : "s"} arrived${arrivals.length < total ? ` (the last ${arrivals.length} kept: ${tally})` : `: ${tally}`}`;
+  return [head, ...(older > 0 ? [`  … ${older} earlier`] : []), ...lines].join("\n");
+}
+
+function clip(text: string): string {
+  return clipText(text, MAX_TEXT);
+}

@@ -1,0 +1,219 @@
+import { ConfigError, WebhookCliError } from "../errors.js";
+import { RequestStore, type Inspected } from "../inspector/store.js";
+import type { Message } from "../messages/schemas.js";
+import { AnswerPlan } from "../receiver/answers.js";
+import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";
+import { FaultPlan, parseScript } from "../receiver/faults.js";
+import { createForwarder } from "../receiver/forward.js";
+import { describeMatch, factsOf, matches } from "../receiver/match.js";
+import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
+import { startReceiver, type ReceivedRequest } from "../receiver/server.js";
+import { readJsonBody } from "../receiver/verdict.js";
+import { seededRandom, systemClock } from "../util/clock.js";
+import { parseDuration } from "../util/duration.js";
+import type { ReceivedWebhook, ReceiverFaults, StartReceiverOptions, TestReceiver, WaitOptions, WebhookMatcher } from "./types.js";
+import { Waiters } from "./waiters.js";
+
+/** waitFor's default timeout: under vitest's and jest's 5 s per test, so its own message is what fails the test. */
+const DEFAULT_WAIT_MS = 4_000;
+
+/**
+ * `startReceiver` of `webhook-cli/testing` (docs/library.md#a-receiver-in-your-tests): listen's
+ * receiver (the same server, verifier, fault plan and answers) in the test's own process, with
+ * the requests kept for assertions within the history's bounds and a waitFor on the arrivals.
+ */
+export async function startTestReceiver(options: StartReceiverOptions = {}): Promise<TestReceiver> {
+  const clock = options.clock ?? systemClock;
+  const respond = typeof options.respond === "number" ? { status: options.respond } : (options.respond ?? {});
+  const fallback = libraryCall(() => parseAnswer(respond, { field: "respond" }));
+  const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
+  const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
+  const answers = new AnswerPlan(startRules, hasFallback ? fallback : undefined);
+  const faults = libraryCall(() => new ResettableFaults(() => faultPlanOf(options.faults ?? {}, fallback.status)));
+  const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo) : undefined;
+  const history = new History(options.history ?? {});
+  const waiters = new Waiters(clock);
+  const errors: string[] = [];
+  let server: Awaited<ReturnType<typeof startReceiver>>;
+  try {
+    server = await startReceiver({
+      host: options.host ?? "127.0.0.1",
+      port: options.port ?? 0,
+      secret: options.secret,
+      strict: options.strict ?? false,
+      faults,
+      answers,
+      clock,
+      ...(options.tls ? { tls: options.tls } : {}),
+      ...(forwarder ? { forward: forwarder.forward } : {}),
+      onRequest: (request) => waiters.offer(history.add(request)),
+      onError: (error) => void (errors.length < 10 && errors.push(error.message)),
+    });
+  } catch (error) {
+    await forwarder?.close();
+    throw error;
+  }
+
+  const report = (what: string, found: number, count: number, matcher: string): string => {
+    const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
+    return `waitFor: ${what}: ${found} of ${count} request${count === 1 ? "" : "s"} matching ${matcher}.\n${history.report()}${problems}`;
+  };
+
+  return {
+    url: server.url,
+    port: server.port,
+    get requests() {
+      return history.views();
+    },
+    async waitFor(matcher: WebhookMatcher, wait: WaitOptions = {}) {
+      const { test, shown } = libraryCall(() => testOf(matcher));
+      const count = wait.count ?? 1;
+      if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
+      const timeout = wait.timeout ?? DEFAULT_WAIT_MS;
+      const timeoutMs = typeof timeout === "string" ? libraryCall(() => parseDuration(timeout, { field: "timeout" })) : timeout;
+      const found = history.views().filter(test);
+      return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
+    },
+    respondWith(rules) {
+      answers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
+    },
+    reset() {
+      history.clear();
+      answers.setRules(startRules);
+      faults.reset();
+    },
+    async close() {
+      waiters.rejectAll("the receiver was closed");
+      await server.close();
+      await forwarder?.close();
+    },
+  };
+}
+
+/** Runs a check of the library's input; its error's message names where the bad value is (`matcher: unknown key "tpye"`). */
+function libraryCall<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof WebhookCliError) throw new ConfigError(error.describe(), error.source);
+    throw error;
+  }
+}
+
+/** A matcher as a test function; an object is checked first (a misspelt field must not match everything). */
+function testOf(matcher: WebhookMatcher): { test: (request: ReceivedWebhook) => boolean; shown: string } {
+  if (typeof matcher === "function") return { test: matcher, shown: "the predicate" };
+  const match = parseMatch(matcher, { field: "matcher" });
+  return { test: (request) => matches(match, factsOf(request), "valid"), shown: describeMatch(match, "valid") };
+}
+
+/** The requests kept for `requests` and for what waitFor finds at its start: the inspector's bounded store. */
+class History {
+  private store: RequestStore;
+  /** Requests received since the last clear, kept or not. */
+  private received = 0;
+  /** The receiver's number of the last request before the last clear, and of the last one. */
+  private base = 0;
+  private last = 0;
+
+  constructor(private readonly limits: { keep?: number; maxBytes?: number }) {
+    this.store = new RequestStore(limits);
+  }
+
+  add(request: ReceivedRequest): ReceivedWebhook {
+    this.received += 1;
+    this.last = request.index;
+    return viewOf(
+      this.store.add({
+        // Numbered from 1 again after each clear (reset): a test sees its own #1.
+        label: String(request.index - this.base),
+        receivedAt: request.receivedAt,
+        method: request.method,
+        path: request.path,
+        headers: request.headers,
+        raw: request.raw,
+        verdict: request.verdict,
+        status: request.status,
+        fault: request.fault,
+        injected: request.injected,
+        rule: request.rule,
+        response: null,
+      }),
+    );
+  }
+
+  views(): ReceivedWebhook[] {
+    return this.store.list().map(viewOf);
+  }
+
+  clear(): void {
+    this.store = new RequestStore(this.limits);
+    this.received = 0;
+    this.base = this.last;
+  }
+
+  /** What arrived since the last clear, for a waitFor that ends without its match. */
+  report(): string {
+    const kept = this.store.list().map((row) => arrivalOf({ ...row, index: Number(row.label) }));
+    return arrivalsReport(kept, this.received);
+  }
+}
+
+/** A kept row as a test sees it; the body is parsed from the bytes when asked for, never kept parsed. */
+function viewOf(row: Inspected): ReceivedWebhook {
+  const { moreShapeErrors: _errors, moreShapeWarnings: _warnings, ...verdict } = row.verdict;
+  return {
+    index: Number(row.label),
+    receivedAt: row.receivedAt,
+    method: row.method,
+    path: row.path,
+    headers: row.headers,
+    rawBody: row.raw,
+    get body() {
+      return readJsonBody(row.raw).body;
+    },
+    get message() {
+      return verdict.bodyKind === "message" ? (readJsonBody(row.raw).body as Message) : undefined;
+    },
+    verdict,
+    valid: verdict.valid,
+    status: row.status,
+    rule: row.rule ?? null,
+  };
+}
+
+/** The fault plan of the options, made again by reset(). */
+function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
+  if (faults.failRate !== undefined && !(faults.failRate >= 0 && faults.failRate <= 1))
+    throw new ConfigError(`failRate must be from 0 to 1, got ${faults.failRate}`, { field: "faults" });
+  if (faults.failStatus !== undefined) parseAnswer({ status: faults.failStatus }, { field: "faults", key: "failStatus" });
+  const script = faults.script === undefined ? undefined : parseScript(typeof faults.script === "string" ? faults.script : faults.script.join(","));
+  const delayMs = typeof faults.delay === "string" ? parseDuration(faults.delay, { field: "delay" }) : faults.delay;
+  return new FaultPlan({
+    respond,
+    ...(delayMs !== undefined ? { delayMs } : {}),
+    ...(faults.failFirst !== undefined ? { failFirst: faults.failFirst } : {}),
+    ...(faults.failRate !== undefined ? { failRate: faults.failRate } : {}),
+    ...(faults.failStatus !== undefined ? { failStatus: faults.failStatus } : {}),
+    ...(script ? { script } : {}),
+    random: seededRandom(faults.seed ?? Math.floor(Math.random() * 2 ** 32)),
+  });
+}
+
+/** A fault plan that starts over on reset(): each test gets the faults from the start. */
+class ResettableFaults extends FaultPlan {
+  private plan: FaultPlan;
+
+  constructor(private readonly make: () => FaultPlan) {
+    super();
+    this.plan = make();
+  }
+
+  override next(signatureOk: boolean): ReturnType<FaultPlan["next"]> {
+    return this.plan.next(signatureOk);
+  }
+
+  reset(): void {
+    this.plan = this.make();
+  }
+}

@@ -1,0 +1,106 @@
+import type { Message } from "../messages/schemas.js";
+import type { RequestMatch } from "../receiver/match.js";
+import type { ResponseRule } from "../receiver/rules-file.js";
+import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
+import type { Clock } from "../util/clock.js";
+
+/* The types of `startReceiver` (docs/library.md#a-receiver-in-your-tests): what it takes and gives. */
+
+export type { BodyKind, RequestMatch, VerdictFilter } from "../receiver/match.js";
+export type { ResponseRule } from "../receiver/rules-file.js";
+
+export interface StartReceiverOptions {
+  /** The shared secret X-Signature is checked with; without one every request is accepted and marked unsigned. */
+  secret?: string;
+  /** Default 0: any free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** listen --strict: every body must be a message, unknown keys are errors. */
+  strict?: boolean;
+  /** The answer when nothing else decides (listen --respond, --respond-header, --respond-body): a status, or a status with headers and a body. Default 200 `{"ok":true}`. */
+  respond?: number | { status?: number; headers?: Record<string, string>; body?: unknown };
+  /** Rules, first match wins (listen --responses); `respondWith` replaces them per test. */
+  responses?: readonly ResponseRule[];
+  /** Failures on purpose (listen's fault flags); `reset()` starts them over. */
+  faults?: ReceiverFaults;
+  /** listen --forward-to: relay what no fault or rule answers to your app, and answer with its response. */
+  forwardTo?: string;
+  /** Serve HTTPS with this certificate and key (PEM). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** What `requests` keeps (default the last 1,000 within 64 MB); waitFor sees every arrival whatever they keep. */
+  history?: { keep?: number; maxBytes?: number };
+  /** The clock of delays and waitFor's timeouts (default: the system's). */
+  clock?: Clock;
+}
+
+/** listen's fault flags, as options. */
+export interface ReceiverFaults {
+  /** Request by request, then the last repeats: statuses, `timeout` (hold until the sender gives up), `drop`. E.g. `[503, 503, "timeout", 200]` or `"503,503,timeout,200"`. */
+  script?: string | readonly (number | "timeout" | "drop")[];
+  /** The first N requests get `failStatus`. */
+  failFirst?: number;
+  /** Each request gets `failStatus` with this probability (0–1); `seed` makes it repeatable. */
+  failRate?: number;
+  /** Default 503. */
+  failStatus?: number;
+  /** Hold every answer: milliseconds or a duration such as `250ms`. */
+  delay?: number | string;
+  seed?: number;
+}
+
+/** A request's verdict as the receiver keeps it: without the body (`body` and `text` are on the request). */
+export type ReceivedVerdict = Omit<RequestVerdict, "text" | "body">;
+
+/** One request the receiver got, as a test asserts on it. */
+export interface ReceivedWebhook {
+  /** 1-based, in arrival order (listen's `#N`). */
+  readonly index: number;
+  readonly receivedAt: Date;
+  readonly method: string;
+  /** As requested, query string included. */
+  readonly path: string;
+  readonly headers: RequestHeaders;
+  /** The exact bytes received. */
+  readonly rawBody: Buffer;
+  /** The body parsed as JSON (read from `rawBody` when first asked for), or undefined when it is not JSON. */
+  readonly body: unknown;
+  /** The body when it is a webhook message, else undefined. */
+  readonly message: Message | undefined;
+  readonly verdict: ReceivedVerdict;
+  /** Signature (when checked) and shape both fine. */
+  readonly valid: boolean;
+  /** The status answered; null when a fault held or dropped it. */
+  readonly status: number | null;
+  /** The index of the rule (of `responses` or `respondWith`) that answered, or null. */
+  readonly rule: number | null;
+}
+
+/** Fields that must all equal (`verdict` defaults to `valid`), or a test of your own (which sees every request). */
+export type WebhookMatcher = RequestMatch | ((request: ReceivedWebhook) => boolean);
+
+export interface WaitOptions {
+  /** Milliseconds or a duration (`2s`); default 4000, under vitest's and jest's own 5 s test timeout. */
+  timeout?: number | string;
+  /** How many matching requests to wait for; default 1. */
+  count?: number;
+}
+
+export interface TestReceiver {
+  /** `http://127.0.0.1:PORT`, no trailing slash: send to any path under it. */
+  readonly url: string;
+  readonly port: number;
+  /** The requests received so far (since the last `reset`), oldest first, within `history`'s bounds. */
+  readonly requests: readonly ReceivedWebhook[];
+  /**
+   * Resolves with the matching requests once `count` of them have arrived (those received before the
+   * call included, while `requests` keeps them); rejects at the timeout with a list of what did arrive.
+   */
+  waitFor(matcher: WebhookMatcher, options?: WaitOptions): Promise<ReceivedWebhook[]>;
+  /** Replaces the rules: per-test answers. Requests already answered keep theirs. */
+  respondWith(rules: readonly ResponseRule[]): void;
+  /** Forgets the requests, and puts the rules and faults back as they were given at start (for `beforeEach`). */
+  reset(): void;
+  /** Stops: answers in flight go out, waiting `waitFor`s reject. */
+  close(): Promise<void>;
+}
