@@ -25,7 +25,7 @@ export class Tally {
     readonly secret: string | undefined,
   ) {
     this.paint = painter(output.color);
-    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.line(text.slice(0, -1))));
+    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.lines(text)));
     this.spinning = io.stderrIsTTY;
   }
 
