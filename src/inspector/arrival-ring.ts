@@ -19,11 +19,18 @@ const MAX_REMEMBERED = 1024;
 /** The one copy of each text seen lately. */
 class Texts {
   private readonly seen = new Map<string, string>();
+  /** The text kept last: a burst of requests mostly repeats it, and comparing costs less than hashing a new string. */
+  private last: string | null = null;
 
   of(text: string): string;
   of(text: string | null): string | null;
   of(text: string | null): string | null {
     if (text === null) return null;
+    if (text !== this.last) this.last = this.keep(text);
+    return this.last;
+  }
+
+  private keep(text: string): string {
     const known = this.seen.get(text);
     if (known !== undefined) return known;
     if (this.seen.size >= MAX_REMEMBERED) this.seen.clear();
