@@ -234,7 +234,8 @@ describe("listen with the real send CLI", () => {
     expect(scriptDone.code).toBe(0);
     expect(scriptDone.stdout).toMatch(/→ held \(timeout\)[\s\S]*→ dropped[\s\S]*→ 201 \(injected\)/);
 
-    const refusing = await listen(["--secret", SECRET, "--respond", "400", "--delay", "300ms", "--count", "1"]);
+    // No --count: reaching it stops listen, and a stop sends held answers at once.
+    const refusing = await listen(["--secret", SECRET, "--respond", "400", "--delay", "300ms"]);
     const refused = await sendTo(refusing.url);
     expect(refused.code).toBe(1);
     expect(deliveries(refused)[0]).toMatchObject({ delivered: false, urls: [{ status: 400, attempts: 1 }] });
@@ -243,6 +244,7 @@ describe("listen with the real send CLI", () => {
     // some milliseconds early by the wall clock.
     expect(deliveries(refused)[0]?.urls[0]?.ms).toBeGreaterThanOrEqual(250);
     // An injected answer never changes the verdict or listen's exit code.
+    refusing.child.kill("SIGTERM");
     expect((await refusing.done).code).toBe(0);
   });
 });
