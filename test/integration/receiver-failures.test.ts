@@ -115,6 +115,7 @@ describe("bounded work per request", () => {
     expect(stalled.received()).toMatch(/^HTTP\/1\.1 408 /);
     // Node checks the timeouts every 2 s (connectionsCheckingInterval).
     expect(Date.now() - started).toBeLessThan(5_000);
+    stalled.socket.destroy();
   });
 
   it("a wrong signature is diagnosed on bodies up to 64 KB only", () => {
