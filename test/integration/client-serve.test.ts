@@ -6,7 +6,7 @@ import { Analytics, sign } from "../../src/index.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { startInProcess } from "../helpers/run-cli.js";
 
-// The client against the real consumer of its batches: the BUILT `webhook-cli serve` (run `npm run build` first).
+// The client against the real consumer of its batches: `webhook-cli serve`, run in process.
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
