@@ -108,6 +108,18 @@ describe("listen stops within a second of SIGTERM, answering what is in flight",
     expect(await answer).toMatchObject({ status: 200, body: '{"ok":true}' });
   });
 
+  it("sends at once the answer to the --count-th request still held by --delay", async () => {
+    // Reaching --count lets a held answer take its time; a signal meanwhile does not wait for it.
+    const { url, stop } = await listen(["--delay", "60s", "--count", "1"]);
+    const answer = post(`${url}/hooks`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const { result, ms } = await stop();
+    expect(ms).toBeLessThan(STOPPED_WITHIN_MS);
+    expect(result.code).toBe(0);
+    expect(await answer).toMatchObject({ status: 200, body: '{"ok":true}' });
+  });
+
   it("cuts a request held by --script timeout", async () => {
     const { url, stop } = await listen(["--script", "timeout"]);
     const answer = post(`${url}/hooks`).catch((error: NodeJS.ErrnoException) => error.code);
