@@ -6,13 +6,14 @@
 // the second is wall time as a throughput ratio; the third each one's peak RSS. Then the memory
 // curve: replay and the reference once each over 1,000,000 lines (and 5,000,000 with
 // REPLAY_BENCH_HUGE_LINES=5000000), peak RSS beside the reference's at the same count and beside
-// replay's own at 100,000 lines.
+// replay's own at 100,000 lines. BENCH_BASELINE=COMMIT adds that commit's build to the rounds.
 // Targets: CPU per event <= 1.15x the reference; throughput >= 0.90x; peak RSS flat (1,000,000
 // lines within 1.1x of 100,000) and <= 1.1x the reference's at the same count.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildBaseline } from "./baseline.js";
 import {
   BARE_RECEIVER,
   BIN,
@@ -43,8 +44,12 @@ const REFERENCE = fileURLToPath(new URL("./reference-replay.js", import.meta.url
 const dir = mkdtempSync(join(tmpdir(), "replay-bench-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 
-async function runReplay(file, url, limitS = LIMIT_S) {
-  const run = await runMeasured([BIN, "replay", file, "--url", `${url}/bench`, "--secret", SECRET, "--concurrency", String(CONCURRENCY), "--json"], { limitS });
+// BENCH_BASELINE=COMMIT: that commit's build (bench/baseline.js) runs too, in the same rounds.
+const baseline = process.env.BENCH_BASELINE ? buildBaseline(process.env.BENCH_BASELINE) : undefined;
+process.on("exit", () => baseline?.cleanup());
+
+async function runReplay(file, url, limitS = LIMIT_S, bin = BIN) {
+  const run = await runMeasured([bin, "replay", file, "--url", `${url}/bench`, "--secret", SECRET, "--concurrency", String(CONCURRENCY), "--json"], { limitS });
   const s = summaryOf(run, "replay");
   return { ...run, sent: s.sent, delivered: s.delivered };
 }
@@ -64,12 +69,20 @@ console.log(`${fmt(EVENTS)} track lines, concurrency ${CONCURRENCY}, ${ROUNDS} i
 const receiver = await startListening(["--input-type=module", "-e", BARE_RECEIVER], { label: "bare receiver" });
 const project = [];
 const reference = [];
+const before = [];
+const kinds = ["project", "reference", ...(baseline ? ["baseline"] : [])];
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ["project", "reference"] : ["reference", "project"];
+    // Which goes first rotates each round.
+    const order = kinds.map((_, i) => kinds[(i + round) % kinds.length]);
     for (const which of order) {
-      const run = which === "project" ? await runReplay(file, receiver.url) : await runReference(file, receiver.url);
-      (which === "project" ? project : reference).push(run);
+      const run =
+        which === "project"
+          ? await runReplay(file, receiver.url)
+          : which === "baseline"
+            ? await runReplay(file, receiver.url, LIMIT_S, baseline.bin)
+            : await runReference(file, receiver.url);
+      ({ project, reference, baseline: before })[which].push(run);
       const note = run.interrupted ? `, stopped after ${LIMIT_S} s` : "";
       console.log(
         `  round ${round + 1} ${which.padEnd(9)} ${fmt(run.sent)} sent in ${(run.wallMs / 1000).toFixed(2)} s: ${perEvent(run).toFixed(1)} µs CPU/event, ${fmt(rate(run))} events/s, peak RSS ${fmt(run.rssMb)} MB${note}`,
@@ -122,6 +135,18 @@ const rssRow = row(
   { unit: "MB", target: 1.1, lowerIsBetter: true, paired: true },
 );
 const rows = [cpuRow, rateRow, rssRow];
+if (baseline) {
+  const b = row(
+    `replay ${fmt(EVENTS)} lines: CPU per event beside ${baseline.sha}`,
+    { label: "this build", values: project.map(perEvent) },
+    { label: baseline.sha, values: before.map(perEvent) },
+    { unit: "µs", target: 1, lowerIsBetter: true, paired: true },
+  );
+  console.log(
+    `this build vs ${baseline.sha}: ${withSpread(b.project)} vs ${withSpread(b.reference)} µs CPU/event: ${b.ratio.toFixed(3)}x, per round ${withSpread(b.ratioSpread, 3)}`,
+  );
+  rows.push(b);
+}
 for (const point of curve) {
   const complete = !point.project.interrupted && !point.reference.interrupted;
   rows.push(
