@@ -181,7 +181,8 @@ export function refuse(req: IncomingMessage, pathname: string): string | null {
 }
 
 function readAsset(file: string): Buffer {
-  return readFileSync(new URL(`./assets/${file}`, import.meta.url));
+  // Through ../inspector/ so the path holds from src/inspector/, dist/inspector/ and the command-line bundle in dist/cli/.
+  return readFileSync(new URL(`../inspector/assets/${file}`, import.meta.url));
 }
 
 function send(res: ServerResponse, status: number, type: string, body: Buffer | string, headers: Record<string, string> = {}): void {
