@@ -1,7 +1,26 @@
+import { relaunchArgs } from "./relaunch.js";
 import { VERSION } from "./version.js";
 
 // The process entry: the only place that reads process.argv and calls process.exit.
 const argv = process.argv.slice(2);
+
+// replay starts again with a smaller young generation on the Node.js versions that can (relaunch.ts).
+// process.execve is newer than the Node.js 20 types.
+const node = process as NodeJS.Process & { execve?: (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never };
+const relaunch = relaunchArgs({
+  argv: process.argv,
+  execArgv: process.execArgv,
+  nodeOptions: process.env["NODE_OPTIONS"],
+  platform: process.platform,
+  canExecve: typeof node.execve === "function",
+});
+if (relaunch !== undefined) {
+  try {
+    node.execve?.(process.execPath, [process.execPath, ...relaunch], process.env);
+  } catch {
+    // Not allowed here (a sandbox, a permission): go on with the default young generation.
+  }
+}
 
 // A reader that went away (`webhook-cli listen --json | head`) must not crash the
 // command: its output is dropped, the work (deliveries, recording) goes on.
