@@ -4,7 +4,7 @@
 // 1. A fixed offered load of 12,000 req/s over 20 connections: server CPU per request (its own
 //    user+sys from /proc over the requests it answered). Target <= 1.15x the minimal's. The two
 //    receivers take turns, round after round (which goes first alternates), so a burst of load
-//    from elsewhere falls on both alike; the rounds are short and many (default 8 of 5 s), and the
+//    from elsewhere falls on both alike; the rounds are short and many (default 6 of 4 s), and the
 //    figure is the ratio of the medians, printed with each side's spread (min–max) and the spread
 //    of the per-round ratios. Where the machine allows (taskset), both receivers run pinned to one
 //    CPU and autocannon (this process) to the other, so neither is moved between cores mid-round.
@@ -14,8 +14,8 @@ import autocannon from "autocannon";
 import { createHmac } from "node:crypto";
 import { BIN, PIN, SECRET, cpuMs, formatCount as fmt, orderCompleted, pinSelf, report, row, spread, startListening, stopChild, withSpread } from "./lib.js";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.LISTEN_BENCH_ROUNDS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.LISTEN_BENCH_ROUNDS ?? 6);
 const RATE = Number(process.env.LISTEN_BENCH_RATE ?? 12_000);
 const OPEN = process.env.LISTEN_BENCH_OPEN === "1";
 // The receivers on the last CPU, the load (this process) on the first.
