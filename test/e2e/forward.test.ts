@@ -93,12 +93,12 @@ describe("listen --forward-to", () => {
 
   it("drops the response headers the app names in its own Connection header, and its hop-by-hop ones", async () => {
     const app = await server((_request, res) => {
-      res.writeHead(200, { connection: "X-Foo, close", "x-foo": "1", "keep-alive": "timeout=5", "x-app": "yes", "content-type": "application/json" });
+      res.writeHead(200, { connection: "X-Foo, close", "x-foo": "1", "keep-alive": "timeout=42, max=7", "x-app": "yes", "content-type": "application/json" });
       res.end("{}");
     });
     // The app really sends them: seen by a client talking to it directly.
     const direct = await post(app.url, BODY, {});
-    expect(direct.headers).toMatchObject({ connection: "X-Foo, close", "x-foo": "1", "keep-alive": "timeout=5" });
+    expect(direct.headers).toMatchObject({ connection: "X-Foo, close", "x-foo": "1", "keep-alive": "timeout=42, max=7" });
 
     const recording = `${files.dir}/connection.ndjson`;
     const { url, done } = await listen(["--forward-to", app.url, "--record", recording, "--count", "1"]);
@@ -106,7 +106,8 @@ describe("listen --forward-to", () => {
     expect(answer.status).toBe(200);
     expect(answer.headers["x-app"]).toBe("yes");
     expect(answer.headers["x-foo"]).toBeUndefined();
-    expect(answer.headers["keep-alive"]).toBeUndefined();
+    // listen's own connection may be kept alive (node:http then says `timeout=5`), never with the app's terms.
+    expect(answer.headers["keep-alive"]).not.toBe("timeout=42, max=7");
     expect(answer.headers["connection"]).not.toContain("X-Foo");
     expect((await done).code).toBe(0);
 
