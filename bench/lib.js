@@ -1,5 +1,6 @@
 // Shared by the *.bench.js files (not a benchmark itself: bench/run.js runs only *.bench.js).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -49,10 +50,11 @@ export function cpuMs(pid) {
  * Spawns `node ARGS` and resolves with `{ child, url, stderr() }` at its
  * "Listening on URL" line. Its stdout keeps being drained (listen prints a line
  * per request) so the pipe never blocks it; stderr is inherited unless `pipeStderr`.
- * `onSpawn` sees the child at once (to kill it even when it never listens).
+ * `onSpawn` sees the child at once (to kill it even when it never listens). `cpu`: pinned there (see pinned).
  */
-export function startListening(args, { label = args.join(" "), pipeStderr = false, timeoutMs = 20_000, onSpawn } = {}) {
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", pipeStderr ? "pipe" : "inherit"], env: { ...process.env, NO_COLOR: "1", CI: "1" } });
+export function startListening(args, { label = args.join(" "), pipeStderr = false, timeoutMs = 20_000, onSpawn, cpu } = {}) {
+  const argv = cpu === undefined ? [process.execPath, ...args] : pinned([process.execPath, ...args], cpu);
+  const child = spawn(argv[0], argv.slice(1), { stdio: ["ignore", "pipe", pipeStderr ? "pipe" : "inherit"], env: { ...process.env, NO_COLOR: "1", CI: "1" } });
   onSpawn?.(child);
   let stderr = "";
   child.stderr?.on("data", (c) => (stderr += c));
@@ -156,14 +158,80 @@ export function trackLine(i) {
   return JSON.stringify(orderCompleted(`user_${String(i % 1000).padStart(6, "0")}`, `order_${i.toString(16).padStart(8, "0")}`));
 }
 
+/** The median of the finite values and their spread: `{ median, min, max, n }`. */
+export function spread(values) {
+  const finite = values.filter((v) => Number.isFinite(v));
+  return { median: median(finite), min: Math.min(...finite), max: Math.max(...finite), n: finite.length };
+}
+
 /**
  * A summary row for bench/run.js: the project's figure beside its reference from the same run.
- * `lowerIsBetter`: the ratio project/reference must stay at or under `target`; otherwise at or above.
+ * Each side is `{ label, values }` (one value per round: the row keeps the median and the spread,
+ * min–max) or `{ label, value }` (a single figure). With `paired` (both sides measured in the same
+ * interleaved rounds), the per-round ratios' spread is kept too. `lowerIsBetter`: the ratio of the
+ * medians must stay at or under `target`; otherwise at or above.
  */
-export function row(what, project, reference, { unit, target, lowerIsBetter, extra }) {
-  const ratio = project.value / reference.value;
+export function row(what, project, reference, { unit, target, lowerIsBetter, paired = false, extra }) {
+  const side = ({ label, values, value }) => {
+    if (values === undefined) return { label, value, min: value, max: value, n: 1 };
+    const s = spread(values);
+    return { label, value: s.median, min: s.min, max: s.max, n: s.n, values };
+  };
+  const p = side(project);
+  const r = side(reference);
+  const ratio = p.value / r.value;
   const met = Number.isFinite(ratio) ? (lowerIsBetter ? ratio <= target : ratio >= target) : null;
-  return { what, unit, project, reference, ratio, target: `${lowerIsBetter ? "≤" : "≥"} ${target}×`, met, ...(extra ? { extra } : {}) };
+  let ratioSpread;
+  if (paired && project.values && reference.values) {
+    const ratios = project.values.map((v, i) => v / reference.values[i]);
+    ratioSpread = spread(ratios);
+  }
+  return {
+    what,
+    unit,
+    project: p,
+    reference: r,
+    ratio,
+    ...(ratioSpread ? { ratioSpread } : {}),
+    target: `${lowerIsBetter ? "≤" : "≥"} ${target}×`,
+    met,
+    ...(extra ? { extra } : {}),
+  };
+}
+
+/** A row shown without a target (`(shown)`). */
+export function shownRow(...args) {
+  const r = row(...args);
+  r.target = "(shown)";
+  r.met = null;
+  return r;
+}
+
+/**
+ * `argv` prefixed with `taskset -c CPU` where the machine allows pinning (Linux, taskset present,
+ * more than one CPU) and BENCH_PIN is not 0: a pinned process is not moved between cores, so its
+ * CPU time per request swings less. Returns `argv` unchanged otherwise.
+ */
+export function pinned(argv, cpu) {
+  return PIN ? ["taskset", "-c", String(cpu), ...argv] : argv;
+}
+
+/** Pins this process, all its threads, to `cpu` (see pinned); false when it cannot. */
+export function pinSelf(cpu) {
+  if (!PIN) return false;
+  return spawnSync("taskset", ["-a", "-p", "-c", String(cpu), String(process.pid)], { stdio: "ignore" }).status === 0;
+}
+
+export const PIN =
+  process.env.BENCH_PIN !== "0" &&
+  process.platform === "linux" &&
+  availableParallelism() > 1 &&
+  spawnSync("taskset", ["-c", "0", "true"], { stdio: "ignore" }).status === 0;
+
+/** `12.3 µs [11.8–13.0]`: a median with its spread. */
+export function withSpread(s, digits = 1) {
+  const f = (v) => (Math.abs(v) >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(digits));
+  return s.n > 1 ? `${f(s.median ?? s.value)} [${f(s.min)}–${f(s.max)}]` : f(s.median ?? s.value);
 }
 
 /** Hands this benchmark's rows to bench/run.js, through the file it names (run alone, a benchmark only prints). */

@@ -1,6 +1,6 @@
 // serve: the bundled client (Analytics, this process) → `serve` (child process)
 // → a counting receiver (child process) on loopback, durable (SQLite) beside `serve --memory` in
-// interleaved rounds, medians of 3. The figure is serve's own CPU per event (user+sys from /proc
+// interleaved rounds, medians of 3 (with their spread). The figure is serve's own CPU per event (user+sys from /proc
 // over the events the receiver counted): the cost of durability, as a ratio. Throughput, from the
 // first call until the receiver has counted every event, is printed too (the target: durable >= 5,000/s).
 // The durable queue runs on whichever SQLite this Node.js loads first: node:sqlite on 22.13+,
@@ -14,7 +14,7 @@ import { gzipSync } from "node:zlib";
 import { request } from "undici";
 import { Analytics } from "../dist/index.js";
 import { buildBaseline } from "./baseline.js";
-import { BIN, SECRET, cpuMs, formatCount as format, median, report, row, startListening, stopChild as stop } from "./lib.js";
+import { BIN, SECRET, cpuMs, formatCount as format, median, report, row, shownRow, startListening, stopChild as stop, withSpread } from "./lib.js";
 
 const SQLITE = (() => {
   const [major, minor] = process.versions.node.split(".").map(Number);
@@ -179,50 +179,46 @@ try {
       );
     }
   }
-  const cpu = (key) => median(runs[key].map((r) => r.cpuUsPerEvent));
-  const rate = (key) => median(runs[key].map((r) => r.perSecond));
-  const durable = { cpu: cpu("durable"), rate: rate("durable") };
-  const memory = { cpu: cpu("memory"), rate: rate("memory") };
-  console.log(
-    `\nserve CPU per event: durable (${SQLITE}) ${durable.cpu.toFixed(1)} µs vs --memory ${memory.cpu.toFixed(1)} µs: ${(durable.cpu / memory.cpu).toFixed(2)}x (the cost of durability)`,
-  );
-  console.log(`throughput: durable ${format(durable.rate)} vs --memory ${format(memory.rate)} events/s (target: durable >= 5,000/s)`);
+  const cpu = (key) => runs[key].map((r) => r.cpuUsPerEvent);
+  const rate = (key) => runs[key].map((r) => r.perSecond);
   const complete = Object.values(runs).every((list) => list.every((x) => x.complete));
   const rows = [];
-  const r = row(
+  const r = shownRow(
     `serve (durable, ${SQLITE}) → receiver: serve CPU per event`,
-    { label: `serve (${SQLITE})`, value: durable.cpu },
-    { label: "serve --memory", value: memory.cpu },
-    { unit: "µs", target: Infinity, lowerIsBetter: true, extra: { eventsPerSecond: { durable: durable.rate, memory: memory.rate }, complete } },
+    { label: `serve (${SQLITE})`, values: cpu("durable") },
+    { label: "serve --memory", values: cpu("memory") },
+    {
+      unit: "µs",
+      target: Infinity,
+      lowerIsBetter: true,
+      paired: true,
+      extra: { eventsPerSecond: { durable: median(rate("durable")), memory: median(rate("memory")) }, complete },
+    },
   );
-  r.target = "(shown, no target)";
-  r.met = null;
   rows.push(r);
-  if (baseline) {
-    const before = cpu("baseline");
-    console.log(
-      `this build vs ${baseline.sha}: durable ${durable.cpu.toFixed(1)} µs vs ${before.toFixed(1)} µs per event: ${(durable.cpu / before).toFixed(3)}x`,
-    );
-    rows.push(
-      row(
-        `serve (durable, ${SQLITE}) CPU per event beside ${baseline.sha}`,
-        { label: `this build (${SQLITE})`, value: durable.cpu },
-        { label: `${baseline.sha} (better-sqlite3)`, value: before },
-        { unit: "µs", target: 1.05, lowerIsBetter: true, extra: { complete } },
-      ),
-    );
-  }
-  const plain = cpu("plain");
-  const gzip = cpu("gzip");
-  console.log(`batches of 100: gzip ${gzip.toFixed(1)} µs vs plain ${plain.toFixed(1)} µs per event: ${(gzip / plain).toFixed(2)}x (the cost of inflating)`);
-  const g = row(
-    "serve (durable): gzip batches, serve CPU per event",
-    { label: "gzip", value: gzip },
-    { label: "plain JSON", value: plain },
-    { unit: "µs", target: Infinity, lowerIsBetter: true, extra: { complete } },
+  console.log(
+    `\nserve CPU per event: durable (${SQLITE}) ${withSpread(r.project)} µs vs --memory ${withSpread(r.reference)} µs: ${r.ratio.toFixed(2)}x (the cost of durability)`,
   );
-  g.target = "(shown, no target)";
-  g.met = null;
+  console.log(`throughput: durable ${format(median(rate("durable")))} vs --memory ${format(median(rate("memory")))} events/s (target: durable >= 5,000/s)`);
+  if (baseline) {
+    const b = row(
+      `serve (durable, ${SQLITE}) CPU per event beside ${baseline.sha}`,
+      { label: `this build (${SQLITE})`, values: cpu("durable") },
+      { label: `${baseline.sha}`, values: cpu("baseline") },
+      { unit: "µs", target: 1.05, lowerIsBetter: true, paired: true, extra: { complete } },
+    );
+    console.log(`this build vs ${baseline.sha}: durable ${withSpread(b.project)} µs vs ${withSpread(b.reference)} µs per event: ${b.ratio.toFixed(3)}x`);
+    rows.push(b);
+  }
+  const g = shownRow(
+    "serve (durable): gzip batches, serve CPU per event",
+    { label: "gzip", values: cpu("gzip") },
+    { label: "plain JSON", values: cpu("plain") },
+    { unit: "µs", target: Infinity, lowerIsBetter: true, paired: true, extra: { complete } },
+  );
+  console.log(
+    `batches of 100: gzip ${withSpread(g.project)} µs vs plain ${withSpread(g.reference)} µs per event: ${g.ratio.toFixed(2)}x (the cost of inflating)`,
+  );
   rows.push(g);
   report(rows);
 } finally {

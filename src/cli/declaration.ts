@@ -13,7 +13,7 @@ export interface ArgumentDeclaration {
 /** What a command's `run` gets besides its options and arguments. */
 export interface RunContext {
   readonly io: CliIo;
-  /** The whole program: completion reads the command tree from it. */
+  /** The program, with every command declared when the command asked for `wholeProgram` (completion reads the tree). */
   readonly program: Command;
 }
 
@@ -32,6 +32,11 @@ export interface CommandDeclaration<T extends OptionTable = OptionTable, A exten
   readonly examples: readonly string[];
   /** Fixed bounds the command keeps, shown under `Limits:` in its help (those with a flag are in its options). */
   readonly limits?: readonly string[];
+  /**
+   * Its `run` reads every command's declaration from the program (completion). Otherwise a run of
+   * this command declares only this command to commander, which is all the parsing needs.
+   */
+  readonly wholeProgram?: boolean;
   /** The exit status. A method, so a declaration with its own table fits the table of all commands. */
   run(options: OptionsOf<T>, args: A, context: RunContext): Promise<number>;
 }

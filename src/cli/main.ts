@@ -1,16 +1,26 @@
-import { main } from "./program.js";
+import { relaunchArgs } from "./relaunch.js";
+import { VERSION } from "./version.js";
 
 // The process entry: the only place that reads process.argv and calls process.exit.
-const controller = new AbortController();
-let signals = 0;
-const onSignal = (name: "SIGINT" | "SIGTERM") => () => {
-  signals += 1;
-  // A second Ctrl-C means "now": skip the orderly report.
-  if (signals > 1) process.exit(name === "SIGTERM" ? 143 : 130);
-  controller.abort(name);
-};
-process.on("SIGINT", onSignal("SIGINT"));
-process.on("SIGTERM", onSignal("SIGTERM"));
+const argv = process.argv.slice(2);
+
+// replay starts again with a smaller young generation on the Node.js versions that can (relaunch.ts).
+// process.execve is newer than the Node.js 20 types.
+const node = process as NodeJS.Process & { execve?: (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never };
+const relaunch = relaunchArgs({
+  argv: process.argv,
+  execArgv: process.execArgv,
+  nodeOptions: process.env["NODE_OPTIONS"],
+  platform: process.platform,
+  canExecve: typeof node.execve === "function",
+});
+if (relaunch !== undefined) {
+  try {
+    node.execve?.(process.execPath, [process.execPath, ...relaunch], process.env);
+  } catch {
+    // Not allowed here (a sandbox, a permission): go on with the default young generation.
+  }
+}
 
 // A reader that went away (`webhook-cli listen --json | head`) must not crash the
 // command: its output is dropped, the work (deliveries, recording) goes on.
@@ -20,21 +30,40 @@ const ignoreClosedPipe = (error: NodeJS.ErrnoException): void => {
 process.stdout.on("error", ignoreClosedPipe);
 process.stderr.on("error", ignoreClosedPipe);
 
-const code = await main(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
-  env: process.env,
-  cwd: process.cwd(),
-  stdoutIsTTY: process.stdout.isTTY === true,
-  stderrIsTTY: process.stderr.isTTY === true,
-  stdinIsTTY: process.stdin.isTTY === true,
-  signal: controller.signal,
-});
+// `webhook-cli --version` alone needs neither commander nor the command table: answered as commander
+// answers it, before either loads (other spellings, `--no-color --version`, go through commander).
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) process.stdout.write(`${VERSION}\n`);
+else await run(argv);
 
-// process.exit does not wait for queued writes to a pipe: let them out first.
-await Promise.all([drained(process.stdout), drained(process.stderr)]);
-process.exit(code);
+async function run(argv: readonly string[]): Promise<void> {
+  const { main } = await import("./program.js");
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (name: "SIGINT" | "SIGTERM") => () => {
+    signals += 1;
+    // A second Ctrl-C means "now": skip the orderly report.
+    if (signals > 1) process.exit(name === "SIGTERM" ? 143 : 130);
+    controller.abort(name);
+  };
+  process.on("SIGINT", onSignal("SIGINT"));
+  process.on("SIGTERM", onSignal("SIGTERM"));
+
+  const code = await main(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    stdoutIsTTY: process.stdout.isTTY === true,
+    stderrIsTTY: process.stderr.isTTY === true,
+    stdinIsTTY: process.stdin.isTTY === true,
+    signal: controller.signal,
+  });
+
+  // process.exit does not wait for queued writes to a pipe: let them out first.
+  await Promise.all([drained(process.stdout), drained(process.stderr)]);
+  process.exit(code);
+}
 
 function drained(stream: NodeJS.WriteStream): Promise<void> {
   if (stream.destroyed || !stream.writable) return Promise.resolve();

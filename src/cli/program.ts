@@ -1,20 +1,20 @@
 import { Command } from "commander";
-import { createRequire } from "node:module";
 import { terminalSafe } from "../util/printable.js";
 import { exitReportFor } from "./exit-codes.js";
 import type { CliIo, CommandContext } from "./io.js";
 import { COMMANDS } from "./command-table.js";
 import type { CommandDeclaration, GroupDeclaration } from "./declaration.js";
 import { addOptions, withFixedValues } from "./options/spec.js";
+import { VERSION } from "./version.js";
 
-const require = createRequire(import.meta.url);
-const { version } = require("../../package.json") as { version: string };
-
-/** Builds commander's program from the command table: declarations only, no command's implementation. */
-export function buildProgram(context: CommandContext): Command {
+/**
+ * Builds commander's program from the command table: declarations only, no command's
+ * implementation. `commands`: the ones to declare (by default all of them).
+ */
+export function buildProgram(context: CommandContext, commands: readonly (CommandDeclaration | GroupDeclaration)[] = COMMANDS): Command {
   const program = new Command("webhook-cli")
     .description("Test, sign, receive and replay analytics webhooks (the Webhooks destination, locally).")
-    .version(version, "-V, --version")
+    .version(VERSION, "-V, --version")
     .option("--no-color", "no colours, even on a terminal or with FORCE_COLOR (NO_COLOR does the same)")
     .showHelpAfterError("(run with --help for usage)")
     .showSuggestionAfterError(true)
@@ -42,8 +42,21 @@ export function buildProgram(context: CommandContext): Command {
       writeOut: (text) => context.io.stdout.write(text),
       writeErr: (text) => context.io.stderr.write(text),
     });
-  for (const declaration of COMMANDS) declare(program, declaration, program, context);
+  for (const declaration of commands) declare(program, declaration, program, context);
   return program;
+}
+
+/**
+ * What a command line needs declared: the command it names, alone (declaring all of them is a few
+ * milliseconds of every start); every command for the program's help, an unknown name (commander
+ * suggests the nearest) and a command that reads the whole program. The program's own options
+ * (`--no-color`, `--version`, `--help`) take no value, so the first other word is the command.
+ */
+function commandsFor(argv: readonly string[]): readonly (CommandDeclaration | GroupDeclaration)[] {
+  const name = argv.find((word) => !word.startsWith("-"));
+  const named = COMMANDS.find((declaration) => declaration.name === name);
+  if (named === undefined || ("wholeProgram" in named && named.wholeProgram === true)) return COMMANDS;
+  return [named];
 }
 
 /**
@@ -76,7 +89,7 @@ function declare(parent: Command, declaration: CommandDeclaration | GroupDeclara
 /** Runs one command line; returns the exit status. Never throws, never exits. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const context: CommandContext = { io, exitCode: 0 };
-  const program = buildProgram(context);
+  const program = buildProgram(context, commandsFor(argv));
   try {
     if (argv.length === 0) {
       // Not asked for: a usage error, like a bare `webhook-cli audience`.

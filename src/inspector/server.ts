@@ -236,5 +236,6 @@ class InspectorApp {
 }
 
 function readAsset(file: string): Buffer {
-  return readFileSync(new URL(`./assets/${file}`, import.meta.url));
+  // Through ../inspector/ so the path holds from src/inspector/, dist/inspector/ and the command-line bundle in dist/cli/.
+  return readFileSync(new URL(`../inspector/assets/${file}`, import.meta.url));
 }

@@ -83,6 +83,11 @@ export interface Receiver {
    * answers sent, `timeout` holds cut; then closes every connection.
    */
   close(): Promise<void>;
+  /**
+   * Refuses new requests (503) and resolves once the answers in flight have gone out on their own
+   * time (held by --delay, waiting for the app); close() afterwards. listen's --count stops this way.
+   */
+  finish(): Promise<void>;
 }
 
 /** After a stop, how long connections still busy (an upload, a sender not reading its answer) are waited for. */

@@ -29,8 +29,15 @@ export class Responder {
   /** Answers waiting out --delay, sent at once when the receiver closes. */
   private readonly delayed = new Map<TimerHandle, () => void>();
   closing = false;
+  /** Called when the last answer waiting out --delay has gone out. */
+  onNoneDelayed: (() => void) | undefined;
 
   constructor(private readonly clock: Clock) {}
+
+  /** Answers waiting out --delay. */
+  get delayedCount(): number {
+    return this.delayed.size;
+  }
 
   answer(res: ServerResponse, status: number, body: string): void {
     if (!this.canAnswer(res)) return;
@@ -90,6 +97,7 @@ export class Responder {
     const handle = this.clock.setTimeout(() => {
       this.delayed.delete(handle);
       send();
+      if (this.delayed.size === 0) this.onNoneDelayed?.();
     }, ms);
     this.delayed.set(handle, send);
   }

@@ -45,7 +45,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
     },
     (req, res) => receiver.onHttpRequest(req, res),
   );
-  return { url, port, close };
+  return { url, port, close, finish: () => receiver.finish() };
 }
 
 /** What the receiver does with each request: read, decide, record, answer. */
@@ -59,6 +59,9 @@ class ReceiverCore {
   /** Relays in flight (or held by --delay before it), interrupted by stop(). */
   private readonly relays = new Set<AbortController>();
   private index = 0;
+  /** Set by finish(): new requests are refused while the answers in flight go out on their own time. */
+  private finishing = false;
+  private readonly settleWaiters = new Set<() => void>();
 
   constructor(private readonly options: ReceiverOptions) {
     this.clock = options.clock ?? systemClock;
@@ -67,10 +70,11 @@ class ReceiverCore {
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
+    this.responder.onNoneDelayed = () => this.settleIfIdle();
   }
 
   onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
-    if (this.responder.closing) return this.refuseWhileClosing(req, res);
+    if (this.responder.closing || this.finishing) return this.refuseWhileClosing(req, res);
     if (!isOriginForm(req.url ?? ""))
       return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
     if (!isAcceptedMethod(req.method)) return this.otherMethod(req, res);
@@ -103,7 +107,7 @@ class ReceiverCore {
 
   /** Judges, records and answers one complete request; returns the relay when the app is to answer it. */
   private handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> | undefined {
-    if (this.responder.closing) return void this.refuseWhileClosing(req, res);
+    if (this.responder.closing || this.finishing) return void this.refuseWhileClosing(req, res);
     const receivedAt = new Date(this.clock.now());
     let decided: Decided;
     let line: string | undefined;
@@ -196,6 +200,7 @@ class ReceiverCore {
       this.responder.answer(decided.res, 500, '{"error":"internal error forwarding the request"}');
     } finally {
       this.relays.delete(stop);
+      this.settleIfIdle();
     }
   }
 
@@ -203,6 +208,25 @@ class ReceiverCore {
   private refuseWhileClosing(req: IncomingMessage, res: ServerResponse): void {
     res.setHeader("retry-after", String(STOPPING_RETRY_AFTER_S));
     this.responder.early(req, res, 503, '{"error":"shutting down"}');
+  }
+
+  /**
+   * Refuses new requests (503), then resolves once no answer is in flight: none held by --delay,
+   * none waiting for the app (a `timeout` hold is not waited for: close() cuts it). Checked after
+   * the current task, so the answer being decided as this is called counts.
+   */
+  finish(): Promise<void> {
+    this.finishing = true;
+    return new Promise((resolve) => {
+      this.settleWaiters.add(resolve);
+      setImmediate(() => this.settleIfIdle());
+    });
+  }
+
+  private settleIfIdle(): void {
+    if (!this.finishing || this.relays.size > 0 || this.responder.delayedCount > 0) return;
+    for (const settle of this.settleWaiters) settle();
+    this.settleWaiters.clear();
   }
 
   /** The receiver is closing: new requests get 503, relays and held answers are released now. */

@@ -1,8 +1,7 @@
-import type { DeliveryResult, UrlResult } from "../delivery/types.js";
-import { maskSecret, redactText, redactUrl } from "../util/redact.js";
+import type { DeliveryResult } from "../delivery/types.js";
 import { ResultsFile } from "./results-file.js";
 import { ResultsOrder } from "./results-order.js";
-import { messageOutcome, resultLine, type ResultLine } from "./results.js";
+import { resultLine, type ResultLine } from "./results.js";
 
 /** What a results line needs of a sent message: replay's entries carry these, so regress/ imports nothing of replay. */
 export interface ResultEntry {
@@ -64,10 +63,8 @@ export class ResultsSink {
   finished(entry: ResultEntry, result: DeliveryResult): void {
     if (result.interrupted) return this.dropped(entry);
     const facts = { type: entry.type ?? "raw", userId: entry.orderKey, messageId: entry.messageId, event: entry.event };
-    const responses = result.urls.map((url) => url.response);
-    const urls = result.urls.map((url) => maskedUrl(url, this.secret));
-    const line = resultLine(messageOutcome(entry.line, facts, { delivered: result.delivered, urls }, responses));
-    this.release(this.order.finish(entry.line, maskedLine(line, this.secret)));
+    const line = resultLine({ line: entry.line, facts, delivered: result.delivered, urls: result.urls }, { secret: this.secret });
+    this.release(this.order.finish(entry.line, line));
   }
 
   dropped(entry: ResultEntry): void {
@@ -86,15 +83,4 @@ export class ResultsSink {
     this.room = undefined;
     wake?.();
   }
-}
-
-/** A URL as a results line shows it: through the one redaction (userinfo, credential-like query values, the secret). */
-function maskedUrl(url: UrlResult, secret: string | undefined): UrlResult {
-  return { ...url, url: redactUrl(url.url, secret), error: url.error === null ? null : redactText(url.error, secret) };
-}
-
-/** The receiver's answer with any text equal to the secret masked (an echoing receiver must not put it in the file). */
-function maskedLine(line: ResultLine, secret: string | undefined): ResultLine {
-  if (secret === undefined) return line;
-  return { ...line, urls: line.urls.map((url) => (url.body === undefined ? url : { ...url, body: maskSecret(url.body, secret) })) };
 }

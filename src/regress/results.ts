@@ -1,4 +1,5 @@
 import type { CapturedResponse } from "../delivery/captured-body.js";
+import { maskSecret, redactText, redactUrl } from "../util/redact.js";
 
 export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
 
@@ -52,7 +53,7 @@ export interface MessageFacts {
   event: string | undefined;
 }
 
-/** One URL's delivery outcome (the engine's UrlResult) plus its final answer. */
+/** One URL's delivery outcome: the engine's UrlResult, its final answer included (captured with `captureResponse`). */
 export interface UrlOutcome {
   url: string;
   status: number | null;
@@ -83,21 +84,15 @@ export function messageFacts(message: Readonly<Record<string, unknown>>, userId:
 }
 
 /**
- * A message's outcome from the engine's result (DeliveryResult: `delivered`
- * and per-URL `url status attempts ms error`) and the final answer captured
- * per URL, in the same order.
+ * The results line of a message's outcome. With `redact` (what replay writes), each URL goes
+ * through the one redaction (userinfo, credential-like query values, the secret) and any text of
+ * the receiver's answer equal to the secret is masked (an echoing receiver must not put it in the
+ * file): one pass over the engine's per-URL results, answers included.
  */
-export function messageOutcome(
-  line: number,
-  facts: MessageFacts,
-  result: { delivered: boolean; urls: readonly Omit<UrlOutcome, "response">[] },
-  responses: readonly (CapturedResponse | undefined)[] = [],
-): MessageOutcome {
-  return { line, facts, delivered: result.delivered, urls: result.urls.map((url, index) => ({ ...url, response: responses[index] })) };
-}
-
-export function resultLine(outcome: MessageOutcome): ResultLine {
+export function resultLine(outcome: MessageOutcome, redact?: { secret: string | undefined }): ResultLine {
   const { facts } = outcome;
+  const urls: ResultUrl[] = [];
+  for (const url of outcome.urls) urls.push(resultUrl(url, redact));
   return {
     line: outcome.line,
     ...(facts.messageId !== undefined ? { messageId: facts.messageId } : {}),
@@ -105,20 +100,22 @@ export function resultLine(outcome: MessageOutcome): ResultLine {
     ...(facts.event !== undefined ? { event: facts.event } : {}),
     userId: facts.userId ?? null,
     delivered: outcome.delivered,
-    urls: outcome.urls.map(resultUrl),
+    urls,
   };
 }
 
-function resultUrl(url: UrlOutcome): ResultUrl {
+function resultUrl(url: UrlOutcome, redact: { secret: string | undefined } | undefined): ResultUrl {
   // Field by field: the engine's object may carry more than a results line shows.
+  const kept = url.response?.body;
+  const body = redact !== undefined && kept !== undefined && "body" in kept ? { ...kept, body: maskSecret(kept.body, redact.secret) } : kept;
   return {
-    url: url.url,
+    url: redact !== undefined ? redactUrl(url.url, redact.secret) : url.url,
     status: url.status,
     attempts: url.attempts,
     ms: Math.round(url.ms * 100) / 100,
-    error: url.error,
+    error: redact !== undefined && url.error !== null ? redactText(url.error, redact.secret) : url.error,
     contentType: url.response?.contentType ?? null,
-    ...(url.response?.body ?? {}),
+    ...(body ?? {}),
   };
 }
 

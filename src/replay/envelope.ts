@@ -84,9 +84,12 @@ export interface EntryParts {
 export function parseEntry(text: string, line: number, check: boolean, parts: EntryParts = {}, raw = false): EntryResult {
   const result = parseChecked(text, line, check, parts);
   if (result.ok || !raw) return result;
-  // replay --raw: what is not a known message goes out as read, the recorded bytes when there are any.
-  const entry = { line, body: rawBodyOf(text), type: undefined, orderKey: undefined, messageId: undefined, event: undefined, time: undefined, text };
-  return { ok: true, entry, warning: result.reason };
+  return { ok: true, entry: rawEntry(text, line), warning: result.reason };
+}
+
+/** replay --raw: what is not a known message goes out as read, the recorded bytes when there are any. */
+export function rawEntry(text: string, line: number): ReplayEntry {
+  return { line, body: rawBodyOf(text), type: undefined, orderKey: undefined, messageId: undefined, event: undefined, time: undefined, text };
 }
 
 /** What replay --raw sends for a line that is not a known message: an envelope's recorded bytes or body, else the line as read. */

@@ -1,7 +1,7 @@
 import { InputError, UsageError } from "../errors.js";
 import { sendableEntries, sendFile } from "./sending-pass.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
-import { validateFile, type Validation } from "./validation-pass.js";
+import { selectionOf, validateFile, type Validation } from "./validation-pass.js";
 
 /**
  * Replays an NDJSON file: a validation pass (nothing is sent when a line is bad
@@ -9,10 +9,11 @@ import { validateFile, type Validation } from "./validation-pass.js";
  * passes stream, so memory stays constant.
  */
 export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
-  const fromLine = options.fromLine ?? 1;
-  const validation = await validateFile(options, fromLine);
-  if (validation.bad.size > 0 && !options.skipInvalid && !options.signal?.aborted) {
-    const n = validation.bad.size;
+  const selection = selectionOf(options);
+  const fromLine = selection.fromLine;
+  const validation = await validateFile(options, selection);
+  if (validation.invalid > 0 && !options.skipInvalid && !options.signal?.aborted) {
+    const n = validation.invalid;
     throw new InputError(`${n} bad line${n === 1 ? "" : "s"}; nothing sent (--skip-invalid sends the rest)`, { file: options.name });
   }
   const summary = emptySummary(validation, options.dryRun === true);
@@ -20,7 +21,7 @@ export async function replay(options: ReplayOptions): Promise<ReplaySummary> {
   if (options.signal?.aborted) return { ...summary, resumeLine: fromLine };
   if (validation.messages === 0 && options.allowEmpty !== true) throw nothingToSend(options, fromLine, validation);
   if (options.dryRun) {
-    if (options.onDryRun) for await (const batch of sendableEntries(options, fromLine, validation, options.signal, undefined)) batch.forEach(options.onDryRun);
+    if (options.onDryRun) for await (const batch of sendableEntries(options, validation, options.signal, undefined)) batch.forEach(options.onDryRun);
     return summary;
   }
   return sendFile(options, fromLine, validation, summary);
@@ -35,8 +36,8 @@ function nothingToSend(options: ReplayOptions, fromLine: number, found: Validati
   const reason =
     found.filtered > 0
       ? `no line matched the filters (${found.filtered} filtered out)`
-      : found.bad.size > 0
-        ? `every line was skipped as invalid (${found.bad.size})`
+      : found.invalid > 0
+        ? `every line was skipped as invalid (${found.invalid})`
         : "the input is empty";
   return new InputError(`nothing to send: ${reason}${allow}`, { file: options.name });
 }
@@ -45,7 +46,7 @@ function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
   return {
     lines: validation.lines,
     messages: validation.messages,
-    invalid: validation.bad.size,
+    invalid: validation.invalid,
     filtered: validation.filtered,
     sent: 0,
     delivered: 0,

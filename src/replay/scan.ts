@@ -13,15 +13,25 @@ export interface ScannedMessage {
   type: MessageType;
   /** userIdOf's answer: `userId`, else an alias's `"User ID"`, else `anonymousId` (strings only). */
   orderKey: string | undefined;
+  /** With `all`: the string values of `messageId`, `event` and `timestamp` (results lines, --speed). */
+  messageId?: string | undefined;
+  event?: string | undefined;
+  timestamp?: string | undefined;
 }
 
-/** The type and order key of a canonical bare message, or undefined when the text is not one (the caller then parses it). */
-export function scanMessage(text: string): ScannedMessage | undefined {
+/**
+ * The type and order key of a canonical bare message (with `all`, its messageId, event and
+ * timestamp too), or undefined when the text is not one (the caller then parses it).
+ */
+export function scanMessage(text: string, all = false): ScannedMessage | undefined {
   if (text.charCodeAt(0) !== OPEN_BRACE) return undefined;
   let type: string | undefined;
   let userId: string | undefined;
   let aliasUserId: string | undefined;
   let anonymousId: string | undefined;
+  let messageId: string | undefined;
+  let event: string | undefined;
+  let timestamp: string | undefined;
   let i = 1;
   if (text.charCodeAt(i) === CLOSE_BRACE) return undefined;
   for (;;) {
@@ -38,9 +48,14 @@ export function scanMessage(text: string): ScannedMessage | undefined {
       else if (key === "userId") userId = decode(text, valueStart, valueEnd);
       else if (key === "User ID") aliasUserId = decode(text, valueStart, valueEnd);
       else if (key === "anonymousId") anonymousId = decode(text, valueStart, valueEnd);
+      else if (all) {
+        if (key === "messageId") messageId = decode(text, valueStart, valueEnd);
+        else if (key === "event") event = decode(text, valueStart, valueEnd);
+        else if (key === "timestamp") timestamp = decode(text, valueStart, valueEnd);
+      }
     }
-    // userId, when a string, decides the order key: nothing further is needed.
-    if (type !== undefined && userId !== undefined) break;
+    // userId, when a string, decides the order key: nothing further is needed (unless `all`).
+    if (!all && type !== undefined && userId !== undefined) break;
     const next = text.charCodeAt(valueEnd);
     if (next === CLOSE_BRACE) {
       if (valueEnd !== text.length - 1) return undefined;
@@ -50,7 +65,8 @@ export function scanMessage(text: string): ScannedMessage | undefined {
     i = valueEnd + 1;
   }
   if (type === undefined) return undefined;
-  return { type: type as MessageType, orderKey: userId ?? aliasUserId ?? anonymousId };
+  const orderKey = userId ?? aliasUserId ?? anonymousId;
+  return all ? { type: type as MessageType, orderKey, messageId, event, timestamp } : { type: type as MessageType, orderKey };
 }
 
 /** The index of the quote closing the string that opens at `start`, or -1. */

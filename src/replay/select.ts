@@ -35,6 +35,8 @@ export interface Selection {
   matches(candidate: Candidate): boolean;
   /** No line after this can match (the reader may stop), or undefined. */
   lastLine: number | undefined;
+  /** No line before this can match (--from-line; 1 by default): where a run starts, for its resume line. */
+  fromLine: number;
 }
 
 /** `N` or `A-B` (inclusive), from 1. */
@@ -75,6 +77,7 @@ export function createSelection(options: SelectionOptions): Selection {
       return shard === undefined || inShard(shard, candidate.userId, candidate.line);
     },
     lastLine: ranges.length > 0 ? (ranges[ranges.length - 1] as LineRange).to : undefined,
+    fromLine,
   };
 }
 

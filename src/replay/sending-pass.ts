@@ -8,42 +8,41 @@ import { InputError } from "../errors.js";
 import { ResultsSink } from "../regress/results-sink.js";
 import { readLineBatches } from "../util/ndjson.js";
 import { DeadLetterFile } from "./deadletter.js";
-import { deadLetterLine, parseEntry, type ReplayEntry } from "./envelope.js";
+import { deadLetterLine, parseEntry, rawEntry, type ReplayEntry } from "./envelope.js";
+import { LinePlan } from "./line-bits.js";
 import { scanMessage } from "./scan.js";
 import { LatencyHistogram } from "./stats.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
-import { selectionOf, type Validation } from "./validation-pass.js";
+import type { Validation } from "./validation-pass.js";
 
-/** Pass 2: the valid, selected lines as the dispatcher's source. */
+/**
+ * Pass 2: the lines the validation pass decided to send, as the dispatcher's source. Nothing is
+ * checked or selected again: the plan says which lines go and how each is read (scanned, parsed
+ * for its bytes, or taken as read under --raw). A line the plan sends that no longer reads as a
+ * message (the file was rewritten meanwhile) stops the run there.
+ */
 export async function* sendableEntries(
   options: ReplayOptions,
-  fromLine: number,
   validation: Validation,
   signal: AbortSignal | undefined,
   results: ResultsSink | undefined,
 ): AsyncGenerator<ReplayEntry[]> {
-  const selection = selectionOf(options, fromLine);
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
-  // A canonical line is sent as read, its type and user scanned rather than parsed (one JSON.parse per line in all).
-  // The scan gives no messageId or event, so --results and --message-id take the parsed path.
-  const scan = !parts.time && options.raw !== true && results === undefined && !options.select?.messageIds?.length;
-  // Only the lines the validation pass checked: lines appended since (a live recording) wait for the next run.
-  const last = Math.min(selection.lastLine ?? Infinity, validation.lines);
+  // Results lines need a message's messageId and event, --speed its timestamp: the scan reads those too then.
+  const scanAll = parts.time || results !== undefined;
+  const last = validation.lastLine;
+  if (last === 0) return;
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
     const out: ReplayEntry[] = [];
     for (const line of batch) {
       if (line.number > last) break;
-      if (!selection.lineMayMatch(line.number) || validation.bad.has(line.number)) continue;
-      const entry =
-        "error" in line
-          ? undefined
-          : ((scan && validation.canonical.has(line.number) ? scannedEntry(line.text, line.number) : undefined) ??
-            parsedEntry(options, line.text, line.number, parts));
+      const plan = validation.plan.get(line.number);
+      if (plan === LinePlan.skip) continue;
+      const entry = "error" in line ? undefined : entryOf(plan, line.text, line.number, parts, scanAll);
       // Checked good, bad now: the file changed under the run. Stop (with a resume line) rather than skip it.
       if (entry === undefined)
         throw new InputError(`line ${line.number} changed during the run and is no longer a valid message; stopped`, { file: options.name, line: line.number });
-      if (!selection.matches({ line: entry.line, type: entry.type ?? "", userId: entry.orderKey, messageId: entry.messageId })) continue;
       results?.admit(entry);
       out.push(entry);
     }
@@ -55,27 +54,36 @@ export async function* sendableEntries(
   }
 }
 
-function scannedEntry(text: string, line: number): ReplayEntry | undefined {
-  const scanned = scanMessage(text);
-  return (
-    scanned && {
-      line,
-      body: text,
-      type: scanned.type,
-      orderKey: scanned.orderKey,
-      messageId: undefined,
-      event: undefined,
-      time: undefined,
-      text,
-      canonical: true,
-    }
-  );
+function entryOf(plan: LinePlan, text: string, line: number, parts: { time: boolean }, scanAll: boolean): ReplayEntry | undefined {
+  if (plan === LinePlan.asRead) return rawEntry(text, line);
+  if (plan === LinePlan.canonical) {
+    const scanned = scannedEntry(text, line, parts.time, scanAll);
+    if (scanned !== undefined) return scanned;
+  }
+  const result = parseEntry(text, line, false, parts);
+  return result.ok ? result.entry : undefined;
 }
 
-function parsedEntry(options: ReplayOptions, text: string, line: number, parts: { time: boolean }): ReplayEntry | undefined {
-  // Under --raw the check decides what is sent as read, so it runs again.
-  const result = parseEntry(text, line, options.raw === true, parts, options.raw === true);
-  return result.ok ? result.entry : undefined;
+/** A canonical line: sent as read, its facts scanned from the top-level keys (one JSON.parse per line in all). */
+function scannedEntry(text: string, line: number, withTime: boolean, all: boolean): ReplayEntry | undefined {
+  const scanned = scanMessage(text, all);
+  if (scanned === undefined) return undefined;
+  let time: number | undefined;
+  if (withTime && scanned.timestamp !== undefined) {
+    const parsed = Date.parse(scanned.timestamp);
+    if (!Number.isNaN(parsed)) time = parsed;
+  }
+  return {
+    line,
+    body: text,
+    type: scanned.type,
+    orderKey: scanned.orderKey,
+    messageId: scanned.messageId,
+    event: scanned.type === "track" ? scanned.event : undefined,
+    time,
+    text,
+    canonical: true,
+  };
 }
 
 /** Pass 2: sends through the dispatcher; dead letters, latencies and progress are its reporter. */
@@ -91,7 +99,7 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
   const reporter = new ReplayReporter(options, summary);
   try {
     const dispatcher: Dispatcher<ReplayEntry> = new Dispatcher<ReplayEntry>({
-      source: sendableEntries(options, fromLine, validation, options.signal, reporter.results),
+      source: sendableEntries(options, validation, options.signal, reporter.results),
       engine,
       batching: batchingFor(options.settings),
       concurrency,

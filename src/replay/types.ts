@@ -2,11 +2,10 @@ import type { EngineSettings } from "../delivery/deliver.js";
 import type { Failure } from "../delivery/failure.js";
 import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import type { DispatchProgress } from "../dispatch/dispatcher.js";
-import type { MessageType } from "../messages/schemas.js";
 import type { ResultLine } from "../regress/results.js";
 import type { Clock } from "../util/clock.js";
 import type { ReplayEntry } from "./envelope.js";
-import type { SelectionOptions } from "./select.js";
+import type { Selection } from "./select.js";
 
 /** What replay() takes and what it returns (replay.ts runs the two passes). */
 
@@ -22,12 +21,12 @@ export interface ReplayOptions {
   concurrency?: number;
   rate?: number;
   speed?: number;
-  /** Only these types are sent (others are counted as filtered). */
-  types?: readonly MessageType[];
-  /** First line to consider (inclusive), to resume. */
-  fromLine?: number;
-  /** --line, --message-id, --user-id, --shard: lines left out are counted as filtered. */
-  select?: Omit<SelectionOptions, "types" | "fromLine">;
+  /**
+   * Which lines are sent (--line, --message-id, --user-id, --type, --shard; lines left out are
+   * counted as filtered) and the first line considered (--from-line, to resume): assembled once by
+   * the caller (replay's command shares it with --compare). Default: every line.
+   */
+  selection?: Selection;
   /** Append one results line per finished message to this file, in input order (replay --results). */
   results?: string;
   /** Results lines as they are released, in input order (replay --compare); asks for the answers like `results`. */

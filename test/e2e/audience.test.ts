@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { verify } from "../../src/signing.js";
-import { collect, runCli, spawnCli } from "../helpers/cli.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 
 const SECRET = "aud-secret";
 const cleanups: (() => unknown)[] = [];
@@ -22,7 +22,7 @@ type Identify = { version: number; type: string; userId: string; traits: Record<
 const identifies = (server: TestServer, from = 0): Identify[] => server.requests.slice(from).map((r) => JSON.parse(r.body.toString()) as Identify);
 const traitsById = (messages: Identify[]) => Object.fromEntries(messages.map((m) => [m.userId, m.traits]));
 
-describe("webhook-cli audience sync (built CLI)", () => {
+describe("webhook-cli audience sync", () => {
   it("first sync sends true for every member; later syncs only the changes; a failed change is completed next time", async () => {
     let refuse = new Set<string>(["carol"]);
     const receiver = await startServer((request, res) => {
@@ -37,7 +37,7 @@ describe("webhook-cli audience sync (built CLI)", () => {
     const args = ["audience", "sync", "--name", "VIP-Users 2024", "--members", members, "--state", state, "--url", `${receiver.url}/hook`, "--secret", SECRET];
 
     writeFileSync(members, "alice\nbob\n\ncarol\n");
-    const first = await runCli(args);
+    const first = await runInProcess(args);
     expect(first.code).toBe(1);
     expect(traitsById(identifies(receiver))).toEqual({ alice: { vip_users_2024: true }, bob: { vip_users_2024: true }, carol: { vip_users_2024: true } });
     for (const request of receiver.requests) expect(verify(SECRET, request.body, request.headers["x-signature"])).toBe(true);
@@ -53,7 +53,7 @@ describe("webhook-cli audience sync (built CLI)", () => {
     refuse = new Set();
     writeFileSync(members, JSON.stringify(["alice", "carol", "dave"]));
     const seen = receiver.requests.length;
-    const second = await runCli([...args, "--json"]);
+    const second = await runInProcess([...args, "--json"]);
     expect(second.code).toBe(0);
     expect(traitsById(identifies(receiver, seen))).toEqual({ carol: { vip_users_2024: true }, dave: { vip_users_2024: true }, bob: { vip_users_2024: false } });
     const summary = JSON.parse(second.stdout.trim().split("\n").at(-1)!) as Record<string, unknown>;
@@ -61,7 +61,7 @@ describe("webhook-cli audience sync (built CLI)", () => {
 
     // Nothing changed: nothing sent.
     const before = receiver.requests.length;
-    const third = await runCli(args);
+    const third = await runInProcess(args);
     expect(third.code).toBe(0);
     expect(receiver.requests.length).toBe(before);
     const final = JSON.parse(readFileSync(state, "utf8")) as { audiences: Record<string, { members: string[]; name: string }> };
@@ -83,15 +83,14 @@ describe("webhook-cli audience sync (built CLI)", () => {
     writeFileSync(members, "fast1\nslow\nfast2\n");
     const args = ["audience", "sync", "--name", "Beta", "--members", members, "--state", state, "--url", `${receiver.url}/hook`, "--retry-window", "1h"];
 
-    const child = spawnCli(args);
-    const done = collect(child, 30_000);
+    const sync = startInProcess(args);
     const deadline = Date.now() + 15_000;
     while (!(receiver.requests.some((r) => r.body.toString().includes('"slow"')) && receiver.requests.length >= 3)) {
       if (Date.now() > deadline) throw new Error("the sync did not reach the receiver");
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    child.kill("SIGTERM");
-    const interrupted = await done;
+    sync.stop("SIGTERM");
+    const interrupted = await sync.done;
     expect(interrupted.code).toBe(143);
     expect(interrupted.stdout).toContain("not delivered (interrupted)");
     const recorded = JSON.parse(readFileSync(state, "utf8")) as { audiences: Record<string, { members: string[] }> };
@@ -99,7 +98,7 @@ describe("webhook-cli audience sync (built CLI)", () => {
 
     sick = false;
     const seen = receiver.requests.length;
-    const resumed = await runCli(args);
+    const resumed = await runInProcess(args);
     expect(resumed.code).toBe(0);
     expect(traitsById(identifies(receiver, seen))).toEqual({ slow: { beta: true } });
   });
@@ -112,9 +111,9 @@ describe("webhook-cli audience sync (built CLI)", () => {
     writeFileSync(badMembers, '["ok", {"id": 1}]');
     const base = ["--state", join(dir, "s.json"), "--url", `${receiver.url}/hook`];
     const [bad, missing, noName] = await Promise.all([
-      runCli(["audience", "sync", "--name", "X", "--members", badMembers, ...base]),
-      runCli(["audience", "sync", "--name", "X", "--members", join(dir, "absent.txt"), ...base]),
-      runCli(["audience", "sync", "--name", "!!!", "--members", badMembers, ...base]),
+      runInProcess(["audience", "sync", "--name", "X", "--members", badMembers, ...base]),
+      runInProcess(["audience", "sync", "--name", "X", "--members", join(dir, "absent.txt"), ...base]),
+      runInProcess(["audience", "sync", "--name", "!!!", "--members", badMembers, ...base]),
     ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("bad.json");

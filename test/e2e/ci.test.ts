@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, spawnCli, collect, waitForLine } from "../helpers/cli.js";
 import { statuses } from "../helpers/http-server.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Run `npm run build` first. Exit codes and JUnit reports that cannot mislead a CI job.
+// Exit codes and JUnit reports that cannot mislead a CI job.
 const { server } = closeServersAfterEach();
 const { dir, file, ndjson } = tempDir("ci-e2e-");
 
@@ -38,11 +38,11 @@ describe("nothing to send exits 2 with one reason, unless --allow-empty", () => 
     it(`${name}: 2, and 0 with --allow-empty; nothing is sent either way`, async () => {
       const target = await server();
       const argv = [...args(), "--url", target.url];
-      const refused = await runCli(argv);
+      const refused = await runInProcess(argv);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toMatch(reason);
       expect(refused.stderr.trim().split("\n")).toHaveLength(name.includes("skip-invalid") ? 3 : 1);
-      const allowed = await runCli([...argv, "--allow-empty"]);
+      const allowed = await runInProcess([...argv, "--allow-empty"]);
       expect(allowed.code).toBe(0);
       expect(target.requests).toHaveLength(0);
     });
@@ -54,7 +54,7 @@ describe("JUnit has a failing case for every reason the command exits non-zero",
 
   it("listen --count 1 --exit-after 1s with no request: exit 1 and one failing case (not tests=0)", async () => {
     const junit = join(dir, "listen.xml");
-    const result = await runCli(["listen", "--port", "0", "--count", "1", "--exit-after", "1s", "--junit", junit]);
+    const result = await runInProcess(["listen", "--port", "0", "--count", "1", "--exit-after", "1s", "--junit", junit]);
     expect(result.code).toBe(1);
     const xml = readFileSync(junit, "utf8");
     expect(xml).toContain('tests="1" failures="1"');
@@ -63,13 +63,12 @@ describe("JUnit has a failing case for every reason the command exits non-zero",
 
   it("listen: an invalid request is a failing case", async () => {
     const junit = join(dir, "listen-invalid.xml");
-    const child = spawnCli(["listen", "--port", "0", "--count", "1", "--junit", junit, "--secret", "s"]);
-    const done = collect(child);
-    const [, url] = await waitForLine(child, /Listening on (\S+)/);
-    const posted = await runCli(["send", "-", "--url", url as string, "--secret", "other"], { input: track("u", 1) });
+    const listen = startInProcess(["listen", "--port", "0", "--count", "1", "--junit", junit, "--secret", "s"]);
+    const [, url] = await listen.waitFor(/Listening on (\S+)/);
+    const posted = await runInProcess(["send", "-", "--url", url as string, "--secret", "other"], { input: track("u", 1) });
     // listen answers a bad signature with 401: the sender fails too.
     expect(posted.code).toBe(1);
-    const result = await done;
+    const result = await listen.done;
     expect(result.code).toBe(1);
     expect(failuresOf(readFileSync(junit, "utf8"))).toBe(1);
   });
@@ -80,7 +79,7 @@ describe("JUnit has a failing case for every reason the command exits non-zero",
       res.end();
     });
     const junit = join(dir, "send.xml");
-    const result = await runCli(["send", ndjson([track("ok", 1), track("bad", 2), track("ok", 3)]), "--url", target.url, "--junit", junit]);
+    const result = await runInProcess(["send", ndjson([track("ok", 1), track("bad", 2), track("ok", 3)]), "--url", target.url, "--junit", junit]);
     expect(result.code).toBe(1);
     const xml = readFileSync(junit, "utf8");
     expect(xml).toContain('tests="3" failures="1"');
@@ -93,7 +92,7 @@ describe("JUnit has a failing case for every reason the command exits non-zero",
       res.end();
     });
     const junit = join(dir, "replay.xml");
-    const result = await runCli(["replay", ndjson([track("ok", 1), track("bad", 2)]), "--url", target.url, "--junit", junit]);
+    const result = await runInProcess(["replay", ndjson([track("ok", 1), track("bad", 2)]), "--url", target.url, "--junit", junit]);
     expect(result.code).toBe(1);
     expect(failuresOf(readFileSync(junit, "utf8"))).toBe(1);
   });
@@ -105,7 +104,7 @@ describe("--retry-window 0", () => {
       res.statusCode = 503;
       res.end();
     });
-    const result = await runCli(["send", "--type", "track", "--url", target.url, "--retry-window", "0"]);
+    const result = await runInProcess(["send", "--type", "track", "--url", target.url, "--retry-window", "0"]);
     expect(result.code).toBe(1);
     expect(target.requests).toHaveLength(1);
   });
@@ -117,19 +116,15 @@ describe("progress you can see without a terminal", () => {
       res.statusCode = 503;
       res.end();
     });
-    const child = spawnCli(["replay", ndjson(ten), "--url", target.url, "--concurrency", "4"]);
-    const done = collect(child, 30_000);
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const started = Date.now();
+    const replay = startInProcess(["replay", ndjson(ten), "--url", target.url, "--concurrency", "4"]);
     const status = /replay: (\d+) sent, 0 delivered, (\d+) retrying, 0 failed, [\d.]+\/s, oldest pending: next attempt in /;
-    while (!status.test(stderr) && Date.now() - started < 15_000) await new Promise((r) => setTimeout(r, 100));
-    expect(stderr).toMatch(status);
+    await replay.waitForStderr(status, 15_000);
+    const stderr = replay.stderr();
     expect(stderr).toContain("note: failed messages are retried for up to 4h (the default); --retry-window 30s (or 0, no retries) gives up sooner");
     // Said once, not per message.
     expect(stderr.match(/note: failed messages/g)).toHaveLength(1);
-    child.kill("SIGINT");
-    const result = await done;
+    replay.stop("SIGINT");
+    const result = await replay.done;
     expect(result.code).toBe(130);
     // A last status line at the end, then the resume hint at line 1 (nothing was delivered).
     expect(result.stderr).toContain("interrupted: resume with --from-line 1\n");
@@ -137,7 +132,7 @@ describe("progress you can see without a terminal", () => {
 
   it("no notice when --retry-window is given; replay --verbose logs every attempt as send does", async () => {
     const target = await server(statuses(503, 200));
-    const result = await runCli(["replay", ndjson([track("u", 1)]), "--url", target.url, "--retry-window", "10s", "--verbose"]);
+    const result = await runInProcess(["replay", ndjson([track("u", 1)]), "--url", target.url, "--retry-window", "10s", "--verbose"]);
     expect(result.code).toBe(0);
     expect(result.stderr).not.toContain("note: failed messages");
     expect(result.stderr).toContain(`> POST ${target.url} (attempt 1)`);
@@ -150,10 +145,10 @@ describe("progress you can see without a terminal", () => {
 
   it("send with many messages prints a last status line without a terminal; one message does not", async () => {
     const target = await server();
-    const many = await runCli(["send", ndjson([track("u", 1), track("u", 2)]), "--url", target.url]);
+    const many = await runInProcess(["send", ndjson([track("u", 1), track("u", 2)]), "--url", target.url]);
     expect(many.code).toBe(0);
     expect(many.stderr).toMatch(/send: 2 sent, 2 delivered, 0 retrying, 0 failed/);
-    const one = await runCli(["send", "--type", "track", "--url", target.url]);
+    const one = await runInProcess(["send", "--type", "track", "--url", target.url]);
     expect(one.stderr).not.toMatch(/send: \d+ sent/);
   });
 });
@@ -173,8 +168,7 @@ describe("readiness for CI scripts", () => {
 
   it("listen --ready-file writes the URL; GET and HEAD /health answer 200 with the counts; another GET is shown and counted invalid", async () => {
     const ready = join(dir, "listen.url");
-    const child = spawnCli(["listen", "--port", "0", "--ready-file", ready, "--count", "1", "--json"]);
-    const done = collect(child);
+    const listen = startInProcess(["listen", "--port", "0", "--ready-file", ready, "--count", "1", "--json"]);
     // Line 1 the webhook URL (what `head -1` reads), line 2 the control API's.
     const [url, control, rest] = (await waitForFile(ready)).split("\n");
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
@@ -189,7 +183,7 @@ describe("readiness for CI scripts", () => {
     // Not a health check: answered 405, and counted (it is the --count 1 request, invalid: exit 1).
     const other = await fetch(`${url}/hook`);
     expect(other.status).toBe(405);
-    const result = await done;
+    const result = await listen.done;
     expect(result.code).toBe(1);
     const events = result.stdout
       .trim()
@@ -201,12 +195,11 @@ describe("readiness for CI scripts", () => {
 
   it("serve --ready-file writes the URL once listening", async () => {
     const ready = join(dir, "serve.url");
-    const child = spawnCli(["serve", "--port", "0", "--memory", "--ready-file", ready]);
-    const done = collect(child);
+    const serve = startInProcess(["serve", "--port", "0", "--memory", "--ready-file", ready]);
     const url = (await waitForFile(ready)).trim();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    child.kill("SIGTERM");
-    expect((await done).code).toBe(0);
+    serve.stop("SIGTERM");
+    expect((await serve.done).code).toBe(0);
   });
 });
 
@@ -238,7 +231,7 @@ describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)",
       });
       const path = ndjson(lines);
       const deadLetter = join(dir, `hint-${concurrency}-${after}.ndjson`);
-      const child = spawnCli([
+      const replay = startInProcess([
         "replay",
         path,
         "--url",
@@ -247,10 +240,9 @@ describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)",
         String(concurrency),
         ...(withDeadLetter ? ["--dead-letter", deadLetter] : []),
       ]);
-      const done = collect(child);
       while (flaky.requests.length < after) await new Promise((r) => setTimeout(r, 5));
-      child.kill("SIGINT");
-      const result = await done;
+      replay.stop("SIGINT");
+      const result = await replay.done;
       expect(result.code).toBe(130);
       const mark = Number(/interrupted: resume with --from-line (\d+)/.exec(result.stderr)?.[1]);
       expect(mark).toBeGreaterThan(0);
@@ -266,9 +258,9 @@ describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)",
         expect(delivered.has(line) || dead.includes(line) || line >= mark, `line ${line} lost (resume at ${mark})`).toBe(true);
 
       const healthy = await server();
-      const resumed = await runCli(["replay", path, "--url", healthy.url, "--from-line", String(mark), "--concurrency", String(concurrency)]);
+      const resumed = await runInProcess(["replay", path, "--url", healthy.url, "--from-line", String(mark), "--concurrency", String(concurrency)]);
       expect(resumed.code).toBe(0);
-      if (dead.length > 0) expect((await runCli(["replay", deadLetter, "--url", healthy.url])).code).toBe(0);
+      if (dead.length > 0) expect((await runInProcess(["replay", deadLetter, "--url", healthy.url])).code).toBe(0);
       for (const r of healthy.requests) delivered.add(seqOf(r.body));
       expect([...delivered].sort((a, b) => a - b)).toEqual(lines.map((_, i) => i + 1));
     });

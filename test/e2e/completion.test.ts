@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { runInProcess } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 // The scripts are loaded in the real shells. bash is required; zsh and fish are
@@ -13,7 +13,7 @@ const scripts: Record<string, string> = {};
 
 beforeAll(async () => {
   for (const shell of ["bash", "zsh", "fish"]) {
-    const result = await runCli(["completion", shell]);
+    const result = await runInProcess(["completion", shell]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
     scripts[shell] = join(dir, `webhook-cli.${shell}`);

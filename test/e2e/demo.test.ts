@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
-import { runCli } from "../helpers/cli.js";
+import { runInProcess } from "../helpers/run-cli.js";
 
-describe("webhook-cli demo (built CLI)", () => {
+describe("webhook-cli demo", () => {
   it("sends all seven types signed to its own receiver and shows each verified; exit 0", async () => {
-    const result = await runCli(["demo"]);
+    const result = await runInProcess(["demo"]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const lines = result.stdout.split("\n");
@@ -16,7 +16,7 @@ describe("webhook-cli demo (built CLI)", () => {
   });
 
   it("--json: one request event per type, each verified, and a summary", async () => {
-    const result = await runCli(["demo", "--json", "--alias-keys", "camel"]);
+    const result = await runInProcess(["demo", "--json", "--alias-keys", "camel"]);
     expect(result.code).toBe(0);
     const events = result.stdout
       .trim()

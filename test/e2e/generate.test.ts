@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkMessage } from "../../src/messages/check.js";
-import { runCli } from "../helpers/cli.js";
+import { runInProcess } from "../helpers/run-cli.js";
 
 const NOW = "2012-12-02T00:30:08.276Z";
 
-describe("webhook-cli generate (built CLI)", () => {
+describe("webhook-cli generate", () => {
   it("prints all seven types as valid NDJSON by default", async () => {
-    const result = await runCli(["generate"]);
+    const result = await runInProcess(["generate"]);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
     const lines = result.stdout.trimEnd().split("\n");
@@ -20,7 +20,7 @@ describe("webhook-cli generate (built CLI)", () => {
 
   it("is deterministic with --now and --seed and applies overrides", async () => {
     const args = ["generate", "track", "identify", "--now", NOW, "--seed", "7", "--user-id", "u_42", "--event", "Signed Up", "--traits", '{"vip":true}'];
-    const [a, b] = await Promise.all([runCli(args), runCli(args)]);
+    const [a, b] = await Promise.all([runInProcess(args), runInProcess(args)]);
     expect(a.stdout).toBe(b.stdout);
     const [track, identify] = a.stdout
       .trimEnd()
@@ -32,7 +32,7 @@ describe("webhook-cli generate (built CLI)", () => {
 
   it("writes --pretty JSON to --out", async () => {
     const dir = mkdtempSync(join(tmpdir(), "webhook-cli-gen-"));
-    const result = await runCli(["generate", "delete", "--pretty", "--out", "out.json", "--now", NOW], { cwd: dir });
+    const result = await runInProcess(["generate", "delete", "--pretty", "--out", "out.json", "--now", NOW], { cwd: dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("");
     const text = readFileSync(join(dir, "out.json"), "utf8");
@@ -41,12 +41,12 @@ describe("webhook-cli generate (built CLI)", () => {
   });
 
   it("camel alias keys", async () => {
-    const result = await runCli(["generate", "alias", "--alias-keys", "camel"]);
+    const result = await runInProcess(["generate", "alias", "--alias-keys", "camel"]);
     expect(Object.keys(JSON.parse(result.stdout) as object)).toEqual(["version", "type", "previousId", "userId", "timestamp"]);
   });
 });
 
-describe("exit codes and errors (built CLI)", () => {
+describe("exit codes and errors", () => {
   it.each([
     [["generate", "purchase"], /unknown message type "purchase"/],
     [["generate", "--seed", "x"], /--seed: invalid value "x"/],
@@ -57,7 +57,7 @@ describe("exit codes and errors (built CLI)", () => {
     [["frobnicate"], /unknown command 'frobnicate'/],
     [["generate", "--no-such-flag"], /unknown option '--no-such-flag'/],
   ])("%j → exit 2 with a one-line message and no stack", async (args, pattern) => {
-    const result = await runCli(args);
+    const result = await runInProcess(args);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(pattern);
@@ -65,28 +65,28 @@ describe("exit codes and errors (built CLI)", () => {
   });
 
   it("suggests a near command name", async () => {
-    const result = await runCli(["generat"]);
+    const result = await runInProcess(["generat"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("Did you mean generate?");
   });
 
   it("--help and --version exit 0 on stdout", async () => {
-    const help = await runCli(["generate", "--help"]);
+    const help = await runInProcess(["generate", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Examples:");
-    const version = await runCli(["--version"]);
+    const version = await runInProcess(["--version"]);
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
   it("no arguments prints help and exits 2", async () => {
-    const result = await runCli([]);
+    const result = await runInProcess([]);
     expect(result.code).toBe(2);
     expect(result.stdout + result.stderr).toContain("Usage: webhook-cli");
   });
 
   it("an unwritable --out is a usage error naming the file", async () => {
-    const result = await runCli(["generate", "--out", "/nonexistent-dir/x.ndjson"]);
+    const result = await runInProcess(["generate", "--out", "/nonexistent-dir/x.ndjson"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("/nonexistent-dir/x.ndjson");
   });

@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/client/analytics.js";
-import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
+import { runInProcess, startInProcess, type InProcessResult } from "../helpers/run-cli.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
-import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const track = (userId = "u1") => JSON.stringify({ version: 1, type: "track", userId, event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const TOKEN = "tok-9f8e7d6c5b4a";
@@ -14,7 +13,6 @@ const TOKEN = "tok-9f8e7d6c5b4a";
 let dir: string;
 let ok: TestServer;
 let failing: TestServer;
-const children = killChildrenAfterEach();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-hardening-"));
   ok = await startServer();
@@ -28,7 +26,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const usageError = (result: CliResult, mention: string | RegExp) => {
+const usageError = (result: InProcessResult, mention: string | RegExp) => {
   expect(result.code).toBe(2);
   if (typeof mention === "string") expect(result.stderr).toContain(mention);
   else expect(result.stderr).toMatch(mention);
@@ -37,7 +35,7 @@ const usageError = (result: CliResult, mention: string | RegExp) => {
 
 describe("credentials never reach the output", () => {
   it("a URL with user:password@ is refused, the password masked in the error", async () => {
-    const result = await runCli(["send", "--type", "track", "--url", `http://alice:hunter2@127.0.0.1:${ok.port}/hook`]);
+    const result = await runInProcess(["send", "--type", "track", "--url", `http://alice:hunter2@127.0.0.1:${ok.port}/hook`]);
     usageError(result, "alice:***@");
     expect(result.stderr).toContain("--header 'Authorization");
     expect(result.stderr + result.stdout).not.toContain("hunter2");
@@ -46,14 +44,14 @@ describe("credentials never reach the output", () => {
   it("credential-like query values are masked in stdout, --json, retry lines, JUnit and the dead-letter file", async () => {
     const url = `${failing.url}/hook?api_key=${TOKEN}&access_token=${TOKEN}&plain=visible`;
     const junit = join(dir, "replay.xml");
-    const send = await runCli(["send", "--type", "track", "--url", url, "--retry-window", "300ms"]);
+    const send = await runInProcess(["send", "--type", "track", "--url", url, "--retry-window", "300ms"]);
     expect(send.code).toBe(1);
-    const sendJson = await runCli(["send", "--type", "track", "--url", url, "--retry-window", "0ms", "--json"]);
+    const sendJson = await runInProcess(["send", "--type", "track", "--url", url, "--retry-window", "0ms", "--json"]);
     expect(sendJson.code).toBe(1);
     const file = join(dir, "one.ndjson");
     writeFileSync(file, `${track()}\n`);
     const deadLetter = join(dir, "dead.ndjson");
-    const replay = await runCli(["replay", file, "--url", url, "--retry-window", "0ms", "--dead-letter", deadLetter, "--json", "--junit", junit]);
+    const replay = await runInProcess(["replay", file, "--url", url, "--retry-window", "0ms", "--dead-letter", deadLetter, "--json", "--junit", junit]);
     expect(replay.code).toBe(1);
     const everything = [
       send.stdout,
@@ -73,7 +71,7 @@ describe("credentials never reach the output", () => {
 
   it("text equal to the secret is masked in what send prints (here: a path segment)", async () => {
     const secret = "path-secret-42";
-    const result = await runCli(["send", "--type", "track", "--url", `${failing.url}/hooks/${secret}/in`, "--retry-window", "0ms", "--json"], {
+    const result = await runInProcess(["send", "--type", "track", "--url", `${failing.url}/hooks/${secret}/in`, "--retry-window", "0ms", "--json"], {
       env: { WEBHOOK_SECRET: secret },
     });
     expect(result.code).toBe(1);
@@ -84,17 +82,15 @@ describe("credentials never reach the output", () => {
   it("listen records credential headers as [redacted] and masks credential-like query values in path, stdout and JUnit", async () => {
     const record = join(dir, "creds.ndjson");
     const junit = join(dir, "listen.xml");
-    const child = spawnCli(["listen", "--port", "0", "--record", record, "--junit", junit, "--count", "1"]);
-    children.push(child);
-    const done = collect(child);
-    const [, url] = await waitForLine(child, /Listening on (http\S+)/);
+    const listen = startInProcess(["listen", "--port", "0", "--record", record, "--junit", junit, "--count", "1"]);
+    const [, url] = await listen.waitFor(/Listening on (http\S+)/);
     const response = await request(`${url}/hook?token=${TOKEN}&page=2`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": TOKEN, "api-key": TOKEN, "x-auth-token": TOKEN },
       body: track(),
     });
     await response.body.dump();
-    const result = await done;
+    const result = await listen.done;
     const line = JSON.parse(readFileSync(record, "utf8").trim()) as { path: string; headers: Record<string, string> };
     expect(line.path).toBe("/hook?token=***&page=2");
     expect([line.headers["x-api-key"], line.headers["api-key"], line.headers["x-auth-token"]]).toEqual(["[redacted]", "[redacted]", "[redacted]"]);
@@ -114,24 +110,19 @@ describe("bad numbers, durations, headers and input are usage errors (exit 2)", 
     [["send", "--type", "track", "--url", "http://127.0.0.1:9/", "--user-agent", "a\r\nInjected: yes"], "--user-agent"],
     [["send", "--type", "track", "--url", "http://127.0.0.1:9/", "--header", "X-Env: a\u0001b"], "--header"],
   ])("%j", async (args, flag) => {
-    usageError(await runCli(args, { timeoutMs: 10_000 }), flag);
+    usageError(await runInProcess(args), flag);
   });
 
   it("send refuses input that is not UTF-8, naming the line, and sends nothing", async () => {
     const file = join(dir, "latin1.ndjson");
     writeFileSync(file, Buffer.concat([Buffer.from(`${track()}\n`), Buffer.from(track("caf\u00e9"), "latin1"), Buffer.from("\n")]));
     const before = ok.requests.length;
-    usageError(await runCli(["send", file, "--url", ok.url]), /latin1\.ndjson:2.*not valid UTF-8/);
+    usageError(await runInProcess(["send", file, "--url", ok.url]), /latin1\.ndjson:2.*not valid UTF-8/);
     expect(ok.requests.length).toBe(before);
   });
 
   it("send refuses standard input over 64 MiB with a clear error", async () => {
-    const child = spawnCli(["send", "-", "--url", ok.url]);
-    children.push(child);
-    // send stops reading at the cap and exits; the rest of the write then fails with EPIPE.
-    child.stdin?.on("error", () => {});
-    child.stdin?.end(Buffer.alloc(65 * 1024 * 1024, 0x20));
-    const result = await collect(child, 30_000);
+    const result = await runInProcess(["send", "-", "--url", ok.url], { input: Buffer.alloc(65 * 1024 * 1024, 0x20) });
     usageError(result, "over 64 MiB");
   });
 

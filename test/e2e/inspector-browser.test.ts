@@ -1,13 +1,12 @@
-import type { ChildProcess } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
-import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import { sendRaw } from "../helpers/hostile-requests.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
+import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 const SECRET = "inspector-browser-secret";
@@ -25,7 +24,7 @@ describe.runIf(!skip && chromiumPath === undefined)("browser tests in CI", () =>
 describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", () => {
   const files = tempDir("webhook-cli-inspector-browser-");
   let app: TestServer;
-  let listen: ChildProcess;
+  let listen: InProcessRun;
   let receiverUrl: string;
   let browser: Browser;
   let page: Page;
@@ -35,9 +34,8 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
       res.writeHead(202, { "content-type": "application/json" });
       res.end('{"queued":true}');
     });
-    listen = spawnCli(["listen", "--port", "0", "--ui", "--ui-port", "0", "--secret", SECRET, "--forward-to", `${app.url}/webhook`]);
-    void collect(listen, 600_000).catch(() => {});
-    const [, receiver, inspector] = await waitForLine(listen, /Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
+    listen = startInProcess(["listen", "--port", "0", "--ui", "--ui-port", "0", "--secret", SECRET, "--forward-to", `${app.url}/webhook`]);
+    const [, receiver, inspector] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
     receiverUrl = receiver as string;
     browser = await launchChromium(chromiumPath);
     page = await browser.context.newPage();
@@ -47,13 +45,14 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
 
   afterAll(async () => {
     await browser?.close();
-    listen?.kill("SIGTERM");
+    listen?.stop("SIGTERM");
+    await listen?.code;
     await app?.close();
   });
 
   const rows = () => page.locator("#rows tr");
   const send = (type: string, secretArgs: string[] = ["--secret", SECRET], userId = `${type}-user`) =>
-    runCli(["send", "--type", type, "--user-id", userId, "--url", `${receiverUrl}/hooks`, ...secretArgs]);
+    runInProcess(["send", "--type", type, "--user-id", userId, "--url", `${receiverUrl}/hooks`, ...secretArgs]);
 
   it("shows requests sent with `send` live, newest first, with the app's answer", async () => {
     expect((await send("track")).code).toBe(0);
@@ -121,7 +120,7 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
     expect(readFileSync(file, "utf8").trim().split("\n")).toHaveLength(4);
     const target = await startServer();
     try {
-      const replay = await runCli(["replay", file, "--url", target.url, "--secret", SECRET]);
+      const replay = await runInProcess(["replay", file, "--url", target.url, "--secret", SECRET]);
       expect(replay.code, replay.stderr).toBe(0);
       // What listen received (and forwarded), byte for byte, the resent copy included.
       const sent = (server: TestServer) => server.requests.map((r) => r.body.toString("base64")).sort();

@@ -1,20 +1,19 @@
-import type { ChildProcess } from "node:child_process";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
-import { fileURLToPath } from "node:url";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
-import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
+import { startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 // A page on another origin drives Chromium at the inspector's API. A no-cors answer is opaque to
-// that page, so what the inspector answered is read on its side: listen runs with a hook
-// (helpers/hooks/record-answers.mjs) that logs every request it serves and the status it sent.
+// that page, so what the inspector answered is read on its side: listen runs in process, and
+// node:http's diagnostics channels tell every request it serves and the status it sent.
 
 const { path: chromiumPath } = browserAvailability();
-const RECORDER = fileURLToPath(new URL("../helpers/hooks/record-answers.mjs", import.meta.url));
 
 interface Answer {
   event: "start" | "finish";
@@ -64,8 +63,24 @@ const ATTACKS = ["fetch-no-cors", "fetch-detail-no-cors", "fetch-cors", "img", "
 
 describe.skipIf(chromiumPath === undefined)("the inspector's API refuses other origins (headless Chromium)", () => {
   const files = tempDir("webhook-cli-inspector-origin-");
-  const answersFile = files.file("answers.ndjson", "");
-  let listen: ChildProcess;
+  const served: Answer[] = [];
+  const record =
+    (event: Answer["event"]) =>
+    (message: unknown): void => {
+      const { request, response, socket } = message as { request: IncomingMessage; response: ServerResponse; socket?: { localPort?: number } };
+      served.push({
+        event,
+        port: socket?.localPort ?? request.socket.localPort ?? 0,
+        method: request.method ?? "",
+        url: request.url ?? "",
+        site: (request.headers["sec-fetch-site"] as string | undefined) ?? null,
+        origin: request.headers.origin ?? null,
+        ...(event === "finish" ? { status: response.statusCode } : {}),
+      });
+    };
+  const onStart = record("start");
+  const onFinish = record("finish");
+  let listen: InProcessRun;
   let inspector: string;
   let inspectorPort: number;
   let other: Server;
@@ -73,9 +88,10 @@ describe.skipIf(chromiumPath === undefined)("the inspector's API refuses other o
   let browser: Browser;
 
   beforeAll(async () => {
-    listen = spawnCli(["listen", "--port", "0", "--ui", "--ui-port", "0"], { env: { NODE_OPTIONS: `--import ${RECORDER}`, RECORD_ANSWERS_TO: answersFile } });
-    void collect(listen, 600_000).catch(() => {});
-    const [, receiver, page] = await waitForLine(listen, /Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
+    subscribe("http.server.request.start", onStart);
+    subscribe("http.server.response.finish", onFinish);
+    listen = startInProcess(["listen", "--port", "0", "--ui", "--ui-port", "0"]);
+    const [, receiver, page] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
     inspector = page as string;
     inspectorPort = Number(new URL(inspector).port);
     for (const userId of ["ada", "bob"]) {
@@ -91,16 +107,14 @@ describe.skipIf(chromiumPath === undefined)("the inspector's API refuses other o
 
   afterAll(async () => {
     await browser?.close();
-    listen?.kill("SIGTERM");
+    listen?.stop("SIGTERM");
+    await listen?.code;
+    unsubscribe("http.server.request.start", onStart);
+    unsubscribe("http.server.response.finish", onFinish);
     await new Promise((resolve) => other?.close(resolve));
   });
 
-  const answers = (): Answer[] =>
-    readFileSync(answersFile, "utf8")
-      .split("\n")
-      .filter((line) => line !== "")
-      .map((line) => JSON.parse(line) as Answer)
-      .filter((answer) => answer.port === inspectorPort);
+  const answers = (): Answer[] => served.filter((answer) => answer.port === inspectorPort);
   /** The status the inspector finished each `via=…-tag` request with (absent: not answered, or still streaming). */
   const finished = (tag: string): Record<string, number | undefined> => {
     const statuses: Record<string, number | undefined> = {};

@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { BIN, collect, runCli, waitForLine } from "../helpers/cli.js";
+import { BIN, collect, waitForLine } from "../helpers/cli.js";
+import { runInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, killChildrenAfterEach } from "../helpers/setup.js";
 
 const SECRET = "e2e-keys-secret";
@@ -21,7 +22,7 @@ describe.skipIf(!hasScript)("listen on a terminal", () => {
     children.push(child);
     const done = collect(child, 30_000);
     const [, url] = await waitForLine(child, /Listening on (\S+)\s[\s\S]*Press r to resend/, 15_000);
-    expect((await runCli(["send", "--type", "track", "--url", url as string, "--secret", SECRET])).code).toBe(0);
+    expect((await runInProcess(["send", "--type", "track", "--url", url as string, "--secret", SECRET])).code).toBe(0);
     await expect.poll(() => app.requests.length).toBe(1);
     child.stdin.write("r");
     await waitForLine(child, /↻ R1 resend of #1 → \S+ {2}200/);

@@ -2,8 +2,8 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { collect, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
-import { closeServersAfterEach, killChildrenAfterEach, tempDir } from "../helpers/setup.js";
+import { startInProcess, type InProcessResult } from "../helpers/run-cli.js";
+import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 const SECRET = "e2e-stop-secret";
 const BODY = JSON.stringify({ version: 1, type: "track", userId: "ada", event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
@@ -13,7 +13,6 @@ const STOPPED_WITHIN_MS = 1_500;
 
 const { server } = closeServersAfterEach();
 const files = tempDir("webhook-cli-e2e-stop-");
-const children = killChildrenAfterEach();
 
 interface Answer {
   status: number;
@@ -33,17 +32,15 @@ function post(url: string): Promise<Answer> {
   });
 }
 
-async function listen(args: string[]): Promise<{ url: string; stop: () => Promise<{ result: CliResult; ms: number }> }> {
-  const child = spawnCli(["listen", "--port", "0", "--secret", SECRET, ...args]);
-  children.push(child);
-  const done = collect(child, 30_000);
-  const [, url] = await waitForLine(child, /(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
+async function listen(args: string[]): Promise<{ url: string; stop: () => Promise<{ result: InProcessResult; ms: number }> }> {
+  const run = startInProcess(["listen", "--port", "0", "--secret", SECRET, ...args]);
+  const [, url] = await run.waitFor(/(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
   return {
     url: url as string,
     stop: async () => {
       const started = Date.now();
-      child.kill("SIGTERM");
-      const result = await done;
+      run.stop("SIGTERM");
+      const result = await run.done;
       return { result, ms: Date.now() - started };
     },
   };
@@ -102,6 +99,18 @@ describe("listen stops within a second of SIGTERM, answering what is in flight",
 
   it("sends an answer held by --delay at once", async () => {
     const { url, stop } = await listen(["--delay", "60s"]);
+    const answer = post(`${url}/hooks`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const { result, ms } = await stop();
+    expect(ms).toBeLessThan(STOPPED_WITHIN_MS);
+    expect(result.code).toBe(0);
+    expect(await answer).toMatchObject({ status: 200, body: '{"ok":true}' });
+  });
+
+  it("sends at once the answer to the --count-th request still held by --delay", async () => {
+    // Reaching --count lets a held answer take its time; a signal meanwhile does not wait for it.
+    const { url, stop } = await listen(["--delay", "60s", "--count", "1"]);
     const answer = post(`${url}/hooks`);
     await new Promise((resolve) => setTimeout(resolve, 300));
 

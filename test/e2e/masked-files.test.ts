@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Run `npm run build` first: these tests run the built CLI.
 const { servers } = closeServersAfterEach();
 const { dir, ndjson: file } = tempDir("masked-files-");
 
@@ -48,7 +47,7 @@ describe("replay masks the secret and URL credentials in every file it writes", 
     const path = file([track(1), track(2)]);
     const { failing } = target;
     // Both URLs fail (one 2xx would make the message delivered), so the reasons name them.
-    const result = await runCli(
+    const result = await runInProcess(
       ["replay", path, "--url", `${target.url}/fail-too`, "--url", failing, "--dead-letter", deadLetter, "--results", results, "--junit", junit],
       {
         env: { WEBHOOK_SECRET: secret },
@@ -70,17 +69,18 @@ describe("replay masks the secret and URL credentials in every file it writes", 
   it("serve --failed run without the secret still shows it masked: the stored reason is masked when written", async () => {
     const target = await refusing();
     const state = join(dir, "serve-state");
-    const serve = spawnCli(["serve", "--port", "0", "--state", state, "--url", target.failing, "--retry-window", "0"], { env: { WEBHOOK_SECRET: SECRET } });
-    const done = collect(serve, 30_000);
-    const [, url] = await waitForLine(serve, /Listening on (\S+)/, 15_000);
+    const serve = startInProcess(["serve", "--port", "0", "--state", state, "--url", target.failing, "--retry-window", "0"], {
+      env: { WEBHOOK_SECRET: SECRET },
+    });
+    const [, url] = await serve.waitFor(/Listening on (\S+)/, 15_000);
     const accepted = await fetch(`${url as string}/v1/track`, { method: "POST", body: JSON.stringify({ userId: "u1", event: "E" }) });
     expect(accepted.status).toBe(200);
     const failed = async (): Promise<number> => ((await (await fetch(`${url as string}/health`)).json()) as { failed: number }).failed;
     for (let waited = 0; (await failed()) === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    serve.kill("SIGINT");
-    const stopped = await done;
+    serve.stop("SIGINT");
+    const stopped = await serve.done;
     expect(stopped.code).toBe(1);
-    const listed = await runCli(["serve", "--failed", "--state", state]);
+    const listed = await runInProcess(["serve", "--failed", "--state", state]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain("/fail/***?token=***&page=2");
     expect(listed.stdout + stopped.stdout + stopped.stderr).not.toContain(SECRET);

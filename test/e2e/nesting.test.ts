@@ -1,13 +1,11 @@
-import type { ChildProcess } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
-import { killChildrenAfterEach } from "../helpers/setup.js";
+import { runInProcess, startInProcess, type InProcessResult, type InProcessRun } from "../helpers/run-cli.js";
 
 // 5,000 nested arrays (10 KB) once overflowed the stack of every recursive step that met them.
 const DEEP = `${"[".repeat(5000)}${"]".repeat(5000)}`;
@@ -25,7 +23,6 @@ const hmac = (body: string) => createHmac("sha1", SECRET).update(body).digest("h
 
 let dir: string;
 let target: TestServer;
-const children = killChildrenAfterEach();
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-nesting-"));
   target = await startServer();
@@ -35,12 +32,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(args: string[]): Promise<{ url: string; done: Promise<CliResult>; child: ChildProcess }> {
-  const child = spawnCli(args);
-  children.push(child);
-  const done = collect(child, 30_000);
-  const [, url] = await waitForLine(child, /(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
-  return { url: url as string, done, child };
+async function start(args: string[]): Promise<{ url: string; done: Promise<InProcessResult>; run: InProcessRun }> {
+  const run = startInProcess(args);
+  const [, url] = await run.waitFor(/(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
+  return { url: url as string, done: run.done, run };
 }
 
 async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
@@ -48,7 +43,7 @@ async function post(url: string, body: string, headers: Record<string, string> =
   return { status: response.statusCode, text: await response.body.text() };
 }
 
-const noStack = (result: CliResult) => expect(result.stderr).not.toMatch(/RangeError|\n\s+at /);
+const noStack = (result: InProcessResult) => expect(result.stderr).not.toMatch(/RangeError|\n\s+at /);
 
 describe("deeply nested JSON never stops a command or a receiver", () => {
   it.each([
@@ -57,11 +52,11 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
     ["--record", ["--record", "REC"]],
   ])("listen (%s): a nested body with a wrong signature is answered, then the next request too", async (_name, extra) => {
     const record = join(dir, `listen-${_name.replace(/-/g, "")}.ndjson`);
-    const { url, done, child } = await start(["listen", "--port", "0", "--secret", SECRET, ...extra.map((a) => (a === "REC" ? record : a))]);
+    const { url, done, run } = await start(["listen", "--port", "0", "--secret", SECRET, ...extra.map((a) => (a === "REC" ? record : a))]);
     const deep = await post(`${url}/hook`, deepTrack, { "x-signature": "0".repeat(40) });
     expect(deep.status).toBe(401);
     expect((await post(`${url}/hook`, track, { "x-signature": hmac(track) })).status).toBe(200);
-    child.kill("SIGTERM");
+    run.stop("SIGTERM");
     const result = await done;
     noStack(result);
     expect(result.stdout).toContain("nested deeper than 512 levels");
@@ -79,7 +74,7 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
     const file = join(dir, "deep.json");
     writeFileSync(file, deepTrack);
     const before = target.requests.length;
-    const result = await runCli(["send", file, "--url", target.url, "--secret", SECRET]);
+    const result = await runInProcess(["send", file, "--url", target.url, "--secret", SECRET]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("deep.json");
     expect(result.stderr).toContain("nested deeper than 512 levels");
@@ -88,7 +83,7 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
   });
 
   it.each([["--properties"], ["--traits"]])("generate %s: exit 2 naming the flag", async (flag) => {
-    const result = await runCli(["generate", "track", flag, `{"x":${DEEP}}`]);
+    const result = await runInProcess(["generate", "track", flag, `{"x":${DEEP}}`]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(flag);
     noStack(result);
@@ -97,7 +92,7 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
   it("audience sync --members: exit 2 naming the file, in one line (no unsigned warning before it)", async () => {
     const members = join(dir, "members.json");
     writeFileSync(members, `["a", ${DEEP}]`);
-    const result = await runCli(["audience", "sync", "--name", "Deep", "--members", members, "--state", join(dir, "aud.json"), "--url", target.url]);
+    const result = await runInProcess(["audience", "sync", "--name", "Deep", "--members", members, "--state", join(dir, "aud.json"), "--url", target.url]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: .*--members: .*nested deeper than 512 levels\n$/);
     noStack(result);
@@ -106,22 +101,22 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
   it("replay: --dry-run reports the nested line, and the send pass sends nothing", async () => {
     const file = join(dir, "deep.ndjson");
     writeFileSync(file, `${track}\n${deepTrack}\n${track}\n`);
-    const dry = await runCli(["replay", file, "--url", target.url, "--dry-run"]);
+    const dry = await runInProcess(["replay", file, "--url", target.url, "--dry-run"]);
     expect(dry.code).toBe(2);
     expect(dry.stderr).toMatch(/deep\.ndjson:2: bad line: not JSON: nested deeper than 512 levels/);
     expect(dry.stderr).toContain("1 bad line");
     const before = target.requests.length;
-    const real = await runCli(["replay", file, "--url", target.url]);
+    const real = await runInProcess(["replay", file, "--url", target.url]);
     expect(real.code).toBe(2);
     noStack(real);
     expect(target.requests.length).toBe(before);
-    const skipped = await runCli(["replay", file, "--url", target.url, "--skip-invalid"]);
+    const skipped = await runInProcess(["replay", file, "--url", target.url, "--skip-invalid"]);
     expect(skipped.code).toBe(0);
     expect(target.requests.length).toBe(before + 2);
   });
 
   it("serve: a poison batch gets 400 (not a retry-forever 503)", async () => {
-    const { url, child, done } = await start(["serve", "--port", "0", "--write-key", "wk", "--url", target.url, "--state", join(dir, "serve-state")]);
+    const { url, run, done } = await start(["serve", "--port", "0", "--write-key", "wk", "--url", target.url, "--state", join(dir, "serve-state")]);
     const auth = { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` };
     const batch = `{"batch":[{"type":"track","userId":"u","event":"E","properties":{"x":${DEEP}}}]}`;
     const answer = await post(`${url}/v1/batch`, batch, auth);
@@ -129,7 +124,7 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
     expect(answer.text).toContain("nested deeper than 512 levels");
     const ok = await post(`${url}/v1/batch`, '{"batch":[{"type":"track","userId":"u","event":"E"}]}', auth);
     expect(ok.status).toBe(200);
-    child.kill("SIGTERM");
+    run.stop("SIGTERM");
     noStack(await done);
   });
 });

@@ -1,13 +1,12 @@
-import type { ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { sign } from "../../src/signing.js";
-import { collect, runCli, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
-import { killChildrenAfterEach, tempDir } from "../helpers/setup.js";
+import { runInProcess, startInProcess, type InProcessResult, type InProcessRun } from "../helpers/run-cli.js";
+import { tempDir } from "../helpers/setup.js";
 
-// Real-traffic payloads (fixtures/real-traffic, docs/messages.md#accepted-messages) through the built CLI.
+// Real-traffic payloads (fixtures/real-traffic, docs/messages.md#accepted-messages) through the commands.
 const SECRET = "e2e-real-traffic";
 const { dir } = tempDir("real-traffic-e2e-");
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/real-traffic/${name}`, import.meta.url), "utf8");
@@ -17,14 +16,10 @@ const MESSAGES: string[] = [
   ...fixture("group-alias.ndjson").trim().split("\n"),
 ];
 
-const children = killChildrenAfterEach();
-
-async function start(args: string[]): Promise<{ child: ChildProcess; url: string; done: Promise<CliResult> }> {
-  const child = spawnCli(args);
-  children.push(child);
-  const done = collect(child, 60_000);
-  const [, url] = await waitForLine(child, /(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
-  return { child, url: url as string, done };
+async function start(args: string[]): Promise<{ run: InProcessRun; url: string; done: Promise<InProcessResult> }> {
+  const run = startInProcess(args);
+  const [, url] = await run.waitFor(/(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
+  return { run, url: url as string, done: run.done };
 }
 
 async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
@@ -34,7 +29,7 @@ async function post(url: string, body: string, headers: Record<string, string> =
 
 const basic = { authorization: `Basic ${Buffer.from("wk_real:").toString("base64")}` };
 
-describe("real traffic through the built CLI", () => {
+describe("real traffic through the commands", () => {
   it("listen over HTTP accepts every real message (version 2, null userId, server-side screen, offsets) and exits 0", async () => {
     const listen = await start(["listen", "--port", "0", "--secret", SECRET, "--count", String(MESSAGES.length)]);
     for (const body of MESSAGES) expect((await post(`${listen.url}/hook`, body, { "x-signature": sign(SECRET, body) })).status).toBe(200);
@@ -49,7 +44,7 @@ describe("real traffic through the built CLI", () => {
     const file = join(dir, "real.ndjson");
     writeFileSync(file, `${MESSAGES.join("\n")}\n`);
     const listen = await start(["listen", "--port", "0", "--secret", SECRET, "--count", String(MESSAGES.length)]);
-    const replayed = await runCli(["replay", file, "--url", `${listen.url}/hook`, "--secret", SECRET, "--retry-window", "5s"]);
+    const replayed = await runInProcess(["replay", file, "--url", `${listen.url}/hook`, "--secret", SECRET, "--retry-window", "5s"]);
     expect(replayed.code, replayed.stderr).toBe(0);
     const result = await listen.done;
     expect(result.code, result.stdout).toBe(0);
@@ -89,7 +84,7 @@ describe("real traffic through the built CLI", () => {
     expect(anonymous).not.toHaveProperty("userId");
     for (const message of forwarded) expect(message["messageId"], JSON.stringify(message)).toEqual(expect.any(String));
 
-    serve.child.kill("SIGINT");
+    serve.run.stop("SIGINT");
     const stopped = await serve.done;
     const rejected = stopped.stdout
       .trim()
@@ -102,13 +97,13 @@ describe("real traffic through the built CLI", () => {
   });
 
   it("what generate prints passes listen --strict (also --pretty through send -) and serve, whose forwards pass listen --strict", async () => {
-    const generated = await runCli(["generate", "--seed", "7"]);
+    const generated = await runInProcess(["generate", "--seed", "7"]);
     const lines = generated.stdout.trim().split("\n");
-    const pretty = await runCli(["generate", "--seed", "7", "--pretty"]);
+    const pretty = await runInProcess(["generate", "--seed", "7", "--pretty"]);
     const calls = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((m) => m["type"] !== "delete");
     const expected = lines.length + calls.length;
     const listen = await start(["listen", "--port", "0", "--secret", SECRET, "--strict", "--count", String(expected)]);
-    const sent = await runCli(["send", "-", "--url", `${listen.url}/hook`, "--secret", SECRET], { input: pretty.stdout });
+    const sent = await runInProcess(["send", "-", "--url", `${listen.url}/hook`, "--secret", SECRET], { input: pretty.stdout });
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.stdout).toContain(`${lines.length} messages: ${lines.length} delivered, 0 failed`);
 
@@ -127,10 +122,10 @@ describe("real traffic through the built CLI", () => {
     writeFileSync(lines, `${JSON.stringify({ type: "track", userId: "u" })}\nnot json either\n`);
     const record = join(dir, "raw.ndjson");
     const listen = await start(["listen", "--port", "0", "--secret", SECRET, "--count", "3", "--record", record]);
-    const sent = await runCli(["send", file, "--raw", "--url", `${listen.url}/hook`, "--secret", SECRET]);
+    const sent = await runInProcess(["send", file, "--raw", "--url", `${listen.url}/hook`, "--secret", SECRET]);
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.stderr).toMatch(/not valid JSON .*sent whole, as read \(--raw\)/);
-    const replayed = await runCli(["replay", lines, "--raw", "--concurrency", "1", "--url", `${listen.url}/hook`, "--secret", SECRET]);
+    const replayed = await runInProcess(["replay", lines, "--raw", "--concurrency", "1", "--url", `${listen.url}/hook`, "--secret", SECRET]);
     expect(replayed.code, replayed.stderr).toBe(0);
     expect(replayed.stderr).toMatch(/bad\.ndjson:2: not JSON.*\(sent as read: --raw\)/);
     // The receiver sees the bytes, correctly signed, and judges the shapes invalid: that is the point of --raw.
@@ -144,7 +139,7 @@ describe("real traffic through the built CLI", () => {
     expect(bytes).toEqual(["this is {not json\n", JSON.stringify({ type: "track", userId: "u" }), "not json either"]);
     expect(recorded.every((r) => r.signatureValid)).toBe(true);
     // Without --raw, both are refused before anything is sent.
-    expect((await runCli(["send", file, "--url", "http://127.0.0.1:9/hook"])).code).toBe(2);
-    expect((await runCli(["replay", lines, "--url", "http://127.0.0.1:9/hook"])).code).toBe(2);
+    expect((await runInProcess(["send", file, "--url", "http://127.0.0.1:9/hook"])).code).toBe(2);
+    expect((await runInProcess(["replay", lines, "--url", "http://127.0.0.1:9/hook"])).code).toBe(2);
   });
 });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collect, spawnCli, waitForLine, type CliResult } from "../helpers/cli.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { rssMb, slowUpload, trickle } from "../helpers/slow-upload.js";
 import { killChildrenAfterEach } from "../helpers/setup.js";
 
@@ -19,6 +20,14 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** In process: what the receivers answer and how they treat connections. */
+async function startHere(args: string[]): Promise<{ url: string }> {
+  const run = startInProcess(args);
+  const [, url] = await run.waitFor(/Listening on (http\S+)/, 15_000);
+  return { url: url as string };
+}
+
+/** The built CLI as a child process: its RSS is measured. */
 async function start(args: string[]): Promise<{ url: string; child: ChildProcess; done: Promise<CliResult> }> {
   const child = spawnCli(args);
   children.push(child);
@@ -27,8 +36,8 @@ async function start(args: string[]): Promise<{ url: string; child: ChildProcess
   return { url: url as string, child, done };
 }
 
-const listen = (extra: string[] = []) => start(["listen", "--port", "0", ...extra]);
-const serve = (extra: string[] = []) => start(["serve", "--port", "0", "--write-key", "wk", "--state", mkdtempSync(join(dir, "state-")), ...extra]);
+const listenArgs = (extra: string[] = []) => ["listen", "--port", "0", ...extra];
+const serveArgs = (extra: string[] = []) => ["serve", "--port", "0", "--write-key", "wk", "--state", mkdtempSync(join(dir, "state-")), ...extra];
 
 function connected(port: number, host: string): Promise<ReturnType<typeof connect>> {
   return new Promise((ok) => {
@@ -55,8 +64,8 @@ async function post(url: string, body: string, headers: Record<string, string> =
 
 describe("an early answer reaches a sender still uploading (lingering close)", () => {
   it.each([
-    ["listen", () => listen(), "/hook", "413"],
-    ["serve", () => serve(), "/v1/batch", "400"],
+    ["listen", () => startHere(listenArgs()), "/hook", "413"],
+    ["serve", () => startHere(serveArgs()), "/v1/batch", "400"],
   ] as const)("%s: a 5 MB body trickled in pieces gets its answer, not a reset", async (_name, startIt, path, status) => {
     const { url } = await startIt();
     const upload = await slowUpload(url, path, 5 * 1024 * 1024, AUTH);
@@ -70,7 +79,7 @@ describe("an early answer reaches a sender still uploading (lingering close)", (
 
 describe("--max-connections", () => {
   it("listen: connections past the cap are closed on arrival; the first ones still get answers", async () => {
-    const { url } = await listen(["--max-connections", "3"]);
+    const { url } = await startHere(listenArgs(["--max-connections", "3"]));
     const { hostname, port } = new URL(url);
     const open = await Promise.all([1, 2, 3].map(() => connected(Number(port), hostname)));
     const extra = connect(Number(port), hostname);
@@ -84,7 +93,7 @@ describe("--max-connections", () => {
   });
 
   it("serve: a connection past the cap is not reset: its request gets 503 with Retry-After, then it is closed", async () => {
-    const { url } = await serve(["--max-connections", "3"]);
+    const { url } = await startHere(serveArgs(["--max-connections", "3"]));
     const { hostname, port } = new URL(url);
     const open = await Promise.all([1, 2, 3].map(() => connected(Number(port), hostname)));
     const extra = await connected(Number(port), hostname);
@@ -100,8 +109,7 @@ describe("--max-connections", () => {
   });
 
   it("refuses a value that is not a decimal whole number", async () => {
-    const child = spawnCli(["listen", "--port", "0", "--max-connections", "0x10"]);
-    const result = await collect(child);
+    const result = await runInProcess(["listen", "--port", "0", "--max-connections", "0x10"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--max-connections");
   });
@@ -117,8 +125,8 @@ describe("soak: hundreds of stalled uploads", () => {
   // two. The budget itself is asserted on each receiver (503 past it): test/integration/receiver-failures.test.ts
   // for listen, test/integration/serve.test.ts for serve; both read bodies through src/util/body-reader.ts.
   it.each([
-    ["listen", () => listen(), "/hook", 1024 * 1024, track, 240],
-    ["serve", () => serve(), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 150],
+    ["listen", () => start(listenArgs()), "/hook", 1024 * 1024, track, 240],
+    ["serve", () => start(serveArgs()), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 150],
   ] as const)(
     "%s: a normal sender keeps getting 200 and RSS growth stays bounded",
     async (_name, startIt, path, limit, body, boundMb) => {

@@ -2,11 +2,11 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import type { ReceivedRequest } from "../helpers/http-server.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Run `npm run build` first: these tests run the built CLI against real servers.
+// The replay command against real servers, in process.
 const { server } = closeServersAfterEach();
 const { dir, ndjson } = tempDir("replay-regress-e2e-");
 
@@ -63,7 +63,7 @@ const readLines = (path: string): Record<string, unknown>[] =>
     .filter((l) => l !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
-const replay = (url: string, ...args: string[]) => runCli(["replay", input, "--url", url, "--retry-window", "1ms", ...args]);
+const replay = (url: string, ...args: string[]) => runInProcess(["replay", input, "--url", url, "--retry-window", "1ms", ...args]);
 
 describe("replay as a regression test", () => {
   it("--results then --compare against a changed build: exactly the changed messages, exit 1, JUnit failures", async () => {
@@ -147,7 +147,7 @@ describe("replay as a regression test", () => {
         }),
       ),
     );
-    const result = await runCli(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
+    const result = await runInProcess(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
     expect(result.stdout).toContain("1 same, 2 changed, 0 new, 0 missing");
     expect(result.stdout).toMatch(/≠ line 2 \(track Signed Up, u3\): status 200 → 500/);
     expect(result.stdout).toMatch(/≠ line 3 \(track Order Completed, u4\): body \$\.total: 30 → 31/);
@@ -157,16 +157,16 @@ describe("replay as a regression test", () => {
   it("a real listen --forward-to recording in front of the old build is the baseline for the new one", async () => {
     const v1 = await receiver("v1");
     const recording = join(dir, "forwarded.ndjson");
-    const listener = spawnCli(["listen", "--port", "0", "--secret", "s3cret", "--forward-to", `${v1.url}/hook`, "--record", recording]);
-    const [, listenUrl] = await waitForLine(listener, /Listening on (\S+)/);
+    const listener = startInProcess(["listen", "--port", "0", "--secret", "s3cret", "--forward-to", `${v1.url}/hook`, "--record", recording]);
+    const [, listenUrl] = await listener.waitFor(/Listening on (\S+)/);
     const firstTen = ndjson(messages.slice(0, 10).map((m) => JSON.stringify(m)));
-    expect((await runCli(["replay", firstTen, "--url", listenUrl as string, "--secret", "s3cret", "--concurrency", "1"])).code).toBe(0);
-    listener.kill("SIGINT");
-    await collect(listener);
+    expect((await runInProcess(["replay", firstTen, "--url", listenUrl as string, "--secret", "s3cret", "--concurrency", "1"])).code).toBe(0);
+    listener.stop("SIGINT");
+    await listener.done;
     expect(readLines(recording).map((l) => (l["response"] as { status: number }).status)).toEqual(Array(10).fill(200));
 
     const v2 = await receiver("v2");
-    const result = await runCli(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
+    const result = await runInProcess(["replay", recording, "--url", v2.url, "--retry-window", "1ms", "--compare", recording, "--ignore", "$.requestId"]);
     expect(result.code).toBe(1);
     const expected = messages
       .slice(0, 10)
@@ -182,7 +182,7 @@ describe("replay as a regression test", () => {
       res.end(big);
     });
     const results = join(dir, "big.ndjson");
-    expect((await runCli(["replay", input, "--url", target.url, "--line", "1", "--results", results])).code).toBe(0);
+    expect((await runInProcess(["replay", input, "--url", target.url, "--line", "1", "--results", results])).code).toBe(0);
     expect(readLines(results)[0]?.["urls"]).toEqual([
       expect.objectContaining({ status: 200, contentType: null, bodySha256: createHash("sha256").update(big).digest("hex"), bodySize: 100_000 }),
     ]);
@@ -194,7 +194,8 @@ describe("replay as a regression test", () => {
       res.end();
     });
     const junit = join(dir, "expect.xml");
-    const result = await replay(target.url, "--expect-status", "202", "--junit", junit);
+    // One at a time, so the ✗ lines (printed as answers come) are in line order.
+    const result = await replay(target.url, "--expect-status", "202", "--junit", junit, "--concurrency", "1");
     expect(result.code).toBe(1);
     const identifies = messages.filter((m) => m.type === "identify").map(lineOf);
     expect([...result.stdout.matchAll(/^✗ \S+:(\d+) identify \S+: status 200 not in 202$/gm)].map((m) => Number(m[1]))).toEqual(identifies);
@@ -267,16 +268,13 @@ describe("replay as a regression test", () => {
       if (lineOf(parse(request)) !== 6) res.end("{}");
     });
     const results = join(dir, "interrupted.ndjson");
-    const child = spawnCli(["replay", input, "--url", target.url, "--timeout", "1s", "--results", results, "--verbose"]);
-    const done = collect(child);
-    let attempts = "";
-    child.stderr?.on("data", (chunk: Buffer) => (attempts += chunk.toString("utf8")));
+    const replay = startInProcess(["replay", input, "--url", target.url, "--timeout", "1s", "--results", results, "--verbose"]);
     const waiting = messages.filter((m) => m.userId === "u2" && lineOf(m) > 6).map(lineOf);
     // Interrupt once replay itself has logged an answer (--verbose: `< 200`) for every message but line 6 and those behind it.
     const answered = messages.length - waiting.length - 1;
-    while ((attempts.match(/^< 200 /gm) ?? []).length < answered) await new Promise((r) => setTimeout(r, 10));
-    child.kill("SIGINT");
-    const result = await done;
+    while ((replay.stderr().match(/^< 200 /gm) ?? []).length < answered) await new Promise((r) => setTimeout(r, 10));
+    replay.stop("SIGINT");
+    const result = await replay.done;
     expect(result.code).toBe(130);
     const text = readFileSync(results, "utf8");
     expect(text.endsWith("\n")).toBe(true);

@@ -1,11 +1,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { runInProcess } from "../helpers/run-cli.js";
 import { startServer, type Responder } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Run `npm run build` first: these tests run the built CLI.
 const { servers } = closeServersAfterEach();
 const { dir, ndjson: file } = tempDir("replay-stopped-");
 
@@ -54,7 +53,7 @@ function expectCovered(delivered: ReadonlySet<number>, resume: { line: number; l
 describe.skipIf(!existsSync("/dev/full"))("replay stopped part way by a file it cannot write", () => {
   it("a dead-letter file that fails to write (disk full) still ends with the summary, the low-water resume line and exit 1", async () => {
     const target = await receiver(new Set([150]));
-    const result = await runCli(["replay", input(), "--url", target.url, "--concurrency", "8", "--dead-letter", "/dev/full"]);
+    const result = await runInProcess(["replay", input(), "--url", target.url, "--concurrency", "8", "--dead-letter", "/dev/full"]);
     expect(result.stderr).not.toContain("internal error");
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(result.stderr).toContain("error: /dev/full: --dead-letter: cannot write: ENOSPC");
@@ -68,7 +67,7 @@ describe.skipIf(!existsSync("/dev/full"))("replay stopped part way by a file it 
 
   it("a --results file that fails to write does the same; lines whose result was lost are sent again", async () => {
     const target = await receiver(new Set());
-    const result = await runCli(["replay", input(), "--url", target.url, "--concurrency", "8", "--results", "/dev/full"]);
+    const result = await runInProcess(["replay", input(), "--url", target.url, "--concurrency", "8", "--results", "/dev/full"]);
     expect(result.stderr).not.toContain("internal error");
     expect(result.stderr).toContain("error: /dev/full: --results: cannot write: ENOSPC");
     expect(result.stdout).toMatch(/^\d+ sent, \d+ delivered, 0 failed, \d+ retried, \d+ interrupted$/m);
@@ -83,13 +82,13 @@ describe("replay --raw: what the send pass sends, the validation pass has checke
   it("a recording envelope nested too deep is sent as read, in --dry-run and for real, instead of a stack overflow", async () => {
     const deep = `{"receivedAt":"2024-01-01T00:00:00.000Z","body":${"[".repeat(100_000)}1${"]".repeat(100_000)}}`;
     const path = file([track(1), deep]);
-    const dry = await runCli(["replay", path, "--raw", "--dry-run"]);
+    const dry = await runInProcess(["replay", path, "--raw", "--dry-run"]);
     expect(dry.stderr).not.toContain("internal error");
     expect(dry.stdout).toContain("dry run: 2 messages would be sent (2 lines)");
     expect(dry.code).toBe(0);
     const target = await startServer();
     servers.push(target);
-    const sent = await runCli(["replay", path, "--raw", "--url", target.url]);
+    const sent = await runInProcess(["replay", path, "--raw", "--url", target.url]);
     expect(sent.stderr).not.toContain("internal error");
     expect(sent.code).toBe(0);
     expect(target.requests.map((r) => r.body.toString()).sort()).toEqual([deep, track(1)].sort());
@@ -103,11 +102,11 @@ describe("replay --raw: what the send pass sends, the validation pass has checke
     servers.push(target);
     const deadLetter = join(dir, "raw-dead.ndjson");
     const path = file([track(1), "not json at all", track(3)]);
-    const result = await runCli(["replay", path, "--raw", "--url", target.url, "--dead-letter", deadLetter]);
+    const result = await runInProcess(["replay", path, "--raw", "--url", target.url, "--dead-letter", deadLetter]);
     expect(result.stderr).not.toContain("internal error");
     expect(result.stdout).toContain("3 sent, 2 delivered, 1 failed");
     expect(result.code).toBe(1);
-    const again = await runCli(["replay", deadLetter, "--raw", "--url", target.url]);
+    const again = await runInProcess(["replay", deadLetter, "--raw", "--url", target.url]);
     expect(again.code).toBe(1);
     expect(target.requests.map((r) => r.body.toString()).filter((body) => !body.startsWith("{"))).toEqual(["not json at all", "not json at all"]);
   });

@@ -3,11 +3,10 @@ import { join } from "node:path";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
 import { sign } from "../../src/signing.js";
-import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// Run `npm run build` first: these tests run the built CLI.
 const { servers } = closeServersAfterEach();
 
 const { dir, ndjson: file } = tempDir("replay-e2e-");
@@ -19,8 +18,8 @@ const seqOf = (body: Buffer): number => (JSON.parse(body.toString()) as { proper
 describe("webhook-cli replay", () => {
   it("replays a recording made by listen byte for byte, re-signed with the replay's secret", async () => {
     const recording = join(dir, "recording.ndjson");
-    const listener = spawnCli(["listen", "--port", "0", "--secret", "original", "--record", recording]);
-    const [, url] = await waitForLine(listener, /Listening on (\S+)/);
+    const listener = startInProcess(["listen", "--port", "0", "--secret", "original", "--record", recording]);
+    const [, url] = await listener.waitFor(/Listening on (\S+)/);
     // Odd spacing, escapes and number forms: the recording must keep the exact bytes.
     const bodies = [
       '{"version":1,"type":"track","userId":"u1","event":"A","properties":{"n":1.50,"s":"caf\\u00e9"},"timestamp":"2024-01-01T00:00:00.000Z"}',
@@ -37,12 +36,12 @@ describe("webhook-cli replay", () => {
       await response.body.dump();
       expect(response.statusCode).toBe(200);
     }
-    listener.kill("SIGINT");
-    await collect(listener);
+    listener.stop("SIGINT");
+    await listener.done;
 
     const target = await startServer();
     servers.push(target);
-    const result = await runCli(["replay", recording, "--url", `${target.url}/new`, "--secret", "replayed", "--concurrency", "1"]);
+    const result = await runInProcess(["replay", recording, "--url", `${target.url}/new`, "--secret", "replayed", "--concurrency", "1"]);
     // Without a terminal, stderr holds only the last status line.
     expect(result.stderr).toMatch(/^replay: 4 sent, 4 delivered, 0 retrying, 0 failed, [\d.]+\/s\n$/);
     expect(result.code).toBe(0);
@@ -55,7 +54,7 @@ describe("webhook-cli replay", () => {
     const target = await startServer();
     servers.push(target);
     const path = file([track("u", 1), track("u", 2), '{"version":1,"type":"track","userId":"u"}', track("u", 4)]);
-    const result = await runCli(["replay", path, "--url", target.url]);
+    const result = await runInProcess(["replay", path, "--url", target.url]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${path}:3:`);
     expect(result.stderr).toMatch(/missing required key "event"/);
@@ -67,7 +66,7 @@ describe("webhook-cli replay", () => {
     const target = await startServer();
     servers.push(target);
     const input = `\uFEFF${track("u", 1)}\r\n\r\nnot json\r\n${track("u", 4)}\r\n`;
-    const result = await runCli(["replay", "-", "--url", target.url, "--skip-invalid", "--json"], { input });
+    const result = await runInProcess(["replay", "-", "--url", target.url, "--skip-invalid", "--json"], { input });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/stdin:3: skipped: not JSON/);
     expect(target.requests.map((r) => seqOf(r.body))).toEqual([1, 4]);
@@ -84,7 +83,7 @@ describe("webhook-cli replay", () => {
     const deadLetter = join(dir, "e2e-dead.ndjson");
     const junit = join(dir, "replay.xml");
     const path = file([track("a", 1), track("b", 2), track("c", 3)]);
-    const result = await runCli(["replay", path, "--url", target.url, "--json", "--dead-letter", deadLetter, "--junit", junit]);
+    const result = await runInProcess(["replay", path, "--url", target.url, "--json", "--dead-letter", deadLetter, "--junit", junit]);
     expect(result.code).toBe(1);
     const events = result.stdout
       .trim()
@@ -110,11 +109,10 @@ describe("webhook-cli replay", () => {
     const lines = Array.from({ length: total }, (_, seq) => track(`user-${seq % 9}`, seq));
     const path = file(lines);
     const deadLetter = join(dir, "interrupted.ndjson");
-    const child = spawnCli(["replay", path, "--url", target.url, "--concurrency", "4", "--dead-letter", deadLetter]);
-    const done = collect(child);
+    const replay = startInProcess(["replay", path, "--url", target.url, "--concurrency", "4", "--dead-letter", deadLetter]);
     while (target.requests.length < 40) await new Promise((r) => setTimeout(r, 10));
-    child.kill("SIGINT");
-    const result = await done;
+    replay.stop("SIGINT");
+    const result = await replay.done;
     expect(result.code).toBe(130);
     const resume = Number(/--from-line (\d+)/.exec(result.stderr)?.[1]);
     expect(resume).toBeGreaterThan(40);
@@ -130,7 +128,7 @@ describe("webhook-cli replay", () => {
     expect(all).toEqual(lines.map((_, i) => i));
 
     // Resuming continues exactly there.
-    const resumed = await runCli(["replay", path, "--url", target.url, "--from-line", String(resume), "--concurrency", "16"]);
+    const resumed = await runInProcess(["replay", path, "--url", target.url, "--from-line", String(resume), "--concurrency", "16"]);
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain(`${total - resume + 1} sent, ${total - resume + 1} delivered`);
   });
@@ -142,12 +140,11 @@ describe("webhook-cli replay", () => {
     });
     servers.push(target);
     const lines = [track("first", 0), track("stuck", 1), ...Array.from({ length: 20 }, (_, i) => track(`user-${i % 4}`, i + 2))];
-    const child = spawnCli(["replay", file(lines), "--url", target.url, "--concurrency", "4"]);
-    const done = collect(child);
+    const replay = startInProcess(["replay", file(lines), "--url", target.url, "--concurrency", "4"]);
     const others = (): number => target.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
     while (others() < 21) await new Promise((r) => setTimeout(r, 10));
-    child.kill("SIGINT");
-    const result = await done;
+    replay.stop("SIGINT");
+    const result = await replay.done;
     expect(result.code).toBe(130);
     expect(result.stderr).toContain("interrupted: resume with --from-line 2 (20 later lines were delivered already and will be sent again)\n");
   });
@@ -156,7 +153,7 @@ describe("webhook-cli replay", () => {
     const target = await startServer();
     servers.push(target);
     const path = file(Array.from({ length: 61 }, (_, seq) => track(`u${seq}`, seq)));
-    const result = await runCli(["replay", path, "--url", target.url, "--rate", "40"]);
+    const result = await runInProcess(["replay", path, "--url", target.url, "--rate", "40"]);
     expect(result.code).toBe(0);
     const times = target.requests.map((r) => r.at);
     const span = ((times.at(-1) as number) - (times[0] as number)) / 1000;
@@ -167,13 +164,13 @@ describe("webhook-cli replay", () => {
 
   it("refuses a dead-letter file that is the input, and bad flags, with exit 2", async () => {
     const path = file([track("u", 1)]);
-    const same = await runCli(["replay", path, "--url", "http://127.0.0.1:9", "--dead-letter", path]);
+    const same = await runInProcess(["replay", path, "--url", "http://127.0.0.1:9", "--dead-letter", path]);
     expect(same.code).toBe(2);
     expect(same.stderr).toMatch(/--dead-letter.*input file/);
-    const badRate = await runCli(["replay", path, "--url", "http://127.0.0.1:9", "--rate", "fast"]);
+    const badRate = await runInProcess(["replay", path, "--url", "http://127.0.0.1:9", "--rate", "fast"]);
     expect(badRate.code).toBe(2);
     expect(badRate.stderr).toMatch(/--rate.*"fast"/);
-    const badType = await runCli(["replay", path, "--url", "http://127.0.0.1:9", "--type", "click"]);
+    const badType = await runInProcess(["replay", path, "--url", "http://127.0.0.1:9", "--type", "click"]);
     expect(badType.code).toBe(2);
     expect(badType.stderr).toMatch(/--type.*"click"/);
   });

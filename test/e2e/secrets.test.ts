@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../helpers/cli.js";
+import { runInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 // One secret resolver for every command: --secret > --secret-file > WEBHOOK_SECRET > config sharedSecret,
@@ -30,7 +30,7 @@ describe("an empty secret is a usage error naming its source (send)", () => {
     file("empty.txt", "");
     file("newline.txt", "\n");
     const s = await server();
-    const result = await runCli(["send", "--type", "track", "--url", s.url, ...args], { cwd: dir, env });
+    const result = await runInProcess(["send", "--type", "track", "--url", s.url, ...args], { cwd: dir, env });
     expect(result.stderr).toMatch(message);
     expect(result.code).toBe(2);
     expect(s.requests).toHaveLength(0);
@@ -39,7 +39,7 @@ describe("an empty secret is a usage error naming its source (send)", () => {
   it("config sharedSecret", async () => {
     const cwd = configDir("empty-config", { sharedSecret: "" });
     const s = await server();
-    const result = await runCli(["send", "--type", "track", "--url", s.url], { cwd });
+    const result = await runInProcess(["send", "--type", "track", "--url", s.url], { cwd });
     expect(result.stderr).toMatch(/^error: .*webhook-cli\.json: key "sharedSecret": the secret is empty$/m);
     expect(result.code).toBe(2);
     expect(s.requests).toHaveLength(0);
@@ -48,7 +48,7 @@ describe("an empty secret is a usage error naming its source (send)", () => {
   it("an empty WEBHOOK_SECRET is refused even when a config holds a secret", async () => {
     const cwd = configDir("config-and-empty-env", { sharedSecret: "from-config" });
     const s = await server();
-    const result = await runCli(["send", "--type", "track", "--url", s.url], { cwd, env: { WEBHOOK_SECRET: "" } });
+    const result = await runInProcess(["send", "--type", "track", "--url", s.url], { cwd, env: { WEBHOOK_SECRET: "" } });
     expect(result.stderr).toMatch(/\$WEBHOOK_SECRET: the secret is empty/);
     expect(result.code).toBe(2);
     expect(s.requests).toHaveLength(0);
@@ -65,7 +65,7 @@ describe("the secret's precedence: --secret > --secret-file > WEBHOOK_SECRET > c
   ] as const)("%s", async (_, args, env, secret) => {
     file("secret.txt", "from-file\n");
     const s = await server();
-    const result = await runCli(["send", "--type", "track", "--url", s.url, ...args], { cwd: cwd(), env });
+    const result = await runInProcess(["send", "--type", "track", "--url", s.url, ...args], { cwd: cwd(), env });
     expect(result.code).toBe(0);
     expect(result.stderr).not.toMatch(/no secret/);
     const body = s.requests[0]?.body ?? Buffer.alloc(0);
@@ -77,7 +77,7 @@ describe("unsigned only with no secret at all, said once", () => {
   it("send without any secret: no X-Signature, one warning on stderr, exit 0", async () => {
     const s = await server();
     const input = ndjson([TRACK, TRACK]);
-    const result = await runCli(["send", input, "--url", s.url], { cwd: dir });
+    const result = await runInProcess(["send", input, "--url", s.url], { cwd: dir });
     expect(result.code).toBe(0);
     expect(s.requests).toHaveLength(2);
     for (const request of s.requests) expect(request.headers["x-signature"]).toBeUndefined();
@@ -103,9 +103,9 @@ describe("every command refuses an empty secret with exit 2", () => {
     file("empty.txt", "");
     file("members.txt", "u_1\n");
     const input = ndjson([TRACK]);
-    const result = await runCli(
+    const result = await runInProcess(
       args.map((a) => (a === "REPLAY_INPUT" ? input : a)),
-      { cwd: dir, env, timeoutMs: 10_000 },
+      { cwd: dir, env },
     );
     expect(result.stderr).toMatch(message);
     expect(result.code).toBe(2);

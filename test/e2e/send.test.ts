@@ -1,15 +1,16 @@
 import { createHmac } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli } from "../helpers/cli.js";
+import { collect, spawnCli } from "../helpers/cli.js";
 import { statuses } from "../helpers/http-server.js";
 import { httpsServersClosedAfterAll } from "../helpers/https-server.js";
 import { IDENTIFY, PAGE, TRACK } from "../helpers/messages.js";
+import { runInProcess, type InProcessOptions } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
-// Run `npm run build` first: these tests run the built CLI as a child process.
+// In process (runInProcess); the Ctrl-C test runs the built CLI (`npm run build` first): a real process's signals and exit statuses.
 const { dir, file } = tempDir("webhook-cli-send-");
-const run = (args: string[], options: Parameters<typeof runCli>[1] = {}) => runCli(["send", ...args], { cwd: dir, ...options });
+const run = (args: string[], options: InProcessOptions = {}) => runInProcess(["send", ...args], { cwd: dir, ...options });
 
 const { server } = closeServersAfterEach();
 

@@ -1,4 +1,4 @@
-import { execFileSync, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ import { Analytics } from "../../src/client/analytics.js";
 import { verify } from "../../src/signing.js";
 import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
+import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { killChildrenAfterEach } from "../helpers/setup.js";
 
 const SECRET = "e2e-secret";
@@ -16,6 +17,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 // Registered after the directories' hook: after-each hooks run last-registered first, so serve is killed before its state goes.
+// (Runs in process are stopped when their test ends, before any after-each hook.)
 const children = killChildrenAfterEach();
 
 function tempDir(): string {
@@ -24,15 +26,22 @@ function tempDir(): string {
   return dir;
 }
 
-async function start(args: string[]): Promise<{ child: ChildProcess; url: string; done: ReturnType<typeof collect>; stdout: () => string }> {
+// --json puts the address in the `listening` event (the "Listening on" line then goes to stderr).
+const LISTENING = /(?:Listening on |"url":")(http[^"\s]+)/;
+
+async function start(args: string[]): Promise<{ run: InProcessRun; url: string; done: InProcessRun["done"]; stdout: () => string }> {
+  const run = startInProcess(args);
+  const [, url] = await run.waitFor(LISTENING, 15_000);
+  return { run, url: url as string, done: run.done, stdout: run.stdout };
+}
+
+/** The built CLI as a child process: for what only a real process shows (here: SIGKILL). */
+async function startProcess(args: string[]): Promise<{ child: ReturnType<typeof spawnCli>; url: string; done: ReturnType<typeof collect> }> {
   const child = spawnCli(args);
   children.push(child);
-  let stdout = "";
-  child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   const done = collect(child, 60_000);
-  // --json puts the address in the `listening` event (the "Listening on" line then goes to stderr).
-  const [, url] = await waitForLine(child, /(?:Listening on |"url":")(http[^"\s]+)/, 15_000);
-  return { child, url: url as string, done, stdout: () => stdout };
+  const [, url] = await waitForLine(child, LISTENING, 15_000);
+  return { child, url: url as string, done };
 }
 
 async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
@@ -60,7 +69,7 @@ function analytics(url: string, writeKey = "wk_e2e"): Analytics {
   return new Analytics(writeKey, { endpoint: url, flushAt: 10, flushAfter: 50, maxRetries: 5 });
 }
 
-describe("webhook-cli serve (built CLI)", () => {
+describe("webhook-cli serve", () => {
   it("the bundled client → serve → listen: all five call types signed, exact shapes, integrations routing, deletion", async () => {
     const dir = tempDir();
     const record = join(dir, "received.ndjson");
@@ -101,7 +110,7 @@ describe("webhook-cli serve (built CLI)", () => {
     const health = async () => (await (await fetch(`${serve.url}/health`)).json()) as Record<string, number>;
     await waitFor(async () => (await health()).delivered === 7);
     expect(await health()).toMatchObject({ accepted: 8, filtered: 1, delivered: 7, retrying: 0, failed: 0, pending: 0 });
-    listen.child.kill("SIGINT");
+    listen.run.stop("SIGINT");
     const listened = await listen.done;
     // listen exits 0 only when every request was valid (signature and shape, --strict).
     expect(listened.code).toBe(0);
@@ -172,7 +181,7 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ success: false, code: "invalid_request", message: expect.stringContaining("not valid JSON") });
 
-    serve.child.kill("SIGINT");
+    serve.run.stop("SIGINT");
     const stopped = await serve.done;
     expect(stopped.code).toBe(0);
     expect(stopped.stdout).toContain("Summary: 8 accepted, 0 rejected, 1 filtered, 7 delivered, 0 retrying, 0 failed, 0 pending");
@@ -207,7 +216,8 @@ describe("webhook-cli serve (built CLI)", () => {
       "--concurrency",
       "8",
     ];
-    const first = await start(serveArgs(sick.url));
+    // A real process, killed hard (SIGKILL) below; the rest run in process.
+    const first = await startProcess(serveArgs(sick.url));
 
     const client = analytics(first.url);
     for (let seq = 0; seq < total; seq++) client.track({ userId: `user-${seq}`, event: "Numbered", properties: { seq } });
@@ -226,7 +236,7 @@ describe("webhook-cli serve (built CLI)", () => {
     first.child.kill("SIGKILL");
     const killed = await first.done;
     expect(killed.signal).toBe("SIGKILL");
-    sick.child.kill("SIGINT");
+    sick.run.stop("SIGINT");
     await sick.done;
     const acceptedBySick = new Set(
       answered()
@@ -249,9 +259,9 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(all.size).toBe(total);
     for (const r of recorded(record)) expect(r.signatureValid).toBe(true);
 
-    second.child.kill("SIGTERM");
+    second.run.stop("SIGTERM");
     expect((await second.done).code).toBe(0);
-    healthy.child.kill("SIGINT");
+    healthy.run.stop("SIGINT");
     await healthy.done;
   });
 
@@ -267,7 +277,7 @@ describe("webhook-cli serve (built CLI)", () => {
       await waitFor(() => silent.requests.length === 1);
 
       const started = Date.now();
-      first.child.kill("SIGTERM");
+      first.run.stop("SIGTERM");
       const stopped = await first.done;
       expect(Date.now() - started).toBeLessThan(1_500);
       expect(stopped.code).toBe(0);
@@ -276,7 +286,7 @@ describe("webhook-cli serve (built CLI)", () => {
       const second = await start(serveArgs(`${answering.url}/hook`));
       await waitFor(() => answering.requests.length === 1);
       expect(JSON.parse(answering.requests[0]?.body.toString("utf8") ?? "{}")).toMatchObject({ userId: "u_1", event: "Kept" });
-      second.child.kill("SIGTERM");
+      second.run.stop("SIGTERM");
       expect((await second.done).code).toBe(0);
     } finally {
       await Promise.all([silent.close(), answering.close()]);
@@ -291,7 +301,7 @@ describe("webhook-cli serve (built CLI)", () => {
     const response = await fetch(`${serve.url}/v1/identify`, { method: "POST", body: JSON.stringify({ userId: "refused" }) });
     expect(response.status).toBe(200);
     await waitFor(async () => ((await (await fetch(`${serve.url}/health`)).json()) as { failed: number }).failed === 1);
-    serve.child.kill("SIGINT");
+    serve.run.stop("SIGINT");
     const stopped = await serve.done;
     expect(stopped.code).toBe(1);
     const events = stopped.stdout
@@ -303,12 +313,12 @@ describe("webhook-cli serve (built CLI)", () => {
     expect(events.at(-1)).toMatchObject({ event: "summary", accepted: 1, failed: 1 });
     expect(stopped.stderr).toContain("no source configured");
 
-    const [listed, bad] = await Promise.all([collect(spawnCli(["serve", "--failed", "--state", state])), collect(spawnCli(["serve", "--port", "99999"]))]);
+    const [listed, bad] = await Promise.all([runInProcess(["serve", "--failed", "--state", state]), runInProcess(["serve", "--port", "99999"])]);
     expect(listed.code).toBe(0);
     const line = JSON.parse(listed.stdout.trim()) as { body: Record<string, unknown>; failure: { status: number; attempts: number } };
     expect(line.body).toMatchObject({ type: "identify", userId: "refused" });
     expect(line.failure).toMatchObject({ status: 400, attempts: 1 });
-    refusing.child.kill("SIGINT");
+    refusing.run.stop("SIGINT");
     await refusing.done;
 
     expect(bad.code).toBe(2);

@@ -26,14 +26,48 @@ export async function modulesLoadedBy(args: readonly string[]): Promise<{ urls: 
   }
 }
 
-/** The node_modules packages among the URLs (`undici`, `zod`…). */
+/**
+ * What the command-line bundle's chunks hold (dist/cli-modules.json, from esbuild's metafile,
+ * written by scripts/build-cli.js): a chunk loaded means its modules and bundled packages loaded.
+ */
+function bundleContents(): Record<string, string[]> {
+  return JSON.parse(readFileSync(join(ROOT, "dist/cli-modules.json"), "utf8")) as Record<string, string[]>;
+}
+
+/** The dist/-relative paths of the URLs under dist/ (`cli/main.js`, `index.js`…). */
+function distPathsOf(urls: readonly string[]): string[] {
+  const dist = `${pathToFileURL(join(ROOT, "dist")).href}/`;
+  return urls.filter((url) => url.startsWith(dist)).map((url) => url.slice(dist.length));
+}
+
+/** The node_modules packages the process loaded (`undici`, `zod`…): installed ones resolved, and those bundled into loaded chunks. */
 export function packagesOf(urls: readonly string[]): Set<string> {
   const names = urls.map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name): name is string => name !== undefined);
+  const contents = bundleContents();
+  for (const path of distPathsOf(urls)) {
+    for (const name of contents[path] ?? []) if (name.startsWith("node_modules/")) names.push(name.slice("node_modules/".length));
+  }
   return new Set(names);
 }
 
-/** The project modules among the URLs, relative to dist/ (`cli/main.js`…). */
+/**
+ * The project modules the process loaded, as paths relative to dist/ (`cli/main.js`…): the library's
+ * modules as resolved, and for each command-line chunk resolved, the source modules bundled into it
+ * (src/cli/program.ts as `cli/program.js`), so the checks read the same whether or not a module was bundled.
+ */
 export function distModulesOf(urls: readonly string[]): string[] {
-  const dist = `${pathToFileURL(join(ROOT, "dist")).href}/`;
-  return urls.filter((url) => url.startsWith(dist)).map((url) => url.slice(dist.length));
+  const contents = bundleContents();
+  const modules: string[] = [];
+  for (const path of distPathsOf(urls)) {
+    const bundled = contents[path];
+    if (bundled === undefined) modules.push(path);
+    else for (const name of bundled) if (!name.startsWith("node_modules/")) modules.push(name);
+  }
+  return modules;
+}
+
+/** The command-line chunks (dist/cli/*.js) the process loaded: how many files start-up reads. */
+export function cliChunksOf(urls: readonly string[]): string[] {
+  const contents = bundleContents();
+  return distPathsOf(urls).filter((path) => contents[path] !== undefined);
 }

@@ -55,13 +55,19 @@ export function watchRss(pid: number, limitMb = RSS_LIMIT_MB, everyMs = 10): Rss
   };
 }
 
-/** The first process named `node` in the tree under `pid` (the CLI that script(1) started), or undefined. */
+/** Whether a process runs Node.js: by its executable, since Node.js 24 names its main thread `MainThread` in `comm`. */
+function isNode(pid: number): boolean {
+  const program = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] ?? "";
+  return program === process.execPath || program === "node" || program.endsWith("/node");
+}
+
+/** The first Node.js process in the tree under `pid` (the CLI that script(1) started), or undefined. */
 export function nodeUnder(pid: number): number | undefined {
   const queue = [pid];
   while (queue.length > 0) {
     const current = queue.shift() as number;
     try {
-      if (current !== pid && readFileSync(`/proc/${current}/comm`, "utf8").trim() === "node") return current;
+      if (current !== pid && isNode(current)) return current;
       for (const task of readdirSync(`/proc/${current}/task`)) {
         queue.push(...readFileSync(`/proc/${current}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
       }

@@ -1,12 +1,20 @@
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
+import { onTestFinished } from "vitest";
 import { main } from "../../src/cli/program.js";
 import type { CliIo } from "../../src/cli/io.js";
 
 /**
  * Runs a command line through the real command table in this process, with
  * the CliIo seam instead of a child process: as the built CLI would, but
- * without a Node.js start-up per test. A small smoke set still spawns the
- * binary (test/helpers/cli.ts).
+ * without a Node.js start-up per run. A small smoke set still spawns the
+ * binary (test/helpers/cli.ts): what only a real process shows (the bin shim,
+ * signals, TTYs, memory, the modules loaded).
+ *
+ * Nothing process-wide is shared with the test: the command sees only the
+ * environment given here (NO_COLOR and CI set, WEBHOOK_SECRET unset unless
+ * given), its own cwd, streams and stop signal. A run started inside a test
+ * and still going when the test ends is stopped then (SIGTERM), and the test
+ * fails if it does not end; one started in a hook is the hook's to stop.
  */
 export interface InProcessOptions {
   cwd?: string;
@@ -18,9 +26,17 @@ export interface InProcessOptions {
   stdinIsTTY?: boolean;
 }
 
+export interface InProcessResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
 export interface InProcessRun {
   /** The exit status main() returned. */
   readonly code: Promise<number>;
+  /** The exit status with everything written: what a finished child process gives. */
+  readonly done: Promise<InProcessResult>;
   stdout(): string;
   stderr(): string;
   /** Standard input, for a command that reads it as it goes. */
@@ -29,31 +45,39 @@ export interface InProcessRun {
   stop(signal?: "SIGINT" | "SIGTERM"): void;
   /** Resolves with the first match of `pattern` in stdout (e.g. /Listening on (\S+)/). */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** The same on stderr (logs, status lines). */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
-export interface InProcessResult {
-  code: number;
-  stdout: string;
-  stderr: string;
+/** How long a run left going at the end of its test has to stop after SIGTERM. */
+const STOP_AT_TEST_END_MS = 5_000;
+
+/** A stream that keeps what is written, synchronously (nothing is left in a buffer when the command returns). */
+function capture(onWrite: () => void): { stream: Writable; text: () => string } {
+  let text = "";
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      text += chunk.toString();
+      onWrite();
+      callback();
+    },
+  });
+  return { stream, text: () => text };
 }
 
 export function startInProcess(args: readonly string[], options: InProcessOptions = {}): InProcessRun {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const stdin = new PassThrough();
-  let out = "";
-  let err = "";
   const watchers = new Set<() => void>();
-  stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
+  const notify = (): void => {
     for (const watcher of watchers) watcher();
-  });
-  stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  };
+  const stdout = capture(notify);
+  const stderr = capture(notify);
+  const stdin = new PassThrough();
   if (options.input !== undefined) stdin.end(options.input);
   const controller = new AbortController();
   const io: CliIo = {
-    stdout,
-    stderr,
+    stdout: stdout.stream,
+    stderr: stderr.stream,
     stdin,
     env: { NO_COLOR: "1", CI: "1", ...options.env } as NodeJS.ProcessEnv,
     cwd: options.cwd ?? process.cwd(),
@@ -62,16 +86,15 @@ export function startInProcess(args: readonly string[], options: InProcessOption
     stdinIsTTY: options.stdinIsTTY ?? false,
     signal: controller.signal,
   };
-  return {
-    code: main(args, io),
-    stdout: () => out,
-    stderr: () => err,
-    stdin,
-    stop: (signal = "SIGTERM") => controller.abort(signal),
-    waitFor(pattern, timeoutMs = 10_000) {
-      return new Promise((resolve, reject) => {
+  let finished = false;
+  const code = main(args, io).finally(() => (finished = true));
+  const done = code.then((status) => ({ code: status, stdout: stdout.text(), stderr: stderr.text() }));
+  const waitOn =
+    (text: () => string, name: string) =>
+    (pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> =>
+      new Promise((resolve, reject) => {
         const check = (): void => {
-          const match = out.match(pattern);
+          const match = text().match(pattern);
           if (!match) return;
           clearTimeout(timer);
           watchers.delete(check);
@@ -79,18 +102,42 @@ export function startInProcess(args: readonly string[], options: InProcessOption
         };
         const timer = setTimeout(() => {
           watchers.delete(check);
-          reject(new Error(`no stdout matching ${pattern} within ${timeoutMs} ms\nstdout: ${out}\nstderr: ${err}`));
+          reject(new Error(`no ${name} matching ${pattern} within ${timeoutMs} ms\nstdout: ${stdout.text()}\nstderr: ${stderr.text()}`));
         }, timeoutMs);
         watchers.add(check);
         check();
       });
-    },
+  const run: InProcessRun = {
+    code,
+    done,
+    stdout: stdout.text,
+    stderr: stderr.text,
+    stdin,
+    stop: (signal = "SIGTERM") => controller.abort(signal),
+    waitFor: waitOn(stdout.text, "stdout"),
+    waitForStderr: waitOn(stderr.text, "stderr"),
   };
+  stopAtTestEnd(run, () => finished, args);
+  return run;
+}
+
+/** Inside a test: a run still going when the test ends is stopped, and must end (as a killed child would). */
+function stopAtTestEnd(run: InProcessRun, finished: () => boolean, args: readonly string[]): void {
+  try {
+    onTestFinished(async () => {
+      if (finished()) return;
+      run.stop("SIGTERM");
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), STOP_AT_TEST_END_MS)));
+      const outcome = await Promise.race([run.code, late]).finally(() => clearTimeout(timer));
+      if (outcome === "late") throw new Error(`webhook-cli ${args.join(" ")}: still running ${STOP_AT_TEST_END_MS} ms after SIGTERM at the end of the test`);
+    });
+  } catch {
+    // Started outside a test (a beforeAll): the hook that started it stops it.
+  }
 }
 
 /** Runs a command to its end; standard input is `input`, or empty. */
-export async function runInProcess(args: readonly string[], options: InProcessOptions = {}): Promise<InProcessResult> {
-  const run = startInProcess(args, { input: "", ...options });
-  const code = await run.code;
-  return { code, stdout: run.stdout(), stderr: run.stderr() };
+export function runInProcess(args: readonly string[], options: InProcessOptions = {}): Promise<InProcessResult> {
+  return startInProcess(args, { input: "", ...options }).done;
 }

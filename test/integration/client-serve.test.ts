@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics, sign } from "../../src/index.js";
-import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
+import { startInProcess } from "../helpers/run-cli.js";
 
-// The client against the real consumer of its batches: the BUILT `webhook-cli serve` (run `npm run build` first).
+// The client against the real consumer of its batches: `webhook-cli serve`, run in process.
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -31,13 +31,12 @@ describe("Analytics → webhook-cli serve → webhook", () => {
       config,
       JSON.stringify({ sharedSecret: "s3cret", webhooks: [{ url: `${hook.url}/hook` }], sources: [{ name: "web", writeKey: "wk_serve" }] }),
     );
-    const serve = spawnCli(["serve", "--port", "0", "--config", config, "--state", join(dir, "state")], { cwd: dir });
-    const done = collect(serve, 20_000);
+    const serve = startInProcess(["serve", "--port", "0", "--config", config, "--state", join(dir, "state")], { cwd: dir });
     cleanups.push(async () => {
-      serve.kill("SIGTERM");
-      await done;
+      serve.stop("SIGTERM");
+      await serve.done;
     });
-    const [, url] = await waitForLine(serve, /Listening on (\S+)/);
+    const [, url] = await serve.waitFor(/Listening on (\S+)/);
 
     const wrongKey = new Analytics("wk_wrong", { endpoint: url!, log: () => {} });
     let rejected: Error | undefined;

@@ -8,7 +8,7 @@ import { FaultPlan } from "../../src/receiver/faults.js";
 import { RecordingFile } from "../../src/receiver/record.js";
 import { startReceiver, type Receiver } from "../../src/receiver/server.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
-import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
+import { startInProcess } from "../helpers/run-cli.js";
 import { slowUpload, trickle } from "../helpers/slow-upload.js";
 
 const track = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "E", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
@@ -58,15 +58,14 @@ describe("a request never stops the receiver", () => {
 
 describe("recording on a full disk", () => {
   it("listen --record /dev/full answers 507 and keeps running", async () => {
-    const child = spawnCli(["listen", "--port", "0", "--record", "/dev/full"]);
-    const done = collect(child);
-    const [, url] = await waitForLine(child, /Listening on (http\S+)/);
+    const listen = startInProcess(["listen", "--port", "0", "--record", "/dev/full"]);
+    const [, url] = await listen.waitFor(/Listening on (http\S+)/);
     const first = await post(`${url}/hook`, track);
     expect(first.status).toBe(507);
     expect(first.text).toContain("ENOSPC");
     expect((await post(`${url}/hook`, track)).status).toBe(507);
-    child.kill("SIGTERM");
-    const result = await done;
+    listen.stop("SIGTERM");
+    const result = await listen.done;
     expect(result.stderr).toContain("ENOSPC");
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
@@ -122,6 +121,7 @@ describe("bounded work per request", () => {
     expect(stalled.received()).toMatch(/^HTTP\/1\.1 408 /);
     // Node checks the timeouts every 2 s (connectionsCheckingInterval).
     expect(Date.now() - started).toBeLessThan(5_000);
+    stalled.socket.destroy();
   });
 
   it("a wrong signature is diagnosed on bodies up to 64 KB only", () => {

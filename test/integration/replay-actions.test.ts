@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Target } from "../../src/config/destination.js";
 import { replay } from "../../src/replay/replay.js";
+import { createSelection } from "../../src/replay/select.js";
 import type { ReplayOptions } from "../../src/replay/types.js";
 import { seededRandom, VirtualClock } from "../../src/util/clock.js";
 import { startServer, type Responder, type TestServer } from "../helpers/http-server.js";
@@ -140,7 +141,7 @@ describe("replay in batch mode (100,000 lines, 1000 per request)", () => {
       expect(first.deliveredAfterResume).toBe([...delivered].filter((line) => line >= mark).length);
 
       const healthy = await server();
-      const resumed = await replay({ path, name: path, settings: settings(healthy.url), concurrency: 8, fromLine: mark });
+      const resumed = await replay({ path, name: path, settings: settings(healthy.url), concurrency: 8, selection: createSelection({ fromLine: mark }) });
       expect(resumed.delivered).toBe(LINES - mark + 1);
       if (deadLetter && dead.length > 0) await replay({ path: deadLetter, name: deadLetter, settings: settings(healthy.url) });
       for (const request of healthy.requests) for (const event of eventsOf(request.body)) delivered.add(event.properties.line);

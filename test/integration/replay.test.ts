@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { replay } from "../../src/replay/replay.js";
+import { createSelection } from "../../src/replay/select.js";
 import type { ReplayOptions } from "../../src/replay/types.js";
 import { sign } from "../../src/signing.js";
 import { VirtualClock } from "../../src/util/clock.js";
@@ -200,7 +201,7 @@ describe("replay (library)", () => {
       JSON.stringify(track("u", 4)),
       JSON.stringify(identify),
     ]);
-    const summary = await replay(options(path, server, { fromLine: 4, types: ["track"] }));
+    const summary = await replay(options(path, server, { selection: createSelection({ fromLine: 4, types: ["track"] }) }));
     expect(summary).toMatchObject({ messages: 1, filtered: 1, sent: 1, delivered: 1 });
     expect(server.requests.map((r) => seqOf(r.body))).toEqual([4]);
   });
@@ -256,6 +257,39 @@ describe("replay (library)", () => {
       expect((summary.error?.value as InputError | undefined)?.source).toEqual({ file: path, line: 2 });
       expect(summary.resumeLine).toBeLessThanOrEqual(2);
       expect(server.requests.map((r) => seqOf(r.body))).not.toContain(3);
+    });
+
+    // The validation pass decides which lines go (its plan, src/replay/line-bits.ts); the sending pass does not select again.
+    it("a line the selectors left out stays out, even when rewritten meanwhile into one they would pick", async () => {
+      const server = await startServer();
+      servers.push(server);
+      const identify = { version: 1, type: "identify", userId: "u", traits: { seq: 2 }, timestamp: "2024-01-01T00:00:00.000Z" };
+      const lines = [JSON.stringify(track("u", 1)), JSON.stringify(identify), JSON.stringify(track("u", 3))];
+      const path = file(lines);
+      const rewritten = [lines[0], JSON.stringify(track("u", 2)), lines[2]];
+      const summary = await replay(
+        options(path, server, { selection: createSelection({ types: ["track"] }), onSending: () => writeFileSync(path, `${rewritten.join("\n")}\n`) }),
+      );
+      expect(summary).toMatchObject({ messages: 2, filtered: 1, sent: 2, delivered: 2 });
+      expect(summary.error).toBeUndefined();
+      expect(server.requests.map((r) => seqOf(r.body))).toEqual([1, 3]);
+    });
+
+    it("a line the selectors picked is sent as it reads now, even when rewritten meanwhile into one they would leave out", async () => {
+      const server = await startServer();
+      servers.push(server);
+      const lines = [1, 2, 3].map((seq) => JSON.stringify(track("u", seq)));
+      const path = file(lines);
+      const identify = JSON.stringify({ version: 1, type: "identify", userId: "u", traits: { seq: 2 }, timestamp: "2024-01-01T00:00:00.000Z" });
+      const summary = await replay(
+        options(path, server, {
+          concurrency: 1,
+          selection: createSelection({ types: ["track"] }),
+          onSending: () => writeFileSync(path, `${lines[0]}\n${identify}\n${lines[2]}\n`),
+        }),
+      );
+      expect(summary).toMatchObject({ messages: 3, filtered: 0, sent: 3, delivered: 3 });
+      expect(server.requests.map((r) => r.body.toString())).toEqual([lines[0], identify, lines[2]]);
     });
   });
 });

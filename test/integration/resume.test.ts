@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { replay } from "../../src/replay/replay.js";
+import { createSelection } from "../../src/replay/select.js";
 import type { ReplayOptions } from "../../src/replay/types.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { startServer, type Responder, type TestServer } from "../helpers/http-server.js";
@@ -92,7 +93,7 @@ async function interruptAndResume(
 
   // Following the hint against a healthy receiver: from line N, then the dead-letter file.
   const healthy = await server();
-  const resumed = await replay({ path, name: path, settings: settings(healthy), concurrency, fromLine: mark });
+  const resumed = await replay({ path, name: path, settings: settings(healthy), concurrency, selection: createSelection({ fromLine: mark }) });
   expect(resumed.delivered, context).toBe(LINES - mark + 1);
   if (deadLetter && dead.length > 0) await replay({ path: deadLetter, name: deadLetter, settings: settings(healthy) });
   const finallyDelivered = new Set([...delivered, ...healthy.requests.map((r) => lineOf(r.body))]);

@@ -1,39 +1,14 @@
 import { createHmac } from "node:crypto";
-import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { main } from "../../src/cli/program.js";
 import { statuses } from "../helpers/http-server.js";
 import { IDENTIFY, PAGE, TRACK } from "../helpers/messages.js";
+import { runInProcess, type InProcessOptions } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// `send` through the real command table, in this process (fast); the e2e file covers the built CLI.
+// `send` through the real command table, in this process; test/e2e/send.test.ts covers the rest.
 const { dir, file } = tempDir("webhook-cli-send-int-");
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function run(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Result> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c: Buffer) => (out += c.toString()));
-  stderr.on("data", (c: Buffer) => (err += c.toString()));
-  const code = await main(["send", ...args], {
-    stdout,
-    stderr,
-    stdin: Readable.from(options.input !== undefined ? [Buffer.from(options.input)] : []),
-    env: { NO_COLOR: "1", ...options.env },
-    cwd: dir,
-    stdoutIsTTY: false,
-    stderrIsTTY: false,
-    signal: new AbortController().signal,
-  });
-  return { code, stdout: out, stderr: err };
-}
+const run = (args: string[], options: InProcessOptions = {}) => runInProcess(["send", ...args], { cwd: dir, ...options });
 
 const { server } = closeServersAfterEach();
 

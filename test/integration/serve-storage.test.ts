@@ -6,8 +6,8 @@ import { Collector } from "../../src/serve/collector.js";
 import { openSqliteQueue } from "../../src/serve/durable-queue.js";
 import type { SqlDatabase } from "../../src/serve/sql-database.js";
 import { listenCollector } from "../../src/serve/server.js";
-import { runCli } from "../helpers/cli.js";
 import { availableDrivers } from "../helpers/sqlite-drivers.js";
+import { runInProcess } from "../helpers/run-cli.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -97,7 +97,7 @@ describe("serve --state problems are one line and exit 2", () => {
     ["a /proc path", () => "/proc/webhook-cli-state"],
   ];
   it.each(problems)("%s", async (_name, make) => {
-    const result = await runCli(["serve", "--port", "0", "--state", make(tempDir())], { timeoutMs: 10_000 });
+    const result = await runInProcess(["serve", "--port", "0", "--state", make(tempDir())]);
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
     expect(result.stderr).toContain("--state");
@@ -113,14 +113,14 @@ describe("serve --state problems are one line and exit 2", () => {
     mkdirSync(target);
     copyFileSync(join(source, "serve.db"), join(target, "serve.db"));
     writeFileSync(join(target, "serve.db"), readFileSync(join(target, "serve.db")).subarray(0, 10_000));
-    const result = await runCli(["serve", "--port", "0", "--state", target, "--failed"], { timeoutMs: 10_000 });
+    const result = await runInProcess(["serve", "--port", "0", "--state", target, "--failed"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/damaged|malformed|not a SQLite database/);
   });
 
   it("creates the state directory 0700 and the database 0600", async () => {
     const state = join(tempDir(), "nested", "state");
-    const result = await runCli(["serve", "--port", "0", "--state", state, "--failed"]);
+    const result = await runInProcess(["serve", "--port", "0", "--state", state, "--failed"]);
     expect(result.code).toBe(0);
     expect(statSync(state).mode & 0o777).toBe(0o700);
     expect(statSync(join(state, "serve.db")).mode & 0o777).toBe(0o600);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildExamples } from "../../src/messages/examples.js";
 import { checkLine, parseEntry } from "../../src/replay/envelope.js";
-import { LineBits } from "../../src/replay/line-bits.js";
+import { LineBits, LinePlan } from "../../src/replay/line-bits.js";
 import { scanMessage } from "../../src/replay/scan.js";
 
 const track = { version: 1, type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" };
@@ -59,6 +59,23 @@ describe("scanMessage (the sending pass on canonical lines)", () => {
     expect(scanMessage(line)).toEqual({ type: parsed.entry.type, orderKey: parsed.entry.orderKey });
   });
 
+  it.each(lines.map((line) => [line.slice(0, 60), line]))(
+    "with `all`, also parseEntry's messageId, event and time (results lines, --speed): %s…",
+    (_name, line) => {
+      const check = checkLine(line, 1);
+      if (!check.ok || !check.canonical) return;
+      const parsed = parseEntry(line, 1, false, { time: true });
+      const scanned = scanMessage(line, true);
+      if (!parsed.ok || scanned === undefined) throw new Error("a canonical line parses and scans");
+      expect(scanned.type).toBe(parsed.entry.type);
+      expect(scanned.orderKey).toBe(parsed.entry.orderKey);
+      expect(scanned.messageId).toBe(parsed.entry.messageId);
+      expect(scanned.type === "track" ? scanned.event : undefined).toBe(parsed.entry.event);
+      const time = scanned.timestamp === undefined ? Number.NaN : Date.parse(scanned.timestamp);
+      expect(Number.isNaN(time) ? undefined : time).toBe(parsed.entry.time);
+    },
+  );
+
   it("covers canonical bare messages of every type (so the cases above cannot all skip)", () => {
     const canonical = lines.filter((line) => {
       const check = checkLine(line, 1);
@@ -89,12 +106,17 @@ describe("checkLine's canonical mark", () => {
   });
 });
 
-describe("LineBits", () => {
-  it("holds exactly the lines added, growing as needed", () => {
+describe("LineBits (the validation pass's plan for each line)", () => {
+  it("holds exactly the plan set for each line, growing as needed; a line never set is skipped", () => {
     const bits = new LineBits();
-    const lines = [1, 7, 8, 9, 1023, 8191, 8192, 1_000_003];
-    for (const line of lines) bits.add(line);
-    for (const line of lines) expect(bits.has(line)).toBe(true);
-    for (const line of [0, 2, 6, 10, 8193, 1_000_002, 1_000_004, 5_000_000]) expect(bits.has(line)).toBe(false);
+    const plans = [LinePlan.parse, LinePlan.canonical, LinePlan.asRead];
+    const lines = [1, 2, 3, 4, 7, 8, 9, 1023, 4095, 4096, 8191, 8192, 1_000_003];
+    for (const [i, line] of lines.entries()) bits.set(line, plans[i % 3] as LinePlan);
+    for (const [i, line] of lines.entries()) expect(bits.get(line)).toBe(plans[i % 3]);
+    for (const line of [0, 5, 6, 10, 8193, 1_000_002, 1_000_004, 5_000_000]) expect(bits.get(line)).toBe(LinePlan.skip);
+    // Setting a line again replaces its plan and leaves its neighbours alone.
+    bits.set(2, LinePlan.skip);
+    bits.set(3, LinePlan.parse);
+    expect([1, 2, 3, 4].map((line) => bits.get(line))).toEqual([LinePlan.parse, LinePlan.skip, LinePlan.parse, LinePlan.parse]);
   });
 });

@@ -16,7 +16,6 @@ import {
   formatResultLine,
   keepBody,
   messageFacts,
-  messageOutcome,
   resultLine,
   type MessageOutcome,
   type ResultLine,
@@ -88,21 +87,42 @@ describe("results line", () => {
     expect(small.finish()).toEqual({ body: "hello" });
   });
 
-  it("joins the engine's result with the captured answers, URL by URL", () => {
+  it("takes each URL's captured answer from the engine's result, URL by URL", () => {
+    const response = { contentType: "text/plain", body: keepBody("ok") };
     const engine = {
       delivered: true,
       rounds: 1,
       interrupted: false,
       urls: [
-        { url: "http://a/", status: 202, attempts: 2, error: null, ms: 5 },
+        { url: "http://a/", status: 202, attempts: 2, error: null, ms: 5, response },
         { url: "http://b/", status: null, attempts: 2, error: "timeout", ms: 5000 },
       ],
     };
-    const response = { contentType: "text/plain", body: keepBody("ok") };
-    expect(resultLine(messageOutcome(4, messageFacts({ type: "page" }, "u"), engine, [response])).urls).toEqual([
+    expect(resultLine({ line: 4, facts: messageFacts({ type: "page" }, "u"), delivered: engine.delivered, urls: engine.urls }).urls).toEqual([
       { url: "http://a/", status: 202, attempts: 2, ms: 5, error: null, contentType: "text/plain", body: "ok" },
       { url: "http://b/", status: null, attempts: 2, ms: 5000, error: "timeout", contentType: null },
     ]);
+  });
+
+  it("with `redact`, masks the secret in URLs, errors and answers, and redacts credentials in URLs", () => {
+    const secret = "s3cret-value";
+    const urls = [
+      {
+        url: `http://user:pw@a/hook?token=${secret}`,
+        status: 200,
+        attempts: 1,
+        error: null,
+        ms: 1,
+        response: { contentType: "text/plain", body: keepBody(`echo ${secret}`) },
+      },
+      { url: "http://b/", status: null, attempts: 1, error: `refused by http://b/?key=${secret}`, ms: 1 },
+    ];
+    const line = resultLine({ line: 1, facts: messageFacts({ type: "page" }, "u"), delivered: true, urls }, { secret });
+    expect(JSON.stringify(line)).not.toContain(secret);
+    expect(JSON.stringify(line)).not.toContain("user:pw");
+    expect(line.urls[0]?.body).toBe("echo ***");
+    // Without `redact` the line shows what it is given.
+    expect(resultLine({ line: 1, facts: messageFacts({ type: "page" }, "u"), delivered: true, urls }).urls[0]?.body).toBe(`echo ${secret}`);
   });
 
   it("finds content-type in any case", () => {

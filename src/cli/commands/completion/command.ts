@@ -6,6 +6,7 @@ export const completionCommand: CommandDeclaration<typeof COMPLETION_OPTIONS, [s
   description: "print a shell completion script for bash, zsh or fish (install lines in the README)",
   arguments: [{ name: "<shell>", description: `the shell: ${SHELLS.join(", ")}`, values: SHELLS }],
   options: COMPLETION_OPTIONS,
+  wholeProgram: true,
   examples: ["source <(webhook-cli completion bash)      # in ~/.bashrc", "webhook-cli completion fish > ~/.config/fish/completions/webhook-cli.fish"],
   async run(_, [shell], { io, program }) {
     return (await import("./index.js")).completion(shell, program, io);

@@ -68,9 +68,9 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         inspection?.add(request);
         arrivals.add(request);
         if (tally.countReached) {
-          // Refuse anything after the Nth request right away (close is idempotent).
-          void receiver.close();
-          stopper.stop("count");
+          // Refuse anything after the Nth request right away; the answers in flight (--delay, the
+          // app's) still go out as they would have, then listen stops. A signal meanwhile cuts them.
+          void receiver.finish().then(() => stopper.stop("count"));
         }
       },
     });

@@ -21,7 +21,7 @@ import { logAttempt } from "../../attempt-log.js";
 import { DryRun } from "../../dry-run.js";
 import { INTERRUPTED, readStdin } from "../../stdin.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
-import { parseRegressFlags, refuseCompareAsResults, RegressReporter } from "./regress.js";
+import { parseRegressFlags, refuseCompareAsResults, RegressReporter, selectionOfFlags } from "./regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
   /** A file, or `-` for standard input. */
@@ -56,8 +56,8 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   let regress: RegressReporter | undefined;
   const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;
   try {
-    const flags = { ...parseRegressFlags(options), types: options.types, fromLine: options.fromLine, junit: options.junit };
-    regress = await RegressReporter.open(output, flags, io, input.name);
+    const flags = { ...parseRegressFlags(options), junit: options.junit };
+    regress = await RegressReporter.open(output, flags, io, input.name, selectionOfFlags(flags, options.types, options.fromLine));
     reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(output, settings));
     const summary = await replay({
       path: input.path,
@@ -67,8 +67,6 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
       concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
       ...(options.rate !== undefined ? { rate: options.rate } : {}),
       ...(options.speed !== undefined ? { speed: options.speed } : {}),
-      ...(options.types ? { types: options.types } : {}),
-      ...(options.fromLine !== undefined ? { fromLine: options.fromLine } : {}),
       skipInvalid: options.skipInvalid === true,
       allowEmpty: options.allowEmpty === true,
       raw: options.raw === true,

@@ -28,7 +28,7 @@ import { sameFile } from "../../../util/same-file.js";
  * `--compare` with `--ignore`, and `--expect-status`, as the replay command
  * reports them. The pure parts live in src/regress/.
  */
-interface RegressFlags {
+export interface RegressFlags {
   lines?: LineRange[];
   messageIds?: string[];
   userIds?: string[];
@@ -53,6 +53,22 @@ export function parseRegressFlags(
     ...(raw.ignore ? { ignore: raw.ignore.map((value) => parseJsonPath(value)) } : {}),
     ...(raw.expectStatus !== undefined ? { expectStatus: parseExpectStatus(raw.expectStatus) } : {}),
   };
+}
+
+/**
+ * The run's selection, assembled once from every selecting flag: replay() sends by it and
+ * --compare scopes the old file by it.
+ */
+export function selectionOfFlags(flags: RegressFlags, types: readonly string[] | undefined, fromLine: number | undefined): Selection {
+  const { lines, messageIds, userIds, shard } = flags;
+  return createSelection({
+    ...(lines ? { lines } : {}),
+    ...(messageIds ? { messageIds } : {}),
+    ...(userIds ? { userIds } : {}),
+    ...(shard ? { shard } : {}),
+    ...(types ? { types } : {}),
+    ...(fromLine !== undefined ? { fromLine } : {}),
+  });
 }
 
 /**
@@ -87,12 +103,14 @@ export class RegressReporter {
 
   private constructor(
     private readonly output: Output,
-    private readonly flags: RegressFlags & { types?: readonly string[] | undefined; fromLine?: number | undefined; junit?: string | undefined },
+    private readonly flags: RegressFlags & { junit?: string | undefined },
     private readonly name: string,
+    /** The lines this run selects, the same object replay() is given: an old answer outside them is not missing from it. */
+    private readonly selection: Selection,
   ) {}
 
-  static async open(output: Output, flags: RegressReporter["flags"], io: CliIo, name: string): Promise<RegressReporter> {
-    const reporter = new RegressReporter(output, flags, name);
+  static async open(output: Output, flags: RegressReporter["flags"], io: CliIo, name: string, selection: Selection): Promise<RegressReporter> {
+    const reporter = new RegressReporter(output, flags, name, selection);
     try {
       if (flags.compare !== undefined) await reporter.openComparison(flags.compare, io);
     } catch (error) {
@@ -120,18 +138,18 @@ export class RegressReporter {
     const index = await scanResults(path, compare, signal);
     // Interrupted while checking: nothing will be sent, so nothing is compared.
     if (index === undefined) return;
-    const selection = this.selection();
+    const { selection } = this;
     this.old = new OldResults(path, compare, index, { wanted: selection.lineMayMatch, last: selection.lastLine });
     const inScope = (old: Answer): boolean =>
       selection.matches({ line: old.line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
     this.comparison = new Comparison(this.old, this.flags.ignore ? { ignore: this.flags.ignore } : {}, inScope);
   }
 
-  /** What replay() takes: the selectors, the results file, the comparison's feed. */
-  replayOptions(io: CliIo): Pick<ReplayOptions, "select" | "results" | "onResults"> {
-    const { lines, messageIds, userIds, shard, results, compare } = this.flags;
+  /** What replay() takes: the selection, the results file, the comparison's feed. */
+  replayOptions(io: CliIo): Pick<ReplayOptions, "selection" | "results" | "onResults"> {
+    const { results, compare } = this.flags;
     return {
-      select: { ...(lines ? { lines } : {}), ...(messageIds ? { messageIds } : {}), ...(userIds ? { userIds } : {}), ...(shard ? { shard } : {}) },
+      selection: this.selection,
       ...(results !== undefined ? { results: resolve(io.cwd, results) } : {}),
       ...(compare !== undefined ? { onResults: (released) => this.compare(released) } : {}),
     };
@@ -212,19 +230,6 @@ export class RegressReporter {
     if (missing.length > 0) output.line(`missing from this run: line${missing.length === 1 ? "" : "s"} ${listed(missing)}`);
     output.line(formatCompareSummary(this.flags.compare as string, summary));
     output.event("compareSummary", { compare: this.flags.compare, ...summary, missingLines: missing });
-  }
-
-  /** The lines this run selects: an old answer outside them is not missing from it. */
-  private selection(): Selection {
-    const { lines, messageIds, userIds, shard, types, fromLine } = this.flags;
-    return createSelection({
-      ...(lines ? { lines } : {}),
-      ...(messageIds ? { messageIds } : {}),
-      ...(userIds ? { userIds } : {}),
-      ...(shard ? { shard } : {}),
-      ...(types ? { types } : {}),
-      ...(fromLine !== undefined ? { fromLine } : {}),
-    });
   }
 
   private checkStatus(entry: ReplayEntry, result: DeliveryResult | undefined): void {
