@@ -14,6 +14,8 @@ export interface Output {
   readonly json: boolean;
   /** Human result lines (stdout). Suppressed under --json. */
   line(text: string): void;
+  /** Human result lines that already end in a newline each, written in one go (listen's request lines). Suppressed under --json. */
+  lines(text: string): void;
   /** One JSON object per line on stdout (only under --json). */
   event(event: string, fields: Record<string, unknown>): void;
   /** Logs and warnings (stderr), kept under --json. */
@@ -107,6 +109,10 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
     spins,
     line(text) {
       if (!json) withSpinnerCleared(() => io.stdout.write(`${terminalSafe(resetsBeforeNewlines(redactText(text, secret)))}\n`));
+    },
+    lines(text) {
+      // Written as given: no newline joined on, which would copy a block of a few hundred lines once more.
+      if (!json) withSpinnerCleared(() => io.stdout.write(terminalSafe(resetsBeforeNewlines(redactText(text, secret)))));
     },
     event(event, fields) {
       if (json) io.stdout.write(`${jsonTerminalSafe(redactText(JSON.stringify({ event, ...fields }), secret))}\n`);

@@ -34,6 +34,11 @@ export function painter(color: ChalkInstance): Painter {
  * message`, `no data`; then indented problems.
  */
 export function requestLines(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
+  return `#${request.index} ${afterNumber(request, paint, verbose)}`;
+}
+
+/** A request's lines past `#N `. RequestLineMaker reuses the text of a plain request for the next one alike: a field shown here must be in PlainFacts too. */
+function afterNumber(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
   const v = request.verdict;
   const signature = signatureText(v, paint);
   const answer = request.forwarded
@@ -44,7 +49,7 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
         ? "dropped"
         : `${request.status ?? ""}${request.injected ? " (injected)" : request.rule !== null ? ` (rule ${request.rule})` : ""}`;
   // Every field a sender chose is escaped before it is painted: no control character reaches the terminal.
-  let text = `#${request.index} ${printable(request.method)} ${printable(request.path)}  ${bodyText(v, paint)}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
+  let text = `${printable(request.method)} ${printable(request.path)}  ${bodyText(v, paint)}  ${signature}  ${formatSize(v.size)}  → ${answer}`;
   if (!verbose && v.shapeWarnings.length > 0) text += paint.dim(`  (+${v.shapeWarnings.length} unknown key${v.shapeWarnings.length === 1 ? "" : "s"})`);
   if (v.signatureValid === false) {
     text += `\n    ${paint.bad("signature:")} ${printable(v.signatureError ?? "")}`;
@@ -57,6 +62,96 @@ export function requestLines(request: ReceivedRequest, paint: Painter, verbose: 
     text += `\n${printableLines(shownBody(request)).replace(/^/gm, "    ")}`;
   }
   return text;
+}
+
+/** What the line of a plain request shows (see isPlain): two requests alike in these have the same text past their number. */
+interface PlainFacts {
+  method: string;
+  path: string;
+  status: number | null;
+  injected: boolean;
+  rule: number | null;
+  fault: ReceivedRequest["fault"];
+  kind: RequestVerdict["bodyKind"];
+  type: RequestVerdict["type"];
+  userId: string | undefined;
+  name: string | undefined;
+  signatureValid: boolean | null;
+  signatureRule: RequestVerdict["signatureRule"];
+  signatureNote: string | null;
+  size: number;
+}
+
+/**
+ * listen's request lines, one request after another: a burst of alike requests (the same path,
+ * user, event and answer) differ only in their number, so the rest of the line is made once and
+ * reused while the requests stay plain and alike. Under load this is most of what printing costs.
+ */
+export class RequestLineMaker {
+  private last: PlainFacts | undefined;
+  private lastText = "";
+
+  constructor(
+    private readonly paint: Painter,
+    private readonly verbose: boolean,
+  ) {}
+
+  /** The same text as requestLines. */
+  lines(request: ReceivedRequest): string {
+    if (!isPlain(request, this.verbose)) return requestLines(request, this.paint, this.verbose);
+    if (this.last === undefined || !alike(this.last, request)) {
+      this.last = factsOf(request, this.last);
+      this.lastText = afterNumber(request, this.paint, this.verbose);
+    }
+    return `#${request.index} ${this.lastText}`;
+  }
+}
+
+/** Not verbose, not relayed, not a batch, a signature not failed, no shape errors or warnings: one line, made from PlainFacts alone. */
+function isPlain(request: ReceivedRequest, verbose: boolean): boolean {
+  const v = request.verdict;
+  return !verbose && request.forwarded === null && v.batch === null && v.signatureValid !== false && v.shapeErrors.length === 0 && v.shapeWarnings.length === 0;
+}
+
+function alike(facts: PlainFacts, request: ReceivedRequest): boolean {
+  const v = request.verdict;
+  return (
+    facts.method === request.method &&
+    facts.path === request.path &&
+    facts.status === request.status &&
+    facts.injected === request.injected &&
+    facts.rule === request.rule &&
+    facts.fault === request.fault &&
+    facts.kind === v.bodyKind &&
+    facts.type === v.type &&
+    facts.userId === v.userId &&
+    facts.name === v.name &&
+    facts.signatureValid === v.signatureValid &&
+    facts.signatureRule === v.signatureRule &&
+    facts.signatureNote === v.signatureNote &&
+    facts.size === v.size
+  );
+}
+
+/** The facts of `request`, written into `into` when given (one object for a whole run). */
+function factsOf(request: ReceivedRequest, into: PlainFacts | undefined): PlainFacts {
+  const v = request.verdict;
+  const facts = into ?? ({} as PlainFacts);
+  facts.method = request.method;
+  facts.path = request.path;
+  facts.status = request.status;
+  facts.injected = request.injected;
+  facts.rule = request.rule;
+  facts.fault = request.fault;
+  facts.kind = v.bodyKind;
+  facts.type = v.type;
+  facts.userId = v.userId;
+  facts.name = v.name;
+  facts.signatureValid = v.signatureValid;
+  facts.signatureRule = v.signatureRule;
+  facts.signatureNote = v.signatureNote;
+  facts.size = v.size;
+  return facts;
 }
 
 /** What the body is: `track  user_1  "Order Completed"` for a message, `batch of 3 (…)`, `payload, not a message`, `no data`. */

@@ -1,5 +1,6 @@
-import { arrivalBytes, arrivalOf, type Arrival, type ArrivalSource } from "../receiver/arrivals.js";
-import { matches, type RequestMatch } from "../receiver/match.js";
+import type { Arrival, ArrivalSource } from "../receiver/arrivals.js";
+import { matches, type RequestFacts, type RequestMatch } from "../receiver/match.js";
+import { ArrivalRing } from "./arrival-ring.js";
 
 /** What the control API's log keeps (docs/receiver.md#memory): the newest arrivals within both bounds. */
 export const MAX_ARRIVALS = 100_000;
@@ -12,20 +13,14 @@ export interface ArrivalQuery {
   until?: number | undefined;
 }
 
-interface Entry {
-  arrival: Arrival;
-  at: number;
-  bytes: number;
-}
-
 /**
  * Every request listen received, in brief (no body, no headers), for the control API's list,
  * counts and waits: far more of them than the inspector's history keeps, since an entry costs a
  * few hundred bytes, and still bounded. Told of each arrival as it comes; listeners see each one.
+ * Stored by column (arrival-ring.ts): the arrivals are made again when asked for.
  */
 export class ArrivalLog {
-  private entries: (Entry | undefined)[] = [];
-  private head = 0;
+  private readonly ring: ArrivalRing;
   private bytes = 0;
   private received = 0;
   private dropped = 0;
@@ -33,16 +28,20 @@ export class ArrivalLog {
   private droppedUntil = Number.NEGATIVE_INFINITY;
   private readonly listeners = new Set<(arrival: Arrival, at: number) => void>();
 
-  constructor(private readonly limits: { entries: number; bytes: number } = { entries: MAX_ARRIVALS, bytes: MAX_ARRIVAL_BYTES }) {}
+  constructor(private readonly limits: { entries: number; bytes: number } = { entries: MAX_ARRIVALS, bytes: MAX_ARRIVAL_BYTES }) {
+    this.ring = new ArrivalRing(Math.max(1, limits.entries));
+  }
 
   add(request: ArrivalSource): void {
-    const arrival = arrivalOf(request);
-    const entry: Entry = { arrival, at: request.receivedAt.getTime(), bytes: arrivalBytes(arrival) };
-    this.entries.push(entry);
-    this.bytes += entry.bytes;
+    if (this.ring.full) this.dropOldest();
+    this.bytes += this.ring.push(request);
     this.received += 1;
-    this.trim();
-    for (const listener of this.listeners) listener(arrival, entry.at);
+    while (this.bytes > this.limits.bytes && this.ring.length > 1) this.dropOldest();
+    // Made only for someone listening (a wait in progress): most arrivals are never asked for.
+    if (this.listeners.size === 0) return;
+    const arrival = this.ring.arrival(this.ring.length - 1);
+    const at = request.receivedAt.getTime();
+    for (const listener of this.listeners) listener(arrival, at);
   }
 
   subscribe(listener: (arrival: Arrival, at: number) => void): () => void {
@@ -62,40 +61,31 @@ export class ArrivalLog {
 
   /** The arrivals in the query's window that match, oldest first; `each` stops early by returning false. */
   scan(query: ArrivalQuery, each: (arrival: Arrival) => boolean | undefined): void {
-    for (let i = this.head; i < this.entries.length; i++) {
-      const entry = this.entries[i] as Entry;
-      if (!inWindow(query, entry.at) || !matches(query.match, entry.arrival)) continue;
-      if (each(entry.arrival) === false) return;
+    const facts = {} as RequestFacts;
+    for (let i = 0; i < this.ring.length; i++) {
+      if (!inWindow(query, this.ring.atOf(i)) || !matches(query.match, this.ring.factsOf(i, facts))) continue;
+      if (each(this.ring.arrival(i)) === false) return;
     }
   }
 
   /** The last `max` arrivals of the window (any verdict, no matcher), and how many the window holds. */
   recent(query: Pick<ArrivalQuery, "since" | "until">, max: number): { arrivals: Arrival[]; count: number } {
-    const arrivals: Arrival[] = [];
+    const positions: number[] = [];
     let count = 0;
-    for (let i = this.head; i < this.entries.length; i++) {
-      const entry = this.entries[i] as Entry;
-      if (!inWindow(query, entry.at)) continue;
+    for (let i = 0; i < this.ring.length; i++) {
+      if (!inWindow(query, this.ring.atOf(i))) continue;
       count += 1;
-      arrivals.push(entry.arrival);
-      if (arrivals.length > max) arrivals.shift();
+      positions.push(i);
+      if (positions.length > max) positions.shift();
     }
-    return { arrivals, count };
+    return { arrivals: positions.map((i) => this.ring.arrival(i)), count };
   }
 
-  private trim(): void {
-    while (this.entries.length - this.head > this.limits.entries || (this.bytes > this.limits.bytes && this.entries.length - this.head > 1)) {
-      const entry = this.entries[this.head] as Entry;
-      this.entries[this.head] = undefined;
-      this.head += 1;
-      this.bytes -= entry.bytes;
-      this.dropped += 1;
-      this.droppedUntil = entry.at;
-    }
-    if (this.head > 1024 && this.head * 2 > this.entries.length) {
-      this.entries = this.entries.slice(this.head);
-      this.head = 0;
-    }
+  private dropOldest(): void {
+    const { at, bytes } = this.ring.shift();
+    this.bytes -= bytes;
+    this.dropped += 1;
+    this.droppedUntil = at;
   }
 }
 

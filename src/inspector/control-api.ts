@@ -37,16 +37,15 @@ interface Waiter {
  */
 export class ControlApi {
   private readonly waiters = new Set<Waiter>();
-  private readonly unsubscribe: () => void;
+  /** Listening to the log only while a wait is held: an arrival is made for listeners, and most have none. */
+  private unsubscribe: (() => void) | undefined;
   private closed = false;
 
   constructor(
     private readonly log: ArrivalLog,
     private readonly send: JsonSender,
     readonly maxWaiters = DEFAULT_MAX_WAITERS,
-  ) {
-    this.unsubscribe = log.subscribe((arrival, at) => this.arrived(arrival, at));
-  }
+  ) {}
 
   handles(pathname: string): boolean {
     return pathname === "/api/received" || pathname === "/api/wait";
@@ -67,7 +66,6 @@ export class ControlApi {
 
   /** listen is stopping: every wait is answered now with what it has, marked `stopped`. */
   close(): void {
-    this.unsubscribe();
     this.closed = true;
     for (const waiter of this.waiters) this.answer(waiter, true);
   }
@@ -94,6 +92,7 @@ export class ControlApi {
     const waiter: Waiter = { res, query, count, limit, matched: 0, requests: [], timer: setTimeout(() => this.answer(waiter, false), timeoutMs) };
     this.log.scan(query, (arrival) => void this.note(waiter, arrival));
     this.waiters.add(waiter);
+    this.unsubscribe ??= this.log.subscribe((arrival, at) => this.arrived(arrival, at));
     res.once("close", () => this.drop(waiter));
     if (waiter.matched >= count) this.answer(waiter, false);
   }
@@ -128,7 +127,12 @@ export class ControlApi {
 
   private drop(waiter: Waiter): boolean {
     clearTimeout(waiter.timer);
-    return this.waiters.delete(waiter);
+    const held = this.waiters.delete(waiter);
+    if (this.waiters.size === 0) {
+      this.unsubscribe?.();
+      this.unsubscribe = undefined;
+    }
+    return held;
   }
 
   private totals(query: ArrivalQuery): { received: number; dropped: number; complete: boolean } {

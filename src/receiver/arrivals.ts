@@ -39,44 +39,60 @@ export interface ArrivalSource {
   rule?: number | null | undefined;
 }
 
+/** A request in brief (listen's log stores the same fields by column: inspector/arrival-ring.ts). */
 export function arrivalOf(request: ArrivalSource): Arrival {
   const v = request.verdict;
-  const problem = v.valid ? null : v.signatureValid === false ? (v.signatureError ?? "signature failed") : (v.shapeErrors[0]?.message ?? null);
-  // One object, built once per request listen receives: this runs on the hot path.
   return {
     index: request.index,
-    receivedAt: isoString(request.receivedAt),
+    receivedAt: isoTime(request.receivedAt.getTime()),
     method: request.method,
-    path: clip(request.path),
+    path: clipArrivalText(request.path),
     kind: v.bodyKind,
     type: v.type ?? null,
-    // The verdict's name is a track's event (a screen's or page's name otherwise), as factsOf reads it.
-    event: v.type === "track" && v.name !== undefined ? clip(v.name) : null,
-    userId: v.userId !== undefined ? clip(v.userId) : null,
+    event: eventOf(v),
+    userId: v.userId !== undefined ? clipArrivalText(v.userId) : null,
     valid: v.valid,
-    signature: v.signatureValid === true ? "ok" : v.signatureValid === false ? "failed" : "unsigned",
-    problem: problem === null ? null : clip(problem),
+    signature: signatureOf(v),
+    problem: problemOf(v),
     status: request.status,
     fault: request.fault,
     rule: request.rule ?? null,
   };
 }
 
+type ArrivalVerdict = ArrivalSource["verdict"];
+
+/** The verdict's name is a track's event (a screen's or page's name otherwise), as factsOf reads it; clipped. */
+export function eventOf(v: ArrivalVerdict): string | null {
+  return v.type === "track" && v.name !== undefined ? clipArrivalText(v.name) : null;
+}
+
+export function signatureOf(v: ArrivalVerdict): Arrival["signature"] {
+  return v.signatureValid === true ? "ok" : v.signatureValid === false ? "failed" : "unsigned";
+}
+
+/** Why it is invalid (the signature's error, else the first shape error), clipped; null when valid. */
+export function problemOf(v: ArrivalVerdict): string | null {
+  if (v.valid) return null;
+  const problem = v.signatureValid === false ? (v.signatureError ?? "signature failed") : (v.shapeErrors[0]?.message ?? null);
+  return problem === null ? null : clipArrivalText(problem);
+}
+
 // Requests arriving in the same millisecond share one formatted time.
 let lastTime = Number.NaN;
 let lastIso = "";
 
-function isoString(date: Date): string {
-  const time = date.getTime();
+/** ISO 8601 of a time in ms since the epoch. */
+export function isoTime(time: number): string {
   if (time !== lastTime) {
-    lastIso = date.toISOString();
+    lastIso = new Date(time).toISOString();
     lastTime = time;
   }
   return lastIso;
 }
 
-/** What an arrival costs in memory, roughly: its strings (two bytes a character) and its object. */
-export function arrivalBytes(arrival: Arrival): number {
+/** What an arrival costs in memory, counted as if each were its own object with its own strings (two bytes a character). */
+export function arrivalBytes(arrival: Pick<Arrival, "path" | "event" | "userId" | "problem">): number {
   return 200 + 2 * (arrival.path.length + (arrival.event?.length ?? 0) + (arrival.userId?.length ?? 0) + (arrival.problem?.length ?? 0));
 }
 
@@ -107,6 +123,7 @@ export function arrivalsReport(arrivals: readonly Arrival[], total: number, max 
   return [head, ...(older > 0 ? [`  … ${older} earlier`] : []), ...lines].join("\n");
 }
 
-function clip(text: string): string {
+/** A field a sender chose, as an arrival keeps it: at most 256 characters. */
+export function clipArrivalText(text: string): string {
   return clipText(text, MAX_TEXT);
 }

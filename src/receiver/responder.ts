@@ -9,8 +9,9 @@ import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
 const OK_BODY = '{"ok":true}';
 // With a Content-Length (rather than chunked framing) node:http sends head and body in one write.
-// The common answer's headers are made once: this runs for every request.
-const OK_HEADERS = jsonHeaders(OK_BODY);
+// The common answer's headers are made once, as a flat list: this runs for every request, and
+// node:http reads a list without the own-property check it makes on each key of an object.
+const OK_HEADERS = Object.entries(jsonHeaders(OK_BODY)).flat();
 
 /** 1xx, 204 and 304 carry no body. */
 function carriesBody(status: number): boolean {

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import type { BodyBudget } from "./http-limits.js";
 import { createInflater, maxCompressedBytes, type ContentCoding } from "./inflate.js";
 
@@ -23,53 +24,97 @@ export interface EncodedBodyHandlers extends BodyHandlers {
  * unless the sender aborts.
  */
 export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget, handlers: BodyHandlers): { release(): void } {
-  let held = 0;
-  const release = (): void => {
-    budget.give(held);
-    held = 0;
-    // A keep-alive socket carries many requests: one listener per request would pile up.
-    req.socket.off("close", release);
-  };
-  req.socket.once("close", release);
-  const declared = req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > maxBytes) {
-    handlers.onTooLarge(Number(declared));
-    return { release };
+  const read = new BodyRead(req, maxBytes, budget, handlers);
+  read.start();
+  return read;
+}
+
+const NO_CHUNKS: readonly Buffer[] = [];
+
+/** One body being read; listen reads thousands a second, so this is one object and two listeners, not a closure per step. */
+class BodyRead {
+  private held = 0;
+  private size = 0;
+  private done = false;
+  private chunks: readonly Buffer[] | Buffer[] = [];
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly maxBytes: number,
+    private readonly budget: BodyBudget,
+    private readonly handlers: BodyHandlers,
+  ) {}
+
+  start(): void {
+    const { req } = this;
+    holdUntilClosed(req.socket, this);
+    const declared = req.headers["content-length"];
+    if (declared !== undefined && Number(declared) > this.maxBytes) return this.handlers.onTooLarge(Number(declared));
+    req.on("data", (chunk: Buffer) => this.data(chunk));
+    req.on("end", () => this.end());
+    // An aborted request is not a request: nothing to judge or answer. (node:http emits `error` on a
+    // request only when it has a listener, so none is added.)
   }
-  let chunks: Buffer[] = [];
-  let size = 0;
-  let done = false;
-  const stop = (): void => {
-    done = true;
-    chunks = [];
-    release();
-  };
-  req.on("data", (chunk: Buffer) => {
-    if (done) return;
-    size += chunk.length;
-    if (size > maxBytes) {
-      stop();
-      handlers.onTooLarge(null);
-      return;
+
+  release(): void {
+    this.budget.give(this.held);
+    this.held = 0;
+    letGo(this.req.socket, this);
+  }
+
+  private data(chunk: Buffer): void {
+    if (this.done) return;
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) {
+      this.stop();
+      return this.handlers.onTooLarge(null);
     }
-    if (!budget.take(chunk.length, size)) {
-      stop();
-      handlers.onOverBudget();
-      return;
+    if (!this.budget.take(chunk.length, this.size)) {
+      this.stop();
+      return this.handlers.onOverBudget();
     }
-    held += chunk.length;
-    chunks.push(chunk);
-  });
-  req.on("end", () => {
-    if (done) return;
-    done = true;
-    const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-    chunks = [];
-    handlers.onBody(raw);
-  });
-  // An aborted request is not a request: nothing to judge or answer.
-  req.on("error", () => {});
-  return { release };
+    this.held += chunk.length;
+    (this.chunks as Buffer[]).push(chunk);
+  }
+
+  private end(): void {
+    if (this.done) return;
+    this.done = true;
+    const { chunks } = this;
+    const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.size);
+    this.chunks = NO_CHUNKS;
+    this.handlers.onBody(raw);
+  }
+
+  private stop(): void {
+    this.done = true;
+    this.chunks = NO_CHUNKS;
+    this.release();
+  }
+}
+
+/*
+ * The bodies each socket holds in the budget, given back when it closes: one listener per
+ * connection rather than one added and removed per request (a keep-alive socket carries many).
+ */
+const HELD = Symbol("bodies held");
+type Holding = Socket & { [HELD]?: Set<BodyRead> };
+
+function holdUntilClosed(socket: Holding, read: BodyRead): void {
+  let reads = socket[HELD];
+  if (reads === undefined) {
+    reads = socket[HELD] = new Set();
+    socket.once("close", releaseAll);
+  }
+  reads.add(read);
+}
+
+function letGo(socket: Holding, read: BodyRead): void {
+  socket[HELD]?.delete(read);
+}
+
+function releaseAll(this: Holding): void {
+  for (const read of this[HELD] ?? []) read.release();
 }
 
 /**

@@ -9,6 +9,7 @@
 const UNSAFE = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 const UNSAFE_ALL = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 const UNSAFE_BUT_NEWLINE = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_BUT_NEWLINE_ONE = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 // Our own colours (chalk's SGR codes), or one unsafe character other than a newline.
 const COLOUR_OR_UNSAFE = /\x1b\[[0-9;]*m|[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 // The same in a JSON text: JSON.stringify escapes C0 itself; DEL, C1 and bidi controls it leaves raw.
@@ -39,7 +40,8 @@ export function printableLines(text: string): string {
  * whatever a code path forgot; colour codes are all it lets through.
  */
 export function terminalSafe(text: string): string {
-  if (!UNSAFE.test(text)) return text;
+  // Newlines pass: listen writes many lines at once, and an ordinary block holds nothing else to escape.
+  if (!UNSAFE_BUT_NEWLINE_ONE.test(text)) return text;
   return text.replace(COLOUR_OR_UNSAFE, (match) => (match.length > 1 ? match : escaped(match)));
 }
 

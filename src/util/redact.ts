@@ -88,11 +88,10 @@ export function redactUrl(url: string, secret?: string): string {
 
 /** A line of text with every URL in it redacted and the secret (as is, or URL-encoded) masked. */
 export function redactText(text: string, secret?: string): string {
-  if (!text.includes("://") && !text.includes("?") && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
-  return maskSecret(
-    replaceUrls(text, (url) => redactUrl(url)),
-    secret,
-  );
+  // Most text holds no URL: it is searched for one once (listen redacts its request lines in blocks).
+  const urls = text.includes("://") || text.includes("?");
+  if (!urls && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
+  return maskSecret(urls ? replaceUrls(text, (url) => redactUrl(url)) : text, secret);
 }
 
 // A secret this short would mask ordinary words in every line; it is not worth hiding anyway.

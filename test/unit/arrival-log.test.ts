@@ -45,4 +45,60 @@ describe("the control API's arrival log", () => {
       `3 requests arrived (the last 1 kept: 1 track (valid))\n  … 2 earlier\n  #1 POST /hooks  track  evil\\e[2J${"y".repeat(248)}…  "E"  valid  → 200`,
     );
   });
+
+  it("gives back each arrival as arrivalOf made it, across the ring's growth and wrap, and matches on the same facts", () => {
+    const log = new ArrivalLog({ entries: 1500, bytes: Number.MAX_SAFE_INTEGER });
+    const made = [];
+    for (let i = 1; i <= 4000; i++) {
+      const base = request(i, i % 3 === 0 ? { nope: true } : track(`u${i % 7}`), 1_000 * i + (i % 5));
+      const secret = i % 4 === 0 ? { verdict: judgeRequest(Buffer.from("{}"), { "x-signature": "bad" }, { secret: "s3cret" }) } : {};
+      const source = {
+        ...base,
+        ...secret,
+        status: i % 11 === 0 ? null : 200 + (i % 5),
+        fault: i % 11 === 0 ? ("timeout" as const) : null,
+        rule: i % 6 === 0 ? i % 4 : null,
+      };
+      log.add(source);
+      made.push(arrivalOf(source));
+    }
+    const kept: unknown[] = [];
+    log.scan({ match: {} }, (a) => void kept.push(a));
+    expect(kept).toEqual(made.slice(-1500));
+    expect(JSON.stringify(kept)).toBe(JSON.stringify(made.slice(-1500)));
+    const tracks: number[] = [];
+    log.scan({ match: { type: "track", userId: "u3", verdict: "valid" }, since: 3_000_000 }, (a) => void tracks.push(a.index));
+    expect(tracks).toEqual(made.filter((a) => a.index >= 3000 && a.type === "track" && a.userId === "u3" && a.valid).map((a) => a.index));
+    expect(tracks.length).toBeGreaterThan(10);
+    const recent = log.recent({ since: 3_990_000 }, 4);
+    expect(recent.count).toBe(11);
+    expect(recent.arrivals).toEqual(made.slice(-4));
+    expect(log.totals).toEqual({ received: 4000, dropped: 2500 });
+  });
+
+  it("keeps order when the byte bound has moved the ring's start before it grows", () => {
+    // Long user ids first (the bound holds a few hundred), then short ones fill the ring past its first size.
+    const log = new ArrivalLog({ entries: 100_000, bytes: 1100 * 224 });
+    const made = [];
+    for (let i = 1; i <= 3000; i++) {
+      const source = request(i, track(i <= 2000 ? `${"x".repeat(300)}${i}` : `u${i}`));
+      log.add(source);
+      made.push(arrivalOf(source));
+    }
+    const kept: unknown[] = [];
+    log.scan({ match: {} }, (a) => void kept.push(a));
+    expect(kept.length).toBeGreaterThan(1000);
+    expect(kept).toEqual(made.slice(-kept.length));
+  });
+
+  it("tells a listener of each arrival as arrivalOf makes it, and stops when it unsubscribes", () => {
+    const log = new ArrivalLog();
+    const heard: unknown[] = [];
+    const stop = log.subscribe((arrival, at) => void heard.push([arrival, at]));
+    const first = request(1, track("u1"));
+    log.add(first);
+    stop();
+    log.add(request(2, track("u2")));
+    expect(heard).toEqual([[arrivalOf(first), 1_000]]);
+  });
 });

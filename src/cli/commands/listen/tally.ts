@@ -4,7 +4,7 @@ import { jsonTerminalSafe } from "../../../util/printable.js";
 import { redactUrl } from "../../../util/redact.js";
 import type { CliIo } from "../../io.js";
 import type { Output } from "../../output.js";
-import { painter, requestEvent, requestLines, type Painter } from "../../request-lines.js";
+import { painter, RequestLineMaker, requestEvent, type Painter } from "../../request-lines.js";
 import type { ListenFlags } from "./options.js";
 
 /** What listen counts and prints per request: the output lines, the JUnit cases and the spinner. */
@@ -14,6 +14,7 @@ export class Tally {
   readonly junitCases: JunitCase[] = [];
   readonly paint: Painter;
   private readonly lines: { push(line: string): void; flush(): void };
+  private readonly lineMaker: RequestLineMaker;
   private spinner = { update(_text: string) {}, stop() {} };
   // The spinner only exists on a terminal; skip building its text per request otherwise.
   private readonly spinning: boolean;
@@ -25,7 +26,8 @@ export class Tally {
     readonly secret: string | undefined,
   ) {
     this.paint = painter(output.color);
-    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.line(text.slice(0, -1))));
+    this.lineMaker = new RequestLineMaker(this.paint, options.verbose);
+    this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.lines(text)));
     this.spinning = io.stderrIsTTY;
   }
 
@@ -46,9 +48,7 @@ export class Tally {
     this.received += 1;
     if (!request.verdict.valid) this.invalid += 1;
     const options = this.options;
-    this.lines.push(
-      options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${requestLines(request, this.paint, options.verbose)}\n`,
-    );
+    this.lines.push(options.json ? `${JSON.stringify({ event: "request", ...requestEvent(request) })}\n` : `${this.lineMaker.lines(request)}\n`);
     if (options.junit !== undefined) this.junitCases.push(requestCase(request));
     if (this.spinning) this.spinner.update(waitingText(this.received, this.invalid));
     return request;
