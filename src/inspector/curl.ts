@@ -1,6 +1,6 @@
 import { relayedHeaders } from "../receiver/forward.js";
 import { isOriginForm } from "../receiver/request-target.js";
-import { isAcceptedMethod } from "../receiver/not-post.js";
+import { isAcceptedMethod } from "../receiver/methods.js";
 import { redactHeaders, REDACTED } from "../util/redact.js";
 import type { Inspected } from "./store.js";
 

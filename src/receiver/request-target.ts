@@ -1,5 +1,5 @@
 import type { RequestVerdict } from "./verdict.js";
-import { unreadVerdict } from "./not-post.js";
+import { unreadVerdict } from "./methods.js";
 
 /**
  * Whether a request-target is in origin-form (`/path?query`, RFC 9112 3.2.1), the only form a

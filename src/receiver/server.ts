@@ -8,7 +8,7 @@ import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./f
 import { RecordBatcher } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
-import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./not-post.js";
+import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
 import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
