@@ -96,11 +96,12 @@ function createCollector(options: ServeOptions, output: Output, parts: Pick<Coll
 }
 
 function announce(options: ServeOptions, io: CliIo, output: Output, url: string, port: number): void {
+  // Written first: whoever has read `Listening on` can read the file too (as listen does).
+  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, url);
   if (options.json) {
     output.event("listening", { url, port });
     output.log(`Listening on ${url}`);
   } else output.line(`Listening on ${url}`);
-  if (options.readyFile !== undefined) writeReadyFile(io.cwd, options.readyFile, url);
 }
 
 /** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
