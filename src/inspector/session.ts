@@ -3,7 +3,7 @@ import type { ReceivedRequest } from "../receiver/server.js";
 import type { ControlApi } from "./control-api.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
-import { RequestStore, type DropNotice, type Inspected, type StoreLimits } from "./store.js";
+import { RequestStore, receivedRow, type DropNotice, type Inspected, type StoreLimits } from "./store.js";
 
 export interface InspectionOptions extends StoreLimits {
   secret: string | undefined;
@@ -42,25 +42,13 @@ export class Inspection {
   readonly add = (request: ReceivedRequest): void => {
     // Without a page only the `r` key reads rows, and it needs no answer.
     const forwarded = this.store.keep > 0 ? request.forwarded : null;
-    this.store.add({
-      label: String(request.index),
-      receivedAt: request.receivedAt,
-      method: request.method,
-      path: request.path,
-      headers: request.headers,
-      raw: request.raw,
-      verdict: request.verdict,
-      status: request.status,
-      fault: request.fault,
-      injected: request.injected,
-      rule: request.rule,
-      // A 502/504 is listen's answer, not the app's: the row keeps only why and how long.
-      response:
-        forwarded &&
-        (forwarded.fromApp
-          ? { status: forwarded.status, ms: forwarded.ms, headers: forwarded.headers, body: forwarded.body, error: null }
-          : { status: null, ms: forwarded.ms, headers: {}, body: Buffer.alloc(0), error: forwarded.error }),
-    });
+    // A 502/504 is listen's answer, not the app's: the row keeps only why and how long.
+    const response =
+      forwarded &&
+      (forwarded.fromApp
+        ? { status: forwarded.status, ms: forwarded.ms, headers: forwarded.headers, body: forwarded.body, error: null }
+        : { status: null, ms: forwarded.ms, headers: {}, body: Buffer.alloc(0), error: forwarded.error });
+    this.store.add(receivedRow(request, String(request.index), response));
   };
 
   /** Where Resend goes unless the page names a URL: the row's route when forwarding, else listen itself. */

@@ -1,3 +1,4 @@
+import type { ReceivedRequest } from "../receiver/server.js";
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
 import { keepResponse, keepVerdict, rowBytes, type KeptResponse, type KeptVerdict, type PeerResponse } from "./kept.js";
 
@@ -171,6 +172,12 @@ export function inspectedRow(id: number, row: NewInspected): Inspected {
   const response = row.response && ("bodySize" in row.response ? row.response : keepResponse(row.response));
   const kept = { ...row, verdict, response };
   return { id, ...kept, bytes: rowBytes(kept) };
+}
+
+/** The row of a request the receiver answered, numbered `label`, with the answer it relayed (or none). */
+export function receivedRow(request: ReceivedRequest, label: string, response: NewInspected["response"]): NewInspected {
+  const { receivedAt, method, path, headers, raw, verdict, status, fault, injected, rule } = request;
+  return { label, receivedAt, method, path, headers, raw, verdict, status, fault, injected, rule, response };
 }
 
 function formatMb(bytes: number): string {

@@ -1,5 +1,5 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
-import { RequestStore, type Inspected } from "../inspector/store.js";
+import { RequestStore, receivedRow, type Inspected } from "../inspector/store.js";
 import type { Message } from "../messages/schemas.js";
 import { AnswerPlan } from "../receiver/answers.js";
 import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";
@@ -124,21 +124,8 @@ class History {
     this.received += 1;
     this.last = request.index;
     return viewOf(
-      this.store.add({
-        // Numbered from 1 again after each clear (reset): a test sees its own #1.
-        label: String(request.index - this.base),
-        receivedAt: request.receivedAt,
-        method: request.method,
-        path: request.path,
-        headers: request.headers,
-        raw: request.raw,
-        verdict: request.verdict,
-        status: request.status,
-        fault: request.fault,
-        injected: request.injected,
-        rule: request.rule,
-        response: null,
-      }),
+      // Numbered from 1 again after each clear (reset): a test sees its own #1.
+      this.store.add(receivedRow(request, String(request.index - this.base), null)),
     );
   }
 
