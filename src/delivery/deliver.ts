@@ -1,6 +1,7 @@
 import type { Destination, Target } from "../config/destination.js";
 import { InputError } from "../errors.js";
 import { sign, signingKey, type SecretKey } from "../signing.js";
+import { onAbort } from "../util/abort-listeners.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
 import { recordedRequest, singleRequest, type RequestContent } from "./actions-request.js";
@@ -199,13 +200,12 @@ export class DeliveryEngine {
   ): Promise<AttemptReport[] | undefined> {
     if (cut.aborted) return undefined;
     const posts = Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture, cut)));
-    let onCut = (): void => {};
+    let stopListening = (): void => {};
     const stopped = new Promise<undefined>((resolve) => {
-      onCut = () => resolve(undefined);
-      cut.addEventListener("abort", onCut, { once: true });
+      stopListening = onAbort(cut, () => resolve(undefined));
     });
     const reports = await Promise.race([posts, stopped]);
-    cut.removeEventListener("abort", onCut);
+    stopListening();
     // An answer that came in as the stop did may be the transport's report of the cut itself.
     if (reports === undefined || cut.aborted) return undefined;
     for (const [i, state] of pending.entries()) state.record(reports[i] as AttemptReport);
