@@ -1,5 +1,6 @@
 import { rootCertificates } from "node:tls";
 import { Agent, type Dispatcher } from "undici";
+import { onAbort } from "../util/abort-listeners.js";
 import { formatDuration } from "../util/duration.js";
 import { BodyCapture, contentTypeOf } from "./captured-body.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
@@ -148,8 +149,7 @@ class Attempt implements Dispatcher.DispatchHandler {
       if (this.controller && !this.controller.aborted) this.controller.abort(new Error("interrupted"));
     };
     if (signal.aborted) return onCut();
-    signal.addEventListener("abort", onCut, { once: true });
-    this.release = () => signal.removeEventListener("abort", onCut);
+    this.release = onAbort(signal, onCut);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

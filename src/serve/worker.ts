@@ -141,16 +141,18 @@ export class DeliveryWorker {
     this.dispatcher = new Dispatcher<QueueEntry>({
       source: this.source,
       // The engine does not reject for delivery failures; anything else is a bug: keep the message pending.
-      // A stop cuts the attempts in flight rather than waiting for a slow destination: they stay queued.
       engine: {
-        deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, { ...call, cutAttempts: true }).catch(() => NOT_DELIVERED),
+        deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, call).catch(() => NOT_DELIVERED),
         ...(deliverContent
           ? {
               deliverContent: (target: Target, content: RequestContent, call?: DeliverCall) =>
-                deliverContent.call(engine, target, content, { ...call, cutAttempts: true }).catch(() => NOT_DELIVERED),
+                deliverContent.call(engine, target, content, call).catch(() => NOT_DELIVERED),
             }
           : {}),
       },
+      // A stop cuts the attempts in flight rather than waiting for a slow destination: they stay queued.
+      // Set on each message's call by the dispatcher, not copied into a new call per message here.
+      cutAttempts: true,
       batching: options.batching,
       concurrency: Math.max(1, options.concurrency),
       clock: this.clock,
