@@ -149,9 +149,17 @@ export class DeliveryEngine {
     const cut = call.cutAttempts === true ? call.signal : undefined;
     let pending: readonly UrlState[] = states;
     for (let round = 1; ; round++) {
-      const reports = cut
-        ? await this.attemptAllUnlessCut(pending, call.keepResponse === true, call.captureResponse === true, cut)
-        : await this.attemptAll(pending, call.keepResponse === true, call.captureResponse === true);
+      const keep = call.keepResponse === true;
+      const capture = call.captureResponse === true;
+      let reports: AttemptReport[] | undefined;
+      if (cut) reports = await this.attemptAllUnlessCut(pending, keep, capture, cut);
+      else if (pending.length === 1) {
+        // One URL (the usual case): its attempt awaited here, not through attemptAll's own promise.
+        const only = pending[0] as UrlState;
+        const report = await this.transport.post(only.request, this.timeoutMs, keep, capture);
+        only.record(report);
+        reports = [report];
+      } else reports = await this.attemptAll(pending, keep, capture);
       // Cut short by the stop: nothing is known of this round, so the message is neither delivered nor failed.
       if (reports === undefined) return resultOf(states, false, round, true);
       const plan = planNextRound({
@@ -177,13 +185,9 @@ export class DeliveryEngine {
     }
   }
 
-  /** One round: every pending URL at once, each report recorded on its URL. */
+  /** One round of several URLs: every pending URL at once, each report recorded on its URL. */
   private async attemptAll(pending: readonly UrlState[], keepResponse: boolean, capture: boolean): Promise<AttemptReport[]> {
-    // One URL (the usual case) needs no Promise.all around its single attempt.
-    const reports =
-      pending.length === 1
-        ? [await this.transport.post((pending[0] as UrlState).request, this.timeoutMs, keepResponse, capture)]
-        : await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture)));
+    const reports = await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture)));
     for (const [i, state] of pending.entries()) state.record(reports[i] as AttemptReport);
     return reports;
   }
