@@ -5,7 +5,7 @@ import { onAbort } from "../util/abort-listeners.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/keep-alive.js";
 import { recordedRequest, singleRequest, type RequestContent } from "./actions-request.js";
-import { classifyOutcome, planNextRound, type NextRound } from "./policy.js";
+import { classifyOutcome, deliveredRound, planNextRound, type NextRound } from "./policy.js";
 import { RETRY_RULES, type RetryRules } from "./retry-rules.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import { DEFAULT_RETRY_WINDOW_MS, type DeliverCall, type DeliveryResult, type PreparedRequest, type UrlResult } from "./types.js";
@@ -162,15 +162,18 @@ export class DeliveryEngine {
       } else reports = await this.attemptAll(pending, keep, capture);
       // Cut short by the stop: nothing is known of this round, so the message is neither delivered nor failed.
       if (reports === undefined) return resultOf(states, false, round, true);
-      const plan = planNextRound({
-        round,
-        outcomes: reports.map((r) => r.outcome),
-        now: this.clock.now(),
-        firstAttemptAt,
-        windowMs: this.retryWindowMs,
-        random: this.random,
-        rules: this.rules,
-      });
+      // A 2xx decides the round: no clock reading nor outcome list for the usual delivery.
+      const plan =
+        deliveredRound(reports) ??
+        planNextRound({
+          round,
+          outcomes: reports.map((r) => r.outcome),
+          now: this.clock.now(),
+          firstAttemptAt,
+          windowMs: this.retryWindowMs,
+          random: this.random,
+          rules: this.rules,
+        });
       // Delivered (the usual case) needs no list of the URLs to retry.
       const retryable =
         plan.retry || plan.reason === "window"

@@ -69,6 +69,12 @@ function isDelivered(outcome: AttemptOutcome): boolean {
   return outcome.kind === "status" && outcome.status >= 200 && outcome.status < 300;
 }
 
+/** planNextRound's answer when some report of the round is a 2xx (the usual round), read without building its input; else undefined. */
+export function deliveredRound(reports: readonly { outcome: AttemptOutcome }[]): NextRound | undefined {
+  for (const report of reports) if (isDelivered(report.outcome)) return DELIVERED;
+  return undefined;
+}
+
 export type NextRound = { retry: true; waitMs: number } | { retry: false; reason: "delivered" | "permanent" | "window" };
 
 /**

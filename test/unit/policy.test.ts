@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { backoffCapMs, backoffMs, classifyOutcome, mayStartAt, parseRetryAfter, planNextRound, retryWaitMs } from "../../src/delivery/policy.js";
+import {
+  backoffCapMs,
+  backoffMs,
+  classifyOutcome,
+  deliveredRound,
+  mayStartAt,
+  parseRetryAfter,
+  planNextRound,
+  retryWaitMs,
+} from "../../src/delivery/policy.js";
 import { DEFAULT_RETRY_WINDOW_MS, MAX_BACKOFF_MS, type AttemptOutcome } from "../../src/delivery/types.js";
 import { seededRandom } from "../../src/util/clock.js";
 
@@ -79,6 +88,15 @@ describe("planNextRound", () => {
 
   it("stops as soon as any URL is delivered, even if others would retry", () => {
     expect(planNextRound({ ...base, outcomes: [status(500), status(200)] })).toEqual({ retry: false, reason: "delivered" });
+  });
+
+  it("deliveredRound gives planNextRound's answer for a round with a 2xx, and nothing otherwise", () => {
+    for (const outcomes of [[status(200)], [status(500), status(204)], [{ kind: "timeout" as const }, status(299)]]) {
+      expect(deliveredRound(outcomes.map((outcome) => ({ outcome })))).toEqual(planNextRound({ ...base, outcomes }));
+    }
+    for (const outcomes of [[status(500)], [status(300), status(199)], [{ kind: "network" as const, code: "ECONNRESET" }], []]) {
+      expect(deliveredRound(outcomes.map((outcome) => ({ outcome })))).toBeUndefined();
+    }
   });
 
   it("stops when nothing is retryable", () => {
