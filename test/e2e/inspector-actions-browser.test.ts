@@ -2,9 +2,10 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
+import { browserAvailability, type Browser } from "../helpers/browser.js";
 import { sendRaw } from "../helpers/hostile-requests.js";
-import { startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { openInspector } from "../helpers/inspector-page.js";
+import type { InProcessRun } from "../helpers/run-cli.js";
 
 const SECRET = "s3cr3t";
 const hmac = (body: string | Buffer) => createHmac("sha1", SECRET).update(body).digest("hex");
@@ -34,13 +35,9 @@ describe.skipIf(chromiumPath === undefined)("the inspector shows Webhooks (Actio
   let page: Page;
 
   beforeAll(async () => {
-    listen = startInProcess(["listen", "--port", "0", "--ui", "--ui-port", "0", "--secret", SECRET]);
-    const [, receiver, inspector] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
-    port = Number(new URL(receiver as string).port);
-    browser = await launchChromium(chromiumPath);
-    page = await browser.context.newPage();
-    await page.goto(inspector as string);
-    await page.locator("#live", { hasText: "live" }).waitFor();
+    let receiverUrl: string;
+    ({ listen, receiverUrl, browser, page } = await openInspector(chromiumPath, ["--secret", SECRET]));
+    port = Number(new URL(receiverUrl).port);
     const body = Buffer.from(JSON.stringify(track));
     expect(await sendRaw(port, request("POST", port, body, hmac(body)))).toMatch(/^HTTP\/1\.1 200 /);
     expect(await sendRaw(port, request("PUT", port, BATCH, BATCH_SIGNATURE))).toMatch(/^HTTP\/1\.1 200 /);

@@ -1,8 +1,9 @@
 import type { Page } from "playwright-core";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
-import { startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { browserAvailability, type Browser } from "../helpers/browser.js";
+import { openInspector } from "../helpers/inspector-page.js";
+import type { InProcessRun } from "../helpers/run-cli.js";
 
 // What the page shows when listen's memory bounds act: rows dropped past --ui-history-mb, and a
 // body whose pretty form would be too large. (inspector-browser.test.ts fails in CI without Chromium.)
@@ -15,13 +16,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector page and listen's mem
   let page: Page;
 
   beforeAll(async () => {
-    listen = startInProcess(["listen", "--port", "0", "--ui", "--ui-port", "0", "--ui-history-mb", "1"]);
-    const [, receiver, inspector] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
-    receiverUrl = receiver as string;
-    browser = await launchChromium(chromiumPath);
-    page = await browser.context.newPage();
-    await page.goto(inspector as string);
-    await page.locator("#live", { hasText: "live" }).waitFor();
+    ({ listen, receiverUrl, browser, page } = await openInspector(chromiumPath, ["--ui-history-mb", "1"]));
   }, 60_000);
 
   afterAll(async () => {

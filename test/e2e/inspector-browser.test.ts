@@ -3,10 +3,11 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
+import { browserAvailability, type Browser } from "../helpers/browser.js";
 import { sendRaw } from "../helpers/hostile-requests.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
-import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { openInspector } from "../helpers/inspector-page.js";
+import { runInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 const SECRET = "inspector-browser-secret";
@@ -34,13 +35,7 @@ describe.skipIf(chromiumPath === undefined)("listen --ui in headless Chromium", 
       res.writeHead(202, { "content-type": "application/json" });
       res.end('{"queued":true}');
     });
-    listen = startInProcess(["listen", "--port", "0", "--ui", "--ui-port", "0", "--secret", SECRET, "--forward-to", `${app.url}/webhook`]);
-    const [, receiver, inspector] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
-    receiverUrl = receiver as string;
-    browser = await launchChromium(chromiumPath);
-    page = await browser.context.newPage();
-    await page.goto(inspector as string);
-    await page.locator("#live", { hasText: "live" }).waitFor();
+    ({ listen, receiverUrl, browser, page } = await openInspector(chromiumPath, ["--secret", SECRET, "--forward-to", `${app.url}/webhook`]));
   }, 60_000);
 
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { formatRecordLine } from "../../src/receiver/record.js";
 import { browserAvailability, launchChromium, type Browser } from "../helpers/browser.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { IDENTIFY, TRACK } from "../helpers/messages.js";
+import { openInspector } from "../helpers/inspector-page.js";
 import { startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
@@ -160,16 +161,9 @@ describe.skipIf(chromiumPath === undefined)("listen --ui with per-type routing i
   beforeAll(async () => {
     tracks = await startServer();
     rest = await startServer();
-    listen = startInProcess([
-      ...["listen", "--port", "0", "--ui", "--ui-port", "0", "--secret", SECRET],
-      ...["--forward-to", `track=${tracks.url}/track`, "--forward-to", `${rest.url}/rest`],
-    ]);
-    const [, receiver, inspector] = await listen.waitFor(/Listening on (\S+)[\s\S]*Inspector: (\S+)/, 15_000);
-    receiverUrl = receiver as string;
-    browser = await launchChromium(chromiumPath);
-    page = await browser.context.newPage();
-    await page.goto(inspector as string);
-    await page.locator("#live", { hasText: "live" }).waitFor();
+    ({ listen, receiverUrl, browser, page } = await openInspector(chromiumPath, [
+      ...["--secret", SECRET, "--forward-to", `track=${tracks.url}/track`, "--forward-to", `${rest.url}/rest`],
+    ]));
   }, 60_000);
 
   afterAll(async () => {
