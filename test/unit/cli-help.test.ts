@@ -30,15 +30,18 @@ import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/util/http-limits.js";
 import { MAX_PRETTY_CHARS } from "../../src/util/pretty-json.js";
 import { DEFAULT_MAX_STREAMS } from "../../src/inspector/events.js";
 
-const TABLES: Record<string, readonly OptionSpec[]> = {
-  SEND_OPTIONS,
-  LISTEN_OPTIONS,
-  REPLAY_OPTIONS,
-  SERVE_OPTIONS,
-  AUDIENCE_SYNC_OPTIONS,
-  GENERATE_OPTIONS,
-  DEMO_OPTIONS,
-  INSPECT_OPTIONS,
+// Each command's table (completion has none); a command missing here fails "every command that runs has its table".
+const TABLE_OF: Record<string, readonly OptionSpec[]> = {
+  generate: GENERATE_OPTIONS,
+  send: SEND_OPTIONS,
+  listen: LISTEN_OPTIONS,
+  inspect: INSPECT_OPTIONS,
+  expect: EXPECT_OPTIONS,
+  replay: REPLAY_OPTIONS,
+  serve: SERVE_OPTIONS,
+  "audience sync": AUDIENCE_SYNC_OPTIONS,
+  demo: DEMO_OPTIONS,
+  completion: [],
 };
 
 function fakeIo(env: NodeJS.ProcessEnv = {}, isTTY = false): CliIo & { out: () => string } {
@@ -100,19 +103,6 @@ describe("flags across every command", () => {
 });
 
 describe("help is generated from the option tables", () => {
-  // Each command's table (completion has none); a command missing here fails the first test.
-  const TABLE_OF: Record<string, readonly OptionSpec[]> = {
-    generate: GENERATE_OPTIONS,
-    send: SEND_OPTIONS,
-    listen: LISTEN_OPTIONS,
-    inspect: INSPECT_OPTIONS,
-    expect: EXPECT_OPTIONS,
-    replay: REPLAY_OPTIONS,
-    serve: SERVE_OPTIONS,
-    "audience sync": AUDIENCE_SYNC_OPTIONS,
-    demo: DEMO_OPTIONS,
-    completion: [],
-  };
   const leaves = commandsOf(program).filter(({ path, command }) => path !== "" && command.commands.length === 0);
 
   it("every command that runs has its table", () => {
@@ -139,7 +129,7 @@ function escapeRegExp(text: string): string {
 }
 
 describe("one rendering of defaults and environment variables", () => {
-  it.each(Object.entries(TABLES))("%s: help texts leave defaults and variables to the table's fields", (_, table) => {
+  it.each(Object.entries(TABLE_OF))("%s: help texts leave defaults and variables to the table's fields", (_, table) => {
     for (const spec of table) {
       expect(spec.help, spec.flag).not.toMatch(/\(default|default:|WEBHOOK_SECRET/);
     }
