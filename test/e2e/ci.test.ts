@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { statuses } from "../helpers/http-server.js";
-import { runInProcess, startInProcess } from "../helpers/run-cli.js";
+import { jsonEvents, runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 // Exit codes and JUnit reports that cannot mislead a CI job.
@@ -185,10 +185,7 @@ describe("readiness for CI scripts", () => {
     expect(other.status).toBe(405);
     const result = await listen.done;
     expect(result.code).toBe(1);
-    const events = result.stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = jsonEvents(result.stdout);
     expect(events.find((e) => e["event"] === "request")).toMatchObject({ method: "GET", path: "/hook", status: 405 });
     expect(events.at(-1)).toMatchObject({ event: "summary", received: 1, invalid: 1 });
   });

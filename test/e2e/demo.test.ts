@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
-import { runInProcess } from "../helpers/run-cli.js";
+import { jsonEvents, runInProcess } from "../helpers/run-cli.js";
 
 describe("webhook-cli demo", () => {
   it("sends all seven types signed to its own receiver and shows each verified; exit 0", async () => {
@@ -18,10 +18,7 @@ describe("webhook-cli demo", () => {
   it("--json: one request event per type, each verified, and a summary", async () => {
     const result = await runInProcess(["demo", "--json", "--alias-keys", "camel"]);
     expect(result.code).toBe(0);
-    const events = result.stdout
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = jsonEvents(result.stdout);
     expect(events[0]).toMatchObject({ event: "listening" });
     const requests = events.filter((e) => e["event"] === "request");
     expect(requests.map((e) => e["type"])).toEqual([...MESSAGE_TYPES]);

@@ -8,7 +8,7 @@ import { browserAvailability, launchChromium, type Browser } from "../helpers/br
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { IDENTIFY, TRACK } from "../helpers/messages.js";
 import { openInspector } from "../helpers/inspector-page.js";
-import { startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { jsonEvents, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 const SECRET = "inspect-browser-secret";
@@ -36,13 +36,7 @@ function recordingLine(i: number): string {
 }
 
 /** The `request` events of a receiving listen run with --json. */
-const requestEvents = (run: InProcessRun): Record<string, unknown>[] =>
-  run
-    .stdout()
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((event) => event["event"] === "request");
+const requestEvents = (run: InProcessRun): Record<string, unknown>[] => jsonEvents(run.stdout(), "request");
 
 describe.skipIf(chromiumPath === undefined)("inspect FILE in headless Chromium: a recording, search, keys, edit then resend", () => {
   const files = tempDir("webhook-cli-inspect-browser-");

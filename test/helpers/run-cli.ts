@@ -141,3 +141,12 @@ function stopAtTestEnd(run: InProcessRun, finished: () => boolean, args: readonl
 export function runInProcess(args: readonly string[], options: InProcessOptions = {}): Promise<InProcessResult> {
   return startInProcess(args, { input: "", ...options }).done;
 }
+
+/** The events a `--json` run wrote to stdout, one JSON object a line; only those named `event` when given. */
+export function jsonEvents(stdout: string, event?: string): Record<string, unknown>[] {
+  const events = stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return event === undefined ? events : events.filter((e) => e["event"] === event);
+}

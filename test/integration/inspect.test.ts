@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDENTIFY, TRACK } from "../helpers/messages.js";
-import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { jsonEvents, runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 const SECRET = "inspect-secret";
@@ -34,13 +34,7 @@ async function api(url: string, init: { method?: "GET" | "POST"; body?: unknown 
 const labels = (json: Record<string, unknown>): string[] => (json["rows"] as { label: string }[]).map((row) => row.label);
 
 /** A receiving listen's `request` events. */
-const requestEvents = (run: InProcessRun): Record<string, unknown>[] =>
-  run
-    .stdout()
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((event) => event["event"] === "request");
+const requestEvents = (run: InProcessRun): Record<string, unknown>[] => jsonEvents(run.stdout(), "request");
 
 describe("webhook-cli inspect FILE: a recording in the inspector page, read only", () => {
   const recording = join(files.dir, "rec", "received.ndjson");

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendRaw } from "../helpers/hostile-requests.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
-import { startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { jsonEvents, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 /*
@@ -99,12 +99,7 @@ describe("listen receives what the real Webhooks (Actions) destination sends", (
     for (const listen of Object.values(listens)) {
       listen.run.stop("SIGTERM");
       await listen.run.code;
-      const events = listen.run
-        .stdout()
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
-      listen.events = events.filter((event) => event["event"] === "request");
+      listen.events = jsonEvents(listen.run.stdout(), "request");
       listen.lines = readFileSync(listen.record, "utf8")
         .trim()
         .split("\n")

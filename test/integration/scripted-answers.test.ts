@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../helpers/http-server.js";
-import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { jsonEvents, runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 // listen's scripted answers (docs/receiver.md#scripted-answers), driven from its flags and answered to real clients: undici and curl.
@@ -55,12 +55,7 @@ function curl(args: string[]): Promise<{ code: number; stdout: string }> {
 }
 
 function requestEvents(run: InProcessRun): Record<string, unknown>[] {
-  return run
-    .stdout()
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((event) => event["event"] === "request");
+  return jsonEvents(run.stdout(), "request");
 }
 
 describe("listen --responses, --respond-header, --respond-body", () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sendRaw } from "../helpers/hostile-requests.js";
 import { IDENTIFY, PAGE, TRACK } from "../helpers/messages.js";
-import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
+import { jsonEvents, runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 
 /*
@@ -45,12 +45,7 @@ async function listen(name: string): Promise<Listen> {
 async function received(l: Listen): Promise<{ events: Record<string, unknown>[]; lines: Record<string, unknown>[] }> {
   l.run.stop("SIGTERM");
   await l.run.code;
-  const events = l.run
-    .stdout()
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((event) => event["event"] === "request");
+  const events = jsonEvents(l.run.stdout(), "request");
   const lines = readFileSync(l.record, "utf8")
     .trim()
     .split("\n")
