@@ -256,11 +256,12 @@ function toBuffer(body: string | Uint8Array): Buffer {
   return typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
-/** The end of a delivery: delivered or not; URLs stopped by the window say so. */
+/** A delivery's result: its outcome, and each URL's as it stands. */
 function resultOf(states: readonly UrlState[], delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult {
   return { delivered, rounds, interrupted, urls: states.map((state) => state.result()) };
 }
 
+/** The end of a delivery: delivered or not; URLs stopped by the window say so. */
 function finish(plan: Extract<NextRound, { retry: false }>, retryable: readonly UrlState[]): boolean {
   if (plan.reason === "window") for (const state of retryable) state.error = `${state.error ?? "failed"}; retry window closed`;
   return plan.reason === "delivered";
