@@ -153,15 +153,15 @@ export class ArrivalRing {
   /** Doubles the columns (up to the capacity), oldest first at 0. */
   private grow(): void {
     const capacity = Math.min(this.maxCapacity, Math.max(FIRST_CAPACITY, this.capacity * 2));
-    const order = (column: { length: number }, position: number): number => (this.first + position) % column.length;
+    // Read through slot() before `first` and `capacity` change below.
     const typed = <T extends Float64Array | Int16Array | Int32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
       const next = make(capacity);
-      for (let i = 0; i < this.length; i++) next[i] = old[order(old, i)] as number;
+      for (let i = 0; i < this.length; i++) next[i] = old[this.slot(i)] as number;
       return next;
     };
     const texts = <T>(old: T[]): T[] => {
       const next = new Array<T>(capacity);
-      for (let i = 0; i < this.length; i++) next[i] = old[order(old, i)] as T;
+      for (let i = 0; i < this.length; i++) next[i] = old[this.slot(i)] as T;
       return next;
     };
     this.index = typed(this.index, (n) => new Float64Array(n));
