@@ -1,6 +1,3 @@
-import { isUtf8 } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
-import { resolve } from "node:path";
 import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/wire.js";
@@ -8,7 +5,7 @@ import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks
 import { batchingFor } from "../../../dispatch/units.js";
 import { userIdOf } from "../../../messages/check.js";
 import { exampleMessage } from "../../../messages/examples.js";
-import { parseMessages, type InputMessage } from "../../../messages/input.js";
+import type { InputMessage } from "../../../messages/input.js";
 import type { AliasKeys } from "../../../messages/schemas.js";
 import type { Clock, Random } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
@@ -20,7 +17,8 @@ import { createOutput, type Output, type Spinner } from "../../output.js";
 import { logAttempt } from "../../attempt-log.js";
 import { DryRun } from "../../dry-run.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
-import { INTERRUPTED, readStdin } from "../../stdin.js";
+import { readMessages } from "../../message-input.js";
+import { INTERRUPTED } from "../../stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
@@ -176,61 +174,13 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
     const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
     return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
-  const file = options.file as string;
-  const name = file === "-" ? "stdin" : file;
-  let bytes: Buffer;
-  if (file === "-") {
-    const read = await readStdin(io, output, () => readStream(io.stdin, name));
-    if (read === INTERRUPTED) return read;
-    bytes = read;
-  } else bytes = readInputFile(resolve(io.cwd, file), file);
-  const text = decodeUtf8(bytes, name);
-  if (/^\s*(\[\s*\])?\s*$/.test(text)) {
-    if (options.allowEmpty) return [];
-    throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
-  }
-  const parsed = parseMessages(text, name, { raw: options.raw === true });
-  for (const warning of parsed.warnings) output.warn(warning);
-  return parsed.messages;
-}
-
-/** send holds its whole input in memory; past this, replay (which streams) is the tool. */
-const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
-const TOO_LARGE = `the input is over ${MAX_SEND_INPUT_BYTES / 1024 / 1024} MiB: send reads it whole; use replay, which streams NDJSON`;
-
-function readInputFile(path: string, file: string): Buffer {
-  try {
-    if (statSync(path).size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
-    return readFileSync(path);
-  } catch (error) {
-    if (error instanceof InputError) throw error;
-    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
-  }
-}
-
-async function readStream(stream: NodeJS.ReadableStream, file: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
-    size += bytes.length;
-    if (size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */
-function decodeUtf8(bytes: Buffer, file: string): string {
-  if (isUtf8(bytes)) return bytes.toString("utf8");
-  let start = 0;
-  for (let line = 1; start <= bytes.length; line++) {
-    const found = bytes.indexOf(0x0a, start);
-    const end = found === -1 ? bytes.length : found;
-    if (!isUtf8(bytes.subarray(start, end))) throw new InputError("not valid UTF-8; nothing was sent", { file, line });
-    start = end + 1;
-  }
-  throw new InputError("not valid UTF-8; nothing was sent", { file });
+  return readMessages(options.file as string, io, output, {
+    raw: options.raw === true,
+    onEmpty: (name) => {
+      if (options.allowEmpty) return [];
+      throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
+    },
+  });
 }
 
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
