@@ -1,4 +1,5 @@
 import { type Dispatcher, fetch as undiciFetch, Headers, Request, type RequestInit, type Response } from "undici";
+import { type SecretKey, sign } from "../signing.js";
 import type { Clock } from "../util/clock.js";
 import type { InvocationState } from "./invocation.js";
 import type { FetchRecord } from "./types.js";
@@ -6,9 +7,16 @@ import type { FetchRecord } from "./types.js";
 /** The header that carries the URL a function asked for, on a request sent to `--function-egress` instead. */
 export const EGRESS_URL_HEADER = "x-function-fetch-url";
 
+/** Where a function's requests go instead of where it sends them (docs/functions.md#egress). */
+export interface Egress {
+  url: URL;
+  /** Sign each request's body (`X-Signature`), so a `listen` with the same secret takes it as valid. */
+  secret?: SecretKey;
+}
+
 export interface FunctionFetchOptions {
-  /** All requests go here instead (docs/functions.md#egress), their own URL in `X-Function-Fetch-Url`. */
-  egress?: URL;
+  /** All requests go here instead, their own URL in `X-Function-Fetch-Url`. */
+  egress?: Egress;
   /** undici's connection pool for the function's requests (closed with the function). */
   dispatcher: Dispatcher;
   /** The invocation a call belongs to; undefined at load. */
@@ -32,7 +40,7 @@ export function functionFetch(options: FunctionFetchOptions): (input: unknown, i
     const invocation = options.current();
     const request = new Request(input as string, init);
     const record: FetchRecord = { method: request.method, url: request.url, status: null, ms: 0 };
-    if (options.egress) record.sentTo = options.egress.href;
+    if (options.egress) record.sentTo = options.egress.url.href;
     const signals = [request.signal];
     if (invocation) signals.push(invocation.controller.signal);
     const timeout = typeof init?.timeout === "number" && init.timeout > 0 ? timeoutSignal(options.clock, init.timeout, request.url) : undefined;
@@ -41,7 +49,7 @@ export function functionFetch(options: FunctionFetchOptions): (input: unknown, i
     const started = performance.now();
     try {
       if (invocation?.ended) throw new Error("the invocation has ended: its requests are not sent");
-      const response = await undiciFetch(outgoing(request, options.egress, signal), { dispatcher: options.dispatcher });
+      const response = await undiciFetch(await outgoing(request, options.egress, signal), { dispatcher: options.dispatcher });
       record.status = response.status;
       return response;
     } catch (error) {
@@ -56,19 +64,18 @@ export function functionFetch(options: FunctionFetchOptions): (input: unknown, i
   };
 }
 
-/** The request as sent: to the egress URL (same method, headers and body; the original URL in a header), or as asked. */
-function outgoing(request: Request, egress: URL | undefined, signal: AbortSignal): Request {
+/** The request as sent: to the egress URL (same method, headers and body; the original URL in a header; signed when asked), or as asked. */
+async function outgoing(request: Request, egress: Egress | undefined, signal: AbortSignal): Promise<Request> {
   if (!egress) return new Request(request, { signal });
   const headers = new Headers(request.headers);
   headers.set(EGRESS_URL_HEADER, request.url);
-  return new Request(egress, {
-    method: request.method,
-    headers,
-    body: request.body,
-    duplex: "half",
-    redirect: request.redirect,
-    signal,
-  });
+  let body: Request["body"] | Buffer = request.body;
+  if (egress.secret !== undefined) {
+    const bytes = Buffer.from(await request.arrayBuffer());
+    headers.set("x-signature", sign(egress.secret, bytes));
+    body = request.body === null ? null : bytes;
+  }
+  return new Request(egress.url, { method: request.method, headers, body, duplex: "half", redirect: request.redirect, signal });
 }
 
 /** node-fetch's `timeout`: aborts with the error node-fetch gives (a FetchError "network timeout at: URL"). */

@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { Agent, type Dispatcher } from "undici";
 import { InputError } from "../errors.js";
 import type { Clock } from "../util/clock.js";
+import type { Egress } from "./fetch.js";
 import { createFunctionContext, type FunctionContext } from "./globals.js";
 import { InvocationState, runInvocation } from "./invocation.js";
 import { type Handler, loadHandlers } from "./loader.js";
@@ -24,8 +25,8 @@ export interface FunctionOptions {
   limitMs?: number;
   /** Time for the limit, the function's timers, `cache` TTLs and fetch's `timeout` (a VirtualClock in tests). */
   clock?: Clock;
-  /** Every `fetch` goes to this URL instead (docs/functions.md#egress). */
-  egress?: URL;
+  /** Every `fetch` goes to this URL instead (docs/functions.md#egress), signed when it has a secret. */
+  egress?: Egress;
   /** Where third-party globals are looked for, in order (default: the file's directory, then `cwd`). */
   resolveFrom?: readonly string[];
   /** The connection pool for the function's requests (default: its own undici Agent, closed with it). */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { sign, verify } from "../../src/signing.js";
 import { FunctionModule, type FunctionOptions } from "../../src/functions/runtime.js";
 import { VirtualClock } from "../../src/util/clock.js";
 import { closeServersAfterEach } from "../helpers/setup.js";
@@ -51,7 +52,7 @@ describe("a function's fetch", () => {
         const req = await fetch(new Request('https://api.example.com/users/2', { method: 'PUT', body: 'x' }))
         return [res.status, await res.json(), req.status]
       }`,
-      { egress: new URL(`${egress.url}/capture?from=function`) },
+      { egress: { url: new URL(`${egress.url}/capture?from=function`) } },
     );
     const record = await fn.runEvent({ type: "track", event: "Order Completed" }, {});
     expect(record.returned).toEqual([201, { captured: true }, 201]);
@@ -62,6 +63,21 @@ describe("a function's fetch", () => {
     expect(record.fetches.map((f) => [f.method, f.url, f.sentTo, f.status])).toEqual([
       ["POST", "https://hooks.slack.com/services/T0/B0/XYZ", `${egress.url}/capture?from=function`, 201],
       ["PUT", "https://api.example.com/users/2", `${egress.url}/capture?from=function`, 201],
+    ]);
+  });
+
+  it("egress with a secret signs each request's body as the destination signs a webhook, so a listen with that secret accepts it", async () => {
+    const egress = await server();
+    const fn = load(
+      "async function onTrack() { await fetch('https://api.example.com/a', { method: 'POST', body: '{\"n\":1}' }); await fetch('https://api.example.com/b') }",
+      {
+        egress: { url: new URL(egress.url), secret: "s3cret" },
+      },
+    );
+    await fn.runEvent({ type: "track" }, {});
+    expect(egress.requests.map((r) => [r.headers["x-signature"], verify("s3cret", r.body, r.headers["x-signature"])])).toEqual([
+      [sign("s3cret", '{"n":1}'), true],
+      [sign("s3cret", ""), true],
     ]);
   });
 
