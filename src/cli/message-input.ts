@@ -16,6 +16,8 @@ export interface ReadMessagesOptions {
   raw: boolean;
   /** An empty input (or `[]`): what to return, or throw, naming the input (`stdin` or the file). */
   onEmpty: (name: string) => InputMessage[];
+  /** Where the check's warnings go (default: printed); `function run` takes hand-written events without them. */
+  warn?: (warning: string) => void;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function readMessages(file: string, io: CliIo, output: Output, opti
   const text = decodeUtf8(bytes, name);
   if (/^\s*(\[\s*\])?\s*$/.test(text)) return options.onEmpty(name);
   const parsed = parseMessages(text, name, { raw: options.raw });
-  for (const warning of parsed.warnings) output.warn(warning);
+  for (const warning of parsed.warnings) (options.warn ?? output.warn)(warning);
   return parsed.messages;
 }
 

@@ -16,7 +16,7 @@ export interface RequestPayload {
 }
 
 /**
- * The `request` a source function's `onRequest` gets (docs/functions.md#the-request), as the
+ * The `request` a source function's `onRequest` gets (docs/functions.md#source-functions), as the
  * service gives it: `json()` returns the parsed body itself, not a promise; `text()` the body
  * text; `headers` a `Headers`; `url` a `URL`.
  */

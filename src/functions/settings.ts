@@ -5,7 +5,7 @@ import { type ErrorSource, InputError, UsageError } from "../errors.js";
 /** A function's settings: the object its handlers get as their second argument. */
 export type FunctionSettings = Record<string, unknown>;
 
-/** Settings are a JSON object (docs/functions.md#settings); anything else is named as what it is. */
+/** Settings are a JSON object (the handlers' second argument); anything else is named as what it is. */
 export function checkSettings(value: unknown, source: ErrorSource): FunctionSettings {
   if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as FunctionSettings;
   const what = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;

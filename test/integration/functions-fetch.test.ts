@@ -4,7 +4,7 @@ import { FunctionModule, type FunctionOptions } from "../../src/functions/runtim
 import { VirtualClock } from "../../src/util/clock.js";
 import { closeServersAfterEach } from "../helpers/setup.js";
 
-// A function's fetch against real servers on 127.0.0.1 (docs/functions.md#fetch, #egress):
+// A function's fetch against real servers on 127.0.0.1 (docs/functions.md#egress):
 // recorded with its invocation, sent to an egress URL when asked, cut when the invocation ends.
 const { server } = closeServersAfterEach();
 const opened: FunctionModule[] = [];

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
+import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
@@ -40,6 +41,7 @@ const TABLE_OF: Record<string, readonly OptionSpec[]> = {
   replay: REPLAY_OPTIONS,
   serve: SERVE_OPTIONS,
   "audience sync": AUDIENCE_SYNC_OPTIONS,
+  "function run": FUNCTION_RUN_OPTIONS,
   demo: DEMO_OPTIONS,
   completion: [],
 };
