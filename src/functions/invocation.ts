@@ -29,6 +29,10 @@ export class InvocationState {
   readonly controller = new AbortController();
   /** Settled (or out of time): what it does from now on is not its result. */
   ended = false;
+  /** While it runs: a promise of its own rejected and not handled fails it (set by runInvocation). */
+  onRejected: ((reason: unknown) => void) | undefined;
+  /** Such a rejection after it ended. */
+  afterEnd: ((reason: unknown) => void) | undefined;
 
   addLog(entry: ConsoleEntry): void {
     if (this.ended) return;
@@ -50,6 +54,12 @@ export class InvocationState {
     const json = JSON.stringify(message);
     this.messages.push(JSON.parse(json));
     this.messageSizes.push(Buffer.byteLength(json));
+  }
+
+  /** A promise made in this invocation was rejected and nobody handled it. */
+  reject(reason: unknown): void {
+    if (!this.ended && this.onRejected) this.onRejected(reason);
+    else this.afterEnd?.(reason);
   }
 
   end(): void {
@@ -85,6 +95,11 @@ export function runInvocation(state: InvocationState, call: () => unknown, limit
       resolve(settled);
     };
     const timer = clock.setTimeout(() => finish({ kind: "timeout", limitMs }), limitMs);
+    // As the service's instance ends on one, an unhandled rejection fails the invocation.
+    state.onRejected = (reason) => {
+      state.addLog({ level: "error", text: "Unhandled promise rejection: the invocation fails with it" });
+      finish(describeThrow(reason));
+    };
     activeInvocation.run(state, () => {
       try {
         Promise.resolve(call()).then(

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { runInContext } from "node:vm";
 import { Agent, type Dispatcher } from "undici";
 import { InputError } from "../errors.js";
 import type { Clock } from "../util/clock.js";
@@ -12,13 +13,16 @@ import type { FunctionRequest } from "./request.js";
 import type { FunctionSettings } from "./settings.js";
 import { classOfThrown, describeThrown } from "./thrown.js";
 import { liveClock } from "./timers.js";
-import { type BatchRecord, EVENT_HANDLERS, type FunctionKind, type HandlerName, type InvocationRecord, type Outcome } from "./types.js";
+import { watchRejections } from "./unhandled.js";
+import { type BatchRecord, EVENT_HANDLERS, type FunctionKind, type HandlerName, type InvocationRecord, type Outcome, type ThrownInfo } from "./types.js";
 
 /** The service's execution limit per invocation (docs/functions.md#limits). */
 export const FUNCTION_LIMIT_MS = 5000;
 /** The most events the service puts in one `onBatch` call (20 by default, up to 400 on request). */
 export const MAX_BATCH_EVENTS = 400;
 export const DEFAULT_BATCH_EVENTS = 20;
+/** Late rejections kept per function. */
+const MAX_LATE = 100;
 
 export interface FunctionOptions {
   /** The per-invocation limit; the service's 5 s by default. */
@@ -61,6 +65,9 @@ export class FunctionModule {
   private readonly limitMs: number;
   private readonly ownDispatcher: Agent | undefined;
   private closed = false;
+  /** Rejections of the function's own promises nobody handled, outside a running invocation (bounded). */
+  readonly late: ThrownInfo[] = [];
+  private readonly unwatch: () => void;
 
   constructor(
     code: string,
@@ -77,13 +84,16 @@ export class FunctionModule {
       resolveFrom: options.resolveFrom ?? [process.cwd()],
       atLoad: { log: (entry) => this.atLoad.addLog(entry), fetch: (record) => this.atLoad.addFetch(record) },
     });
+    this.unwatch = watchRejections({
+      promisePrototype: runInContext("Promise.prototype", this.runtime.context) as object,
+      late: (reason) => this.lateRejection(reason),
+    });
     try {
       const loaded = loadHandlers(code, file, this.runtime.context, this.limitMs);
       this.kind = loaded.kind;
       this.handlers = loaded.handlers;
     } catch (error) {
-      this.runtime.timers.clearAll();
-      void this.ownDispatcher?.close();
+      void this.close();
       throw error;
     }
   }
@@ -132,7 +142,12 @@ export class FunctionModule {
     this.runtime.timers.clearAll();
     if (this.closed) return;
     this.closed = true;
+    this.unwatch();
     await this.ownDispatcher?.close();
+  }
+
+  private lateRejection(reason: unknown): void {
+    if (this.late.length < MAX_LATE) this.late.push(describeThrown(reason, this.file));
   }
 
   private async invoke(
@@ -142,6 +157,7 @@ export class FunctionModule {
     outcome: (settled: Settled, state: InvocationState) => Outcome,
   ): Promise<InvocationRecord> {
     const state = new InvocationState();
+    state.afterEnd = (reason) => this.lateRejection(reason);
     const started = performance.now();
     const settled = await runInvocation(state, () => handler(...args), {
       clock: this.clock,

@@ -184,6 +184,27 @@ describe("state between invocations", () => {
   });
 });
 
+describe("promises the function rejects and never handles", () => {
+  it("fail the invocation they were made in, as they end the service's instance, instead of the process", async () => {
+    const clock = new VirtualClock(0);
+    const fn = load(
+      "async function onTrack() { Promise.reject(new InvalidEventPayload('unawaited')); await new Promise((r) => setTimeout(r, 100)); return 'finished' }",
+      { clock },
+    );
+    const running = fn.runEvent({ type: "track" }, {});
+    await clock.advance(100);
+    const record = await running;
+    expect(record.outcome).toEqual({ kind: "failed", errorType: "Message Rejected", reason: "InvalidEventPayload: unawaited" });
+    expect(record.logs).toEqual([{ level: "error", text: "Unhandled promise rejection: the invocation fails with it" }]);
+  });
+
+  it("after the invocation ended (or at load) they are kept as late, with where they were made", async () => {
+    const fn = load("Promise.reject(new Error('at load'))\nasync function onTrack() { Promise.reject(new Error('after')); return 1 }");
+    expect((await fn.runEvent({ type: "track" }, {})).outcome.kind).toBe("delivered");
+    await expect.poll(() => fn.late.map((thrown) => `${thrown.message} ${thrown.location}`)).toEqual(["at load dest.js:1:16", "after dest.js:2:43"]);
+  });
+});
+
 describe("onBatch", () => {
   it("gets the events and the settings, and its per-event answers become per-event outcomes", async () => {
     const fn = load(

@@ -54,6 +54,10 @@ export async function functionRun(options: FunctionRunOptions, io: CliIo, deps: 
   } finally {
     await fn.close();
   }
+  for (const thrown of fn.late)
+    output.warn(
+      `a promise the function rejected and did not handle, after its invocation: ${thrown.name}: ${thrown.message}${thrown.location ? ` (${thrown.location})` : ""}`,
+    );
   if (report.setupProblem !== undefined) throw new ConfigError(report.setupProblem, { file: options.file });
   return summarize(output, fn.kind, report, io.signal);
 }
