@@ -81,6 +81,18 @@ describe("a function's fetch", () => {
     ]);
   });
 
+  it("promise chains work as the library's functions write them: .then(res => res.json()).then(…).catch(…)", async () => {
+    const api = await server(json(200, { users: [{ name: "workspaces/w/users/u1", email: "u1@x.test" }] }));
+    const fn = load(`async function onTrack(event, settings) {
+      return fetch(settings.url, { method: 'get', headers: { 'cache-control': 'no-cache' } })
+        .then((res) => res.json())
+        .then((json) => json.users.find((user) => user.name.endsWith('/' + event.userId)).email)
+        .catch((err) => 'not found: ' + err.message)
+    }`);
+    expect((await fn.runEvent({ type: "track", userId: "u1" }, { url: api.url })).returned).toBe("u1@x.test");
+    expect((await fn.runEvent({ type: "track", userId: "u2" }, { url: api.url })).returned).toMatch(/^not found: Cannot read properties of undefined/);
+  });
+
   it("a request that gets no answer is recorded with why; the function sees fetch's own error and can turn it into a RetryError", async () => {
     const gone = await server();
     const url = gone.url;

@@ -171,6 +171,13 @@ describe("state between invocations", () => {
     expect(settings.apiKey).toBe("k");
   });
 
+  it("top-level code may build what the handlers share: Headers and btoa at load, helpers as const arrow functions", async () => {
+    const fn = load(
+      "const auth = new Headers({ Authorization: 'Basic ' + btoa('token:') })\nconst nameOf = async (event) => event.event.toUpperCase()\nasync function onTrack(event) { return [auth.get('authorization'), await nameOf(event)] }",
+    );
+    expect((await fn.runEvent({ type: "track", event: "Signed Up" }, {})).returned).toEqual(["Basic dG9rZW46", "SIGNED UP"]);
+  });
+
   it("timers the function leaves running stop when it is closed; a throw in one is logged, not fatal", async () => {
     const clock = new VirtualClock(0);
     const fn = load("let ticks = 0\nsetInterval(() => { ticks++; if (ticks === 2) throw new Error('tick') }, 100)\nasync function onTrack() { return ticks }", {

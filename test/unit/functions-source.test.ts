@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { InputError } from "../../src/errors.js";
 import { parseRequestFile } from "../../src/functions/request-file.js";
@@ -95,6 +96,23 @@ describe("Segment calls", () => {
       const record = await load(`async function onRequest() { ${call} }`).runRequest(requestFromPayload({ body: {} }), {});
       expect(record.outcome).toEqual({ kind: "failed", errorType: "Message Rejected", reason: `ValidationError: ${message}` });
     }
+  });
+
+  it("a batch body (a JSON array, as SendGrid posts) is iterated; an anonymousId from an email's MD5", async () => {
+    const fn = load(`async function onRequest(request) {
+      request.json().forEach((item) => {
+        if (!item.email) return
+        Segment.track({ event: 'Email ' + item.event, anonymousId: crypto.createHash('md5').update(item.email).digest('hex'), context: { traits: { email: item.email } } })
+      })
+    }`);
+    const record = await fn.runRequest(
+      requestFromPayload({ body: [{ email: "a@x.test", event: "delivered" }, { event: "processed" }, { email: "b@x.test", event: "open" }] }),
+      {},
+    );
+    expect(record.messages.map((m) => [m.event, m.anonymousId])).toEqual([
+      ["Email delivered", createHash("md5").update("a@x.test").digest("hex")],
+      ["Email open", createHash("md5").update("b@x.test").digest("hex")],
+    ]);
   });
 
   it("a failed invocation keeps what it emitted in its record, but its outcome is not delivered (nothing would be sent)", async () => {
