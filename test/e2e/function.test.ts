@@ -1,13 +1,11 @@
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { functionRun } from "../../src/cli/commands/function/index.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { InputError } from "../../src/errors.js";
 import { verify } from "../../src/signing.js";
 import { VirtualClock } from "../../src/util/clock.js";
-import { jsonEvents, runInProcess } from "../helpers/run-cli.js";
+import { fakeIo, jsonEvents, runInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
 // `webhook-cli function run` end to end, in process (docs/commands/function.md), on the example
@@ -99,7 +97,7 @@ describe("webhook-cli function run: destination", () => {
   it("a handler that never settles is stopped at the 5 s limit, to be retried (exit 1), in virtual time", async () => {
     const fn = file("slow.js", "async function onTrack() { await new Promise(() => {}) }");
     const clock = new VirtualClock(0, { autoAdvance: true });
-    const io = fakeIo();
+    const io = fakeIo({ env: { NO_COLOR: "1" }, cwd: dir });
     const code = await functionRun({ file: fn, type: "track" }, io, { clock });
     expect(code).toBe(1);
     expect(io.out()).toMatch(/^! onTrack: --type track \S+ → to be retried \(Timeout\): did not finish within 5 s \(the service's limit\)/);
@@ -177,20 +175,3 @@ describe("webhook-cli function run: bad input exits 2 with one clear line, and r
     expect(new InputError("x", { file: "f.js", line: 3, column: 12 }).describe()).toBe("f.js:3:12: x");
   });
 });
-
-function fakeIo(): CliIo & { out: () => string } {
-  let out = "";
-  const stdout = new PassThrough();
-  stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  return {
-    stdout,
-    stderr: new PassThrough(),
-    stdin: new PassThrough(),
-    env: { NO_COLOR: "1" },
-    cwd: dir,
-    stdoutIsTTY: false,
-    stderrIsTTY: false,
-    signal: new AbortController().signal,
-    out: () => out,
-  };
-}
