@@ -61,7 +61,7 @@ export class FunctionTimers {
     this.active.clear();
   }
 
-  private start(callback: unknown, ms: unknown, args: unknown[], repeat: boolean): number {
+  private start(callback: unknown, ms: unknown, args: unknown[], repeat: boolean): TimerObject {
     if (typeof callback !== "function") throw new TypeError('The "callback" argument must be of type function');
     if (this.active.size >= MAX_TIMERS) throw new RangeError(`more than ${MAX_TIMERS} timers at once`);
     const id = this.next++;
@@ -80,13 +80,34 @@ export class FunctionTimers {
       });
     };
     this.active.set(id, this.clock.setTimeout(fire, delay));
-    return id;
+    return timerObject(id);
   }
 
-  private clear(id: unknown): void {
+  private clear(timer: unknown): void {
+    const id = typeof timer === "number" ? timer : (timer as Partial<TimerObject> | null)?.id;
     if (typeof id !== "number") return;
     const handle = this.active.get(id);
     if (handle) this.clock.clearTimeout(handle);
     this.active.delete(id);
   }
+}
+
+/** What setTimeout returns in Node: `ref`/`unref` (no-ops here: the function's timers end with it), and its number where one is used. */
+interface TimerObject {
+  readonly id: number;
+  ref(): TimerObject;
+  unref(): TimerObject;
+  hasRef(): boolean;
+  [Symbol.toPrimitive](): number;
+}
+
+function timerObject(id: number): TimerObject {
+  const timer: TimerObject = {
+    id,
+    ref: () => timer,
+    unref: () => timer,
+    hasRef: () => true,
+    [Symbol.toPrimitive]: () => id,
+  };
+  return timer;
 }

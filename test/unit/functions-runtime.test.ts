@@ -107,6 +107,17 @@ describe("the 5 s limit (virtual time)", () => {
     expect(record.logs).toEqual([{ level: "log", text: "waiting" }]);
   });
 
+  it("a timer can be cleared by what setTimeout returned, or by its number", async () => {
+    const clock = new VirtualClock(0);
+    const fn = load(
+      "let fired = 0\nasync function onTrack() { const a = setTimeout(() => fired++, 10); clearTimeout(a); const b = setTimeout(() => fired++, 10); clearTimeout(Number(b)); setTimeout(() => fired++, 10); return fired }",
+      { clock },
+    );
+    await fn.runEvent({ type: "track" }, {});
+    await clock.advance(10);
+    expect((await fn.runEvent({ type: "track" }, {})).returned).toBe(1);
+  });
+
   it("the function's own timers run on the same clock: a 4 s wait delivers, a 6 s wait times out", async () => {
     const clock = new VirtualClock(0, { autoAdvance: true });
     const fn = load("async function onTrack(e) { await new Promise((r) => setTimeout(r, e.properties.ms)); return Date.now() }", { clock });
@@ -180,9 +191,12 @@ describe("state between invocations", () => {
 
   it("timers the function leaves running stop when it is closed; a throw in one is logged, not fatal", async () => {
     const clock = new VirtualClock(0);
-    const fn = load("let ticks = 0\nsetInterval(() => { ticks++; if (ticks === 2) throw new Error('tick') }, 100)\nasync function onTrack() { return ticks }", {
-      clock,
-    });
+    const fn = load(
+      "let ticks = 0\nsetInterval(() => { ticks++; if (ticks === 2) throw new Error('tick') }, 100).unref()\nasync function onTrack() { return ticks }",
+      {
+        clock,
+      },
+    );
     await clock.advance(350);
     expect((await fn.runEvent({ type: "track" }, {})).returned).toBe(3);
     expect(fn.atLoad.logs.map((entry) => entry.text)).toEqual([expect.stringMatching(/^Uncaught error in a timer callback: Error: tick/)]);
