@@ -3,7 +3,7 @@ import { z } from "zod";
 import { validateAnswerHeader } from "../config/checks.js";
 import { ConfigError, WebhookCliError, type ErrorSource } from "../errors.js";
 import { MESSAGE_TYPES } from "../messages/names.js";
-import { parseDuration } from "../util/duration.js";
+import { durationOf } from "../util/duration.js";
 import { parseJson } from "../util/json-depth.js";
 import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";
@@ -33,7 +33,8 @@ const respondSchema = z
     /** A string is sent as it is; any other JSON value as its JSON. */
     body: z.unknown().optional(),
     echo: z.boolean().optional(),
-    delay: z.union([z.string(), z.number().int().min(0)]).optional(),
+    // A string or milliseconds, checked where the answer is made (durationOf names the key).
+    delay: z.unknown().optional(),
   })
   .refine((respond) => !(respond.echo === true && respond.body !== undefined), { error: "body and echo exclude each other" });
 
@@ -92,7 +93,7 @@ function answerOf(respond: z.infer<typeof respondSchema>, source: ErrorSource, p
   const pairs = Object.entries(headers);
   for (const [name, value] of pairs) rethrowAt(() => validateAnswerHeader(name, value, {}), at(`headers.${name}`));
   const bytes = echo === true ? "echo" : body === undefined ? null : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
-  const delayMs = delay === undefined ? undefined : typeof delay === "number" ? delay : rethrowAt(() => parseDuration(delay), at("delay"));
+  const delayMs = delay === undefined ? undefined : rethrowAt(() => durationOf(delay), at("delay"));
   return { status, headers: answerHeaders(pairs, bytes), body: bytes, delayMs };
 }
 
