@@ -68,15 +68,17 @@ export function parseHttpUrl(url: string, source: ErrorSource): URL {
   return parsed;
 }
 
-/** Checks a webhook URL: absolute, http or https, and no credentials in it. */
-export function validateUrl(url: string, source: ErrorSource): string {
+/** What to do instead of user:password@ in a URL we send to (--url, the config's webhooks). */
+const CREDENTIALS_AS_HEADER = "pass them as a header instead, e.g. --header 'Authorization: Basic …'";
+
+/**
+ * Checks a webhook URL: absolute, http or https, and no credentials in it; `instead` says what to
+ * do with them (docs/security.md: a URL is printed wherever it goes, so credentials in it are refused).
+ */
+export function validateUrl(url: string, source: ErrorSource, instead = CREDENTIALS_AS_HEADER): string {
   const parsed = parseHttpUrl(url, source);
-  // Credentials in the URL would be printed wherever the URL is (reports, dead letters): refused, see README "Security".
   if (parsed.username !== "" || parsed.password !== "") {
-    throw new UsageError(
-      `"${redactUrl(url)}" has credentials in it (user:password@): pass them as a header instead, e.g. --header 'Authorization: Basic …'`,
-      source,
-    );
+    throw new UsageError(`"${redactUrl(url)}" has credentials in it (user:password@): ${instead}`, source);
   }
   return url;
 }
