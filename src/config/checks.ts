@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError, type ErrorSource } from "../errors.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 import { redactUrl } from "../util/redact.js";
 
 /** Checks of the destination's values, from flags or the config file: static headers, URLs, the User-Agent, CA files. */
@@ -92,12 +92,7 @@ export function validateUserAgent(value: string, source: ErrorSource): string {
 /** Reads `--ca` files (PEM), naming the file when one is unreadable or not a certificate. */
 export function readCaFiles(files: readonly string[], cwd: string): string[] {
   return files.map((file) => {
-    let text: string;
-    try {
-      text = readFileSync(resolve(cwd, file), "utf8");
-    } catch (error) {
-      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { field: "ca", file });
-    }
+    const text = readRegularFile(resolve(cwd, file), { field: "ca", file }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
     if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { field: "ca", file });
     return text;
   });

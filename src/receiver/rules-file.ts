@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { validateAnswerHeader } from "../config/checks.js";
 import { ConfigError, WebhookCliError, type ErrorSource } from "../errors.js";
 import { MESSAGE_TYPES } from "../messages/names.js";
 import { durationOf } from "../util/duration.js";
 import { parseJson } from "../util/json-depth.js";
+import { MAX_ANSWER_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";
 
@@ -58,12 +58,7 @@ export interface ResponseRule {
 
 /** Reads a rules file (a JSON array); errors name `file` and the rule's key (`[2].respond.status`). */
 export function loadRulesFile(path: string, shownAs: string = path): AnswerRule[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read the rules file: ${(error as Error).message}`, { file: shownAs });
-  }
+  const text = readRegularFile(path, { field: "responses", file: shownAs }, MAX_ANSWER_FILE_BYTES).toString("utf8");
   let json: unknown;
   try {
     json = parseJson(text.replace(/^\uFEFF/, ""));

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
@@ -6,6 +5,7 @@ import { pollWait, type WaitAnswer } from "../../../inspector/control-client.js"
 import { arrivalsReport } from "../../../receiver/arrivals.js";
 import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type VerdictFilter } from "../../../receiver/match.js";
 import { formatDuration, parseDuration } from "../../../util/duration.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import { createOutput } from "../../output.js";
@@ -71,12 +71,8 @@ export async function expectRequests(options: ExpectOptions, io: CliIo): Promise
 /** --from: the control API's URL, or listen's --ready-file (its line 2). */
 function controlUrl(from: string, cwd: string): string {
   if (/^https?:\/\//i.test(from)) return parseHttpUrl(from, { flag: "--from" }).href.replace(/\/$/, "");
-  let text: string;
-  try {
-    text = readFileSync(resolve(cwd, from), "utf8");
-  } catch (error) {
-    throw new UsageError(`cannot read: ${(error as Error).message}`, { flag: "--from", file: from });
-  }
+  // A FIFO or a device is refused before it is opened: reading one could block or never end.
+  const text = readRegularFile(resolve(cwd, from), { flag: "--from", file: from }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
   const line = text.split("\n")[1]?.trim() ?? "";
   if (line === "")
     throw new UsageError("no control API URL on line 2: give the file listen --ready-file wrote, or the URL itself", { flag: "--from", file: from });
