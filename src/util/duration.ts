@@ -22,7 +22,7 @@ export function parseDuration(text: string, source: ErrorSource = {}): number {
 /**
  * A duration given as a number of milliseconds (a JSON value, a library option), held to the rules
  * of a string one: finite, from 0, within a timer's range (a longer one would fire at once, with a
- * TimeoutOverflowWarning). Anything else, a string or a number, goes through parseDuration or is refused.
+ * TimeoutOverflowWarning). A string goes through parseDuration; any other value is refused.
  */
 export function durationOf(value: unknown, source: ErrorSource = {}): number {
   if (typeof value === "string") return parseDuration(value, source);

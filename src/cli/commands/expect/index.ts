@@ -20,7 +20,7 @@ const BUSY_RETRY_MS = 1_000;
  * listen answers at the timeout itself, so only a control URL that does not answer (a stopped
  * listen, a server that accepts and never answers or trickles bytes) reaches it.
  */
-export const ANSWER_GRACE_MS = 5_000;
+const ANSWER_GRACE_MS = 5_000;
 
 /**
  * Waits until a running `listen` has received at least --count requests matching the filters
