@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError, type ErrorSource } from "../errors.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** The environment variable that holds the shared secret. */
 export const SECRET_ENV = "WEBHOOK_SECRET";
@@ -39,9 +39,7 @@ function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret 
 
 /** Reads a secret file, stripping one trailing newline; `name` is the file as given, for errors. */
 function readSecretFile(path: string, name = path): string {
-  try {
-    return readFileSync(path, "utf8").replace(/\r?\n$/, "");
-  } catch (error) {
-    throw new UsageError(`cannot read secret file: ${(error as Error).message}`, { field: "secretFile", file: name });
-  }
+  return readRegularFile(path, { field: "secretFile", file: name }, MAX_SETTINGS_FILE_BYTES)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
 }

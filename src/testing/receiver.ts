@@ -10,7 +10,7 @@ import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
 import { startReceiver, type ReceivedRequest } from "../receiver/server.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { seededRandom, systemClock } from "../util/clock.js";
-import { parseDuration } from "../util/duration.js";
+import { durationOf } from "../util/duration.js";
 import type { ReceivedWebhook, ReceiverFaults, StartReceiverOptions, TestReceiver, WaitOptions, WebhookMatcher } from "./types.js";
 import { Waiters } from "./waiters.js";
 
@@ -69,8 +69,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       const { test, shown } = libraryCall(() => testOf(matcher));
       const count = wait.count ?? 1;
       if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
-      const timeout = wait.timeout ?? DEFAULT_WAIT_MS;
-      const timeoutMs = typeof timeout === "string" ? libraryCall(() => parseDuration(timeout, { field: "timeout" })) : timeout;
+      const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
       const found = history.views().filter(test);
       return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
     },
@@ -175,7 +174,7 @@ function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
     throw new ConfigError(`failRate must be from 0 to 1, got ${faults.failRate}`, { field: "faults" });
   if (faults.failStatus !== undefined) parseAnswer({ status: faults.failStatus }, { field: "faults", key: "failStatus" });
   const script = faults.script === undefined ? undefined : parseScript(typeof faults.script === "string" ? faults.script : faults.script.join(","));
-  const delayMs = typeof faults.delay === "string" ? parseDuration(faults.delay, { field: "delay" }) : faults.delay;
+  const delayMs = faults.delay === undefined ? undefined : durationOf(faults.delay, { field: "delay" });
   return new FaultPlan({
     respond,
     ...(delayMs !== undefined ? { delayMs } : {}),

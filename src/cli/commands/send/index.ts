@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
@@ -11,6 +11,7 @@ import { exampleMessage } from "../../../messages/examples.js";
 import { parseMessages, type InputMessage } from "../../../messages/input.js";
 import type { AliasKeys } from "../../../messages/schemas.js";
 import type { Clock, Random } from "../../../util/clock.js";
+import { describeBound, readAtMost } from "../../../util/bounded-read.js";
 import { formatDuration } from "../../../util/duration.js";
 import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
@@ -178,12 +179,8 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
   }
   const file = options.file as string;
   const name = file === "-" ? "stdin" : file;
-  let bytes: Buffer;
-  if (file === "-") {
-    const read = await readStdin(io, output, () => readStream(io.stdin, name));
-    if (read === INTERRUPTED) return read;
-    bytes = read;
-  } else bytes = readInputFile(resolve(io.cwd, file), file);
+  const bytes = file === "-" ? await readStdin(io, output, () => readBytes(io.stdin, name)) : await readBytes(createReadStream(resolve(io.cwd, file)), file);
+  if (bytes === INTERRUPTED) return bytes;
   const text = decodeUtf8(bytes, name);
   if (/^\s*(\[\s*\])?\s*$/.test(text)) {
     if (options.allowEmpty) return [];
@@ -194,30 +191,20 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
   return parsed.messages;
 }
 
-/** send holds its whole input in memory; past this, replay (which streams) is the tool. */
+/** send checks its whole input before sending, so it holds it: at most this (docs/commands/send.md#input); past it, replay streams. */
 const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
-const TOO_LARGE = `the input is over ${MAX_SEND_INPUT_BYTES / 1024 / 1024} MiB: send reads it whole; use replay, which streams NDJSON`;
 
-function readInputFile(path: string, file: string): Buffer {
+/** A file, a pipe or standard input, read as a stream: what is held stops at the bound, whatever the source streams (/dev/zero). */
+async function readBytes(stream: AsyncIterable<Uint8Array | string>, file: string): Promise<Buffer> {
+  let bytes: Buffer | undefined;
   try {
-    if (statSync(path).size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
-    return readFileSync(path);
+    bytes = await readAtMost(stream, MAX_SEND_INPUT_BYTES);
   } catch (error) {
-    if (error instanceof InputError) throw error;
     throw new InputError(`cannot read: ${(error as Error).message}`, { file });
   }
-}
-
-async function readStream(stream: NodeJS.ReadableStream, file: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
-    size += bytes.length;
-    if (size > MAX_SEND_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks);
+  if (bytes === undefined)
+    throw new InputError(`the input is over ${describeBound(MAX_SEND_INPUT_BYTES)}: send reads it whole; use replay, which streams NDJSON`, { file });
+  return bytes;
 }
 
 /** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */
