@@ -1,0 +1,99 @@
+// @ts-check
+// The action's post step (it runs when the job ends, passed or failed): stops what main started
+// with SIGTERM, its normal stop (docs/receiver.md#stopping), then writes the job summary and fails
+// the job when a request was invalid or fewer than expect-count arrived.
+// docs/guides/ci.md#the-github-action
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { readRun } from "./events.js";
+import { appendSummary, booleanInput, countInput, echoInert, error, state } from "./runner.js";
+import { failures, summaryMarkdown } from "./summary.js";
+
+// listen and serve stop within a second of SIGTERM; past this they are killed.
+const STOP_TIMEOUT_MS = 10_000;
+
+try {
+  await post();
+} catch (problem) {
+  error(problem instanceof Error ? problem.message : String(problem));
+  process.exitCode = 1;
+}
+
+async function post() {
+  const pid = Number(state("pid"));
+  const dir = state("dir");
+  const command = state("command");
+  if (!Number.isInteger(pid) || pid <= 0 || dir === "") {
+    console.log("webhook-cli was not started by this step's main (it failed before): nothing to stop");
+    return;
+  }
+  const events = join(dir, "events.ndjson");
+  const stop = await stopProcess(pid, dir, events);
+  const log = join(dir, "log.txt");
+  if (existsSync(log)) {
+    console.log(`::group::webhook-cli ${command}'s log`);
+    echoInert(readFileSync(log, "utf8"));
+    console.log("::endgroup::");
+  }
+  if (stop !== "") console.log(stop);
+  const run = await readRun(events);
+  const reasons = failures(run, command, { expectCount: countInput("expect-count", 1), failOnInvalid: booleanInput("fail-on-invalid", true) });
+  if (booleanInput("summary", true)) appendSummary(summaryMarkdown(run, command, reasons, process.env.INPUT_SECRET ?? ""));
+  for (const reason of reasons) error(reason);
+  if (reasons.length > 0) process.exitCode = 1;
+  else console.log(`webhook-cli ${command}: passed`);
+}
+
+/**
+ * SIGTERM unless the run already ended (--count, --exit-after: its summary event is written), then
+ * waits for the summary event rather than for the pid to go: an orphan may linger as a zombie
+ * where nothing reaps it (a job container's init). Returns a note for the log, or "".
+ * @param {number} pid
+ * @param {string} dir this run's folder
+ * @param {string} events the command's --json output
+ */
+async function stopProcess(pid, dir, events) {
+  if (endedOnItsOwn(events)) return "";
+  if (!ours(pid, dir)) return `webhook-cli (pid ${pid}) had already ended`;
+  process.kill(pid, "SIGTERM");
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (endedOnItsOwn(events) || !ours(pid, dir)) return "";
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  process.kill(pid, "SIGKILL");
+  return `webhook-cli (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000}s of SIGTERM: killed`;
+}
+
+/**
+ * Whether the last event written is the summary (the last thing listen and serve write before they exit).
+ * @param {string} events
+ */
+function endedOnItsOwn(events) {
+  if (!existsSync(events)) return false;
+  const fd = openSync(events, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const tail = Buffer.alloc(Math.min(size, 4096));
+    readSync(fd, tail, 0, tail.length, size - tail.length);
+    const text = tail.toString("utf8").trimEnd();
+    return text.slice(text.lastIndexOf("\n") + 1).startsWith('{"event":"summary"');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Whether `pid` still runs and is the process main started (its command line names this run's folder, where /proc tells).
+ * @param {number} pid
+ * @param {string} dir
+ */
+function ours(pid, dir) {
+  try {
+    process.kill(pid, 0);
+  } catch (problem) {
+    if (/** @type {NodeJS.ErrnoException} */ (problem).code !== "EPERM") return false;
+  }
+  const cmdline = `/proc/${pid}/cmdline`;
+  return !existsSync("/proc/self/cmdline") || (existsSync(cmdline) && readFileSync(cmdline, "utf8").includes(dir));
+}
