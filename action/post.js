@@ -45,24 +45,23 @@ async function post() {
 }
 
 /**
- * SIGTERM unless the run already ended (--count, --exit-after: its summary event is written), then
- * waits for the summary event rather than for the pid to go: an orphan may linger as a zombie
- * where nothing reaps it (a job container's init). Returns a note for the log, or "".
+ * SIGTERM unless the run already ended on its own (--count, --exit-after: its summary event is
+ * written, its JUnit file may still be), then waits until the process is gone (or a zombie, where
+ * nothing reaps orphans: a job container without an init). Returns a note for the log, or "".
  * @param {number} pid
  * @param {string} dir this run's folder
  * @param {string} events the command's --json output
  */
 async function stopProcess(pid, dir, events) {
-  if (endedOnItsOwn(events)) return "";
-  if (!ours(pid, dir)) return `webhook-cli (pid ${pid}) had already ended`;
-  process.kill(pid, "SIGTERM");
+  if (!ours(pid, dir)) return endedOnItsOwn(events) ? "" : `webhook-cli (pid ${pid}) had already ended`;
+  if (!endedOnItsOwn(events)) signal(pid, "SIGTERM");
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (endedOnItsOwn(events) || !ours(pid, dir)) return "";
+    if (!ours(pid, dir)) return "";
     await new Promise((done) => setTimeout(done, 50));
   }
-  process.kill(pid, "SIGKILL");
-  return `webhook-cli (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000}s of SIGTERM: killed`;
+  signal(pid, "SIGKILL");
+  return `webhook-cli (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000}s: killed`;
 }
 
 /**
@@ -84,7 +83,8 @@ function endedOnItsOwn(events) {
 }
 
 /**
- * Whether `pid` still runs and is the process main started (its command line names this run's folder, where /proc tells).
+ * Whether `pid` still runs and is the process main started: its command line names this run's
+ * folder, where /proc tells (a zombie's is empty; a pid reused since is another command).
  * @param {number} pid
  * @param {string} dir
  */
@@ -94,6 +94,22 @@ function ours(pid, dir) {
   } catch (problem) {
     if (/** @type {NodeJS.ErrnoException} */ (problem).code !== "EPERM") return false;
   }
-  const cmdline = `/proc/${pid}/cmdline`;
-  return !existsSync("/proc/self/cmdline") || (existsSync(cmdline) && readFileSync(cmdline, "utf8").includes(dir));
+  if (!existsSync("/proc/self/cmdline")) return true;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @param {number} pid
+ * @param {NodeJS.Signals} signal
+ */
+function signal(pid, signal) {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // It ended meanwhile.
+  }
 }

@@ -118,7 +118,9 @@ describe("the job summary of a listen run", () => {
   it("passes with every request valid and expect-count met; fail-on-invalid false lets invalid ones pass", () => {
     const run = listenRun();
     expect(failures(run, "listen", { expectCount: 3, failOnInvalid: false })).toEqual([]);
-    expect(failures({ ...run, summary: { ...summaryEvent, valid: 3, invalid: 0, exitCode: 0 } }, "listen", { expectCount: 3, failOnInvalid: true })).toEqual([]);
+    expect(failures({ ...run, summary: { ...summaryEvent, valid: 3, invalid: 0, exitCode: 0 } }, "listen", { expectCount: 3, failOnInvalid: true })).toEqual(
+      [],
+    );
   });
 
   it("fails when listen's --exit-after came before its --count, and when there is no summary at all", () => {
