@@ -27,6 +27,8 @@ async function main() {
   // Not trimmed: a secret is used exactly as given. Masked before anything else is printed.
   const secret = process.env.INPUT_SECRET ?? "";
   if (secret !== "") mask(secret);
+  // On Windows a process cannot be asked to stop (SIGTERM ends it at once): listen would never write its summary.
+  if (process.platform === "win32") throw new Error("the webhook-cli action runs on Linux and macOS runners, not on Windows");
   const command = input("command", "listen");
   if (!(command in READY_LINES)) throw new Error(`input command: "${command}" is not listen or serve`);
   // Read now so a typo fails the step at once, not at the end of the job (post reads them again).

@@ -303,6 +303,37 @@ describe("the GitHub Action at a release tag", () => {
   });
 });
 
+describe("the workflow in docs/guides/ci.md#the-github-action", () => {
+  const guide = readFileSync(join(ROOT, "docs/guides/ci.md"), "utf8");
+  const workflow = /## The GitHub Action\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(guide)?.[1] ?? "";
+  /** `${{ steps.receiver.outputs.NAME }}` and `${{ secrets.NAME }}` as the runner would expand them. */
+  const expand = (text: string, outputs: Record<string, string>): string =>
+    text
+      .replace(/\$\{\{ steps\.receiver\.outputs\.([\w-]+) \}\}/g, (_, name: string) => outputs[name] ?? "")
+      .replace(/\$\{\{ secrets\.WEBHOOK_SECRET \}\}/g, SECRET);
+
+  it("runs as written: the action's inputs, the URL for the sender, the wait on the control API, then the post step", async () => {
+    const step = /^ {6}- id: receiver\n {8}uses: OWNER\/webhook-cli@v1\n {8}with:\n((?: {10}.*\n)+)/m.exec(workflow)?.[1] ?? "";
+    const inputs = Object.fromEntries([...step.matchAll(/^ {10}([\w-]+): (.*)$/gm)].map(([, name, value]) => [name as string, expand(value as string, {})]));
+    expect(inputs).toEqual({ secret: SECRET, "expect-count": "3", args: "--record received.ndjson" });
+    const main = await runStep(checkout, "main", inputs);
+    expect(main.code, main.stdout).toBe(0);
+    const url = expand(/WEBHOOK_URL: (.*)$/m.exec(workflow)?.[1] ?? "", main.outputs);
+    expect(url).toBe(`${main.outputs["url"]}/webhooks`);
+    const wait = expand(/^ {8}run: (curl .*)$/m.exec(workflow)?.[1] ?? "", main.outputs);
+    const bash = (line: string) => execFileSync("bash", ["-c", line], { stdio: "pipe" });
+    for (const body of [TRACK, IDENTIFY]) expect(await post(url, body, signed(body))).toBe(200);
+    // Two of three: the wait ends at its timeout (shortened here from 30s) and fails the step.
+    expect(() => bash(wait.replace("timeout=30s", "timeout=1s"))).toThrow();
+    expect(await post(url, TRACK, signed(TRACK))).toBe(200);
+    bash(wait);
+    const after = await runStep(checkout, "post", inputs, main.state);
+    expect(after.code, after.stdout).toBe(0);
+    expect(after.summary).toMatch(/^### ✅ webhook-cli listen: 3 requests, all valid\n/);
+    expect(readFileSync(join(workspace, "received.ndjson"), "utf8").trim().split("\n")).toHaveLength(3);
+  });
+});
+
 describe("scripts/action-release.js", () => {
   it("check passes at the tag and fails once a source changes; release refuses a changed work tree", () => {
     git(repo, "checkout", "--quiet", "v0");
