@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { splitArgs } from "./args.js";
-import { booleanInput, countInput, error, input, mask, saveState, setOutput } from "./runner.js";
+import { booleanInput, countInput, input, mask, runStep, saveState, setOutput } from "./runner.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const READY_TIMEOUT_MS = 30_000;
@@ -16,12 +16,7 @@ const READY_TIMEOUT_MS = 30_000;
 /** @type {Record<string, number>} */
 const READY_LINES = { listen: 2, serve: 1 };
 
-try {
-  await main();
-} catch (problem) {
-  error(problem instanceof Error ? problem.message : String(problem));
-  process.exitCode = 1;
-}
+await runStep(main);
 
 async function main() {
   // Not trimmed: a secret is used exactly as given. Masked before anything else is printed.

@@ -6,18 +6,15 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { readRun } from "./events.js";
-import { appendSummary, booleanInput, countInput, echoInert, error, state } from "./runner.js";
+import { appendSummary, booleanInput, countInput, echoInert, error, runStep, state } from "./runner.js";
 import { failures, summaryMarkdown } from "./summary.js";
 
 // listen and serve stop within a second of SIGTERM; past this they are killed.
 const STOP_TIMEOUT_MS = 10_000;
+// The command's log shown in the post step's log: its end, where the warnings and the summary are.
+const MAX_LOG_BYTES = 64 * 1024;
 
-try {
-  await post();
-} catch (problem) {
-  error(problem instanceof Error ? problem.message : String(problem));
-  process.exitCode = 1;
-}
+await runStep(post);
 
 async function post() {
   const pid = Number(state("pid"));
@@ -31,8 +28,9 @@ async function post() {
   const stop = await stopProcess(pid, dir, events);
   const log = join(dir, "log.txt");
   if (existsSync(log)) {
-    console.log(`::group::webhook-cli ${command}'s log`);
-    echoInert(readFileSync(log, "utf8"));
+    const { text, skipped } = tailOf(log, MAX_LOG_BYTES);
+    console.log(`::group::webhook-cli ${command}'s log${skipped > 0 ? ` (its last ${MAX_LOG_BYTES / 1024} KiB)` : ""}`);
+    echoInert(text);
     console.log("::endgroup::");
   }
   if (stop !== "") console.log(stop);
@@ -70,13 +68,22 @@ async function stopProcess(pid, dir, events) {
  */
 function endedOnItsOwn(events) {
   if (!existsSync(events)) return false;
-  const fd = openSync(events, "r");
+  const text = tailOf(events, 4096).text.trimEnd();
+  return text.slice(text.lastIndexOf("\n") + 1).startsWith('{"event":"summary"');
+}
+
+/**
+ * The last `bytes` of a file, and how many came before them.
+ * @param {string} file
+ * @param {number} bytes
+ */
+function tailOf(file, bytes) {
+  const fd = openSync(file, "r");
   try {
     const size = fstatSync(fd).size;
-    const tail = Buffer.alloc(Math.min(size, 4096));
+    const tail = Buffer.alloc(Math.min(size, bytes));
     readSync(fd, tail, 0, tail.length, size - tail.length);
-    const text = tail.toString("utf8").trimEnd();
-    return text.slice(text.lastIndexOf("\n") + 1).startsWith('{"event":"summary"');
+    return { text: tail.toString("utf8"), skipped: size - tail.length };
   } finally {
     closeSync(fd);
   }

@@ -92,6 +92,19 @@ export function echoInert(text) {
 }
 
 /**
+ * Runs a step; an error it throws becomes an error annotation and a failed step (exit status 1).
+ * @param {() => Promise<void>} step
+ */
+export async function runStep(step) {
+  try {
+    await step();
+  } catch (problem) {
+    error(problem instanceof Error ? problem.message : String(problem));
+    process.exitCode = 1;
+  }
+}
+
+/**
  * NAME<<DELIMITER heredoc form, with a delimiter the value cannot contain (checked).
  * @param {string} variable
  * @param {string} name
