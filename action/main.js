@@ -25,7 +25,7 @@ async function main() {
   // On Windows a process cannot be asked to stop (SIGTERM ends it at once): listen would never write its summary.
   if (process.platform === "win32") throw new Error("the webhook-cli action runs on Linux and macOS runners, not on Windows");
   const command = input("command", "listen");
-  if (!(command in READY_LINES)) throw new Error(`input command: "${command}" is not listen or serve`);
+  if (!Object.hasOwn(READY_LINES, command)) throw new Error(`input command: "${command}" is not listen or serve`);
   // Read now so a typo fails the step at once, not at the end of the job (post reads them again).
   countInput("expect-count", 1);
   booleanInput("fail-on-invalid", true);
@@ -47,11 +47,15 @@ async function main() {
   console.log(`webhook-cli ${command} is listening on ${urls[0]}${urls[1] ? ` (control API ${urls[1]})` : ""}`);
 }
 
-/** The bundled command line a release commits (scripts/action-release.js), else this checkout's build. */
+/**
+ * The bundled command line a release commits (scripts/action-release.js); a checkout that was built
+ * (`uses: ./` after npm ci and npm run build: never a tag) runs its own build instead, fresher than
+ * a bundle left from an earlier release build.
+ */
 function cliEntry() {
+  if (existsSync(join(ROOT, "dist/cli/main.js")) && existsSync(join(ROOT, "node_modules"))) return join(ROOT, "bin/webhook-cli.js");
   const bundle = join(ROOT, "action/cli/webhook-cli.js");
   if (existsSync(bundle)) return bundle;
-  if (existsSync(join(ROOT, "dist/cli/main.js")) && existsSync(join(ROOT, "node_modules"))) return join(ROOT, "bin/webhook-cli.js");
   throw new Error(
     "this commit of webhook-cli holds no bundled command line (action/cli/): use a release tag (uses: OWNER/webhook-cli@v1) or its commit, " +
       "or build this checkout first (npm ci && npm run build)",

@@ -295,6 +295,20 @@ describe("the GitHub Action at a release tag", () => {
     expect(after.summary).toBe("");
   });
 
+  it("a built checkout (uses: ./ after npm ci and npm run build) runs its own build", async () => {
+    expect(existsSync(join(ROOT, "dist/cli/main.js")), "npm run build first").toBe(true);
+    const built = unpack("main", join(base, "built"));
+    symlinkSync(join(ROOT, "node_modules"), join(built, "node_modules"));
+    symlinkSync(join(ROOT, "dist"), join(built, "dist"));
+    const main = await runStep(built, "main", { "expect-count": "0" });
+    expect(main.code, main.stdout).toBe(0);
+    const pid = Number(main.state["pid"]);
+    if (existsSync(`/proc/${pid}/cmdline`)) expect(readFileSync(`/proc/${pid}/cmdline`, "utf8")).toContain(join(built, "bin/webhook-cli.js"));
+    const after = await runStep(built, "post", { "expect-count": "0" }, main.state);
+    expect(after.code, after.stdout).toBe(0);
+    expect(after.summary).toMatch(/^### ✅ webhook-cli listen: nothing arrived\n/);
+  });
+
   it("a commit without the bundle (not a release) says to use a release tag", async () => {
     const untagged = unpack("main", join(base, "untagged"));
     const main = await runStep(untagged, "main", {});
