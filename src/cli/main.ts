@@ -35,8 +35,10 @@ process.stderr.on("error", ignoreClosedPipe);
 
 // `webhook-cli --version` alone needs neither commander nor the command table: answered as commander
 // answers it, before either loads (other spellings, `--no-color --version`, go through commander).
+// No top-level await: the single executable's bundle is CommonJS (scripts/build-sea.js), and run
+// ends the process itself.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) process.stdout.write(`${VERSION}\n`);
-else await run(argv);
+else void run(argv);
 
 async function run(argv: readonly string[]): Promise<void> {
   const { main } = await import("./program.js");
