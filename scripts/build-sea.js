@@ -7,9 +7,9 @@
 //    installed packages (a single executable's require() and import() reach Node's built-in modules
 //    only; the commands' import("./index.js") are folded into the bundle, still run on first use).
 //    CommonJS, not an ES module ("mainFormat": "module"): on Node.js 26 the code cache made at build
-//    time serves a CommonJS main only (an ES module main is compiled again at every start), and a
-//    CommonJS bundle loads Node's modules where they are first required, not all at start: `--version`
-//    takes half the CPU time (docs/single-executable.md#how-it-is-built).
+//    time spares a CommonJS main all its compiling (an ES module main still spends ~26 ms on it at
+//    every start), and a CommonJS bundle loads Node's modules where they are first required, not all
+//    at start: `--version` takes half the CPU time (bench/README.md#the-single-executable).
 // 2. `node --build-sea` (Node.js 25.5+, the Node.js running this script) injects it, with the files
 //    the code reads beside itself (package.json, the inspector's page: src/util/shipped-file.ts reads
 //    them through node:sea there), into a copy of a Node.js binary: this one, or --node PATH's, which
