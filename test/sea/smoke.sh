@@ -180,4 +180,9 @@ _webhook_cli
 [ "${COMPREPLY[*]}" = "listen" ] || fail "bash completes 'li' as '${COMPREPLY[*]}'"
 ok "completion bash/zsh/fish; bash completes 'li' to 'listen'"
 
+# Nothing printed a warning (the single executable's own, node:sqlite's): a user would see it.
+warned="$(grep -l "Warning" ./*.log || true)"
+[ -z "$warned" ] || fail "a warning was printed" $warned
+ok "no warning printed"
+
 echo "sea smoke: all passed"
