@@ -33,14 +33,7 @@ const NEVER_LOADED = ["better-sqlite3"];
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 25 || (major === 25 && minor < 5)) fail(`needs Node.js 25.5 or later (node --build-sea); this is Node.js ${process.version}`);
-const { values: flags } = parseArgs({
-  options: {
-    node: { type: "string" },
-    output: { type: "string" },
-    "no-strip": { type: "boolean", default: false },
-    "no-code-cache": { type: "boolean", default: false },
-  },
-});
+const flags = options();
 const output = resolve(flags.output ?? join(ROOT, "build/sea/webhook-cli"));
 const node = checkNode(flags.node === undefined ? process.execPath : resolve(flags.node));
 // V8's compiled code, made by this Node.js: only for a binary of this platform and version. It is not
@@ -63,6 +56,21 @@ console.log(
   `${output} (${(statSync(output).size / 1e6).toFixed(1)} MB; Node.js ${node.version} ${node.platform}; ${executable.note}; code cache ${codeCache ? "on" : "off"})`,
 );
 console.log(`${output}.sha256: ${sum}`);
+
+function options() {
+  try {
+    return parseArgs({
+      options: {
+        node: { type: "string" },
+        output: { type: "string" },
+        "no-strip": { type: "boolean", default: false },
+        "no-code-cache": { type: "boolean", default: false },
+      },
+    }).values;
+  } catch (error) {
+    fail(`${error.message} (usage: npm run sea -- [--node PATH] [--output PATH] [--no-strip] [--no-code-cache])`);
+  }
+}
 
 /** The command line as one CommonJS script with every package in it; fails on an import the executable could not resolve. */
 async function bundle() {
