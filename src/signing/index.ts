@@ -6,8 +6,10 @@
 export { type BodyBytes, type SecretKey, sign, signingKey, verify } from "./x-signature.js";
 export { SCHEME_NAMES, SCHEMES, schemeNamed, type Scheme, type SchemeName, type SecretFormat, type SignatureHeader, type SignedContent } from "./schemes.js";
 export { schemeKeys, type SchemeKey } from "./secrets.js";
+export { withBodyHash } from "./content.js";
 export { messageId, signRequest, type SignedRequest, type SignInput } from "./sign.js";
 export {
+  describeSkew,
   verifySignature,
   type ReceivedRequest,
   type RefusalReason,

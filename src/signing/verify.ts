@@ -233,7 +233,7 @@ function sameText(expected: string, given: string): boolean {
 function staleRefusal(scheme: Scheme, clock: Clock): Refused {
   const header = scheme.timestamp?.header ?? scheme.signature.name;
   const part = scheme.timestamp?.header ? "timestamp" : (scheme.timestamp?.part ?? null);
-  const message = `${header}: the signature matches, but the timestamp is ${age(clock.skew)}, beyond the ${clock.tolerance} s tolerance (clock skew or a replayed request)`;
+  const message = `${header}: the signature matches, but the timestamp is ${describeSkew(clock.skew)}, beyond the ${clock.tolerance} s tolerance (clock skew or a replayed request)`;
   return { ...refused(scheme, "stale", header, part, message), skewSeconds: clock.skew, toleranceSeconds: clock.tolerance };
 }
 
@@ -241,11 +241,11 @@ function mismatch(scheme: Scheme, header: SignatureHeader, given: readonly strin
   const expectedLength = header.encoding === "hex" ? (header.mac === "sha1" ? 40 : 64) : header.mac === "sha1" ? 28 : 44;
   const gotLengths = given.map((signature) => signature.length);
   const lengths = gotLengths.every((length) => length === expectedLength)
-    ? `the length is right (${expectedLength} characters of ${header.encoding}): the body, the secret or the signed ${scheme.content} differ`
+    ? `the length is right, ${expectedLength} characters of ${header.encoding}, so ${scheme.content === "body" ? "the body or the secret" : `the body, the secret or the signed ${scheme.content}`} differ from what was signed`
     : `expected ${expectedLength} characters of ${header.encoding}, got ${gotLengths.join(", ")}`;
   const what = given.length > 1 ? `none of ${given.length} signatures matches` : "the signature does not match";
   const tried = secrets > 1 ? ` under any of ${secrets} secrets` : "";
-  const late = clock?.stale ? `; the timestamp is also ${age(clock.skew)}` : "";
+  const late = clock?.stale ? `; the timestamp is also ${describeSkew(clock.skew)}` : "";
   const message = `${header.name}: ${what}${tried} (${lengths})${late}`;
   const result: Refused = { ...refused(scheme, "mismatch", header.name, header.prefix === "" ? null : header.prefix, message), expectedLength, gotLengths };
   result.secretsTried = secrets;
@@ -253,9 +253,11 @@ function mismatch(scheme: Scheme, header: SignatureHeader, given: readonly strin
   return result;
 }
 
-/** `412 s old` or `30 s ahead of this clock`. */
-function age(skew: number): string {
-  return skew >= 0 ? `${skew} s old` : `${-skew} s ahead of this clock`;
+/** `412 s old`, `30 s ahead of this clock`, `95841628 s (1109 days) old`. */
+export function describeSkew(skew: number): string {
+  const seconds = Math.abs(skew);
+  const long = seconds >= 2 * 86_400 ? ` (${Math.floor(seconds / 86_400)} days)` : seconds >= 2 * 3_600 ? ` (${Math.floor(seconds / 3_600)} hours)` : "";
+  return skew >= 0 ? `${seconds} s${long} old` : `${seconds} s${long} ahead of this clock`;
 }
 
 function refused(scheme: Scheme, reason: RefusalReason, header: string | null, part: string | null, message: string): Refused {

@@ -51,7 +51,9 @@ describe("standard: what standardwebhooks signs, we verify", () => {
     const request = ownerSigned(BODIES.nonAscii);
     const result = ourVerify("standard", [SECRET], { ...request, body: changedByte(request.body) });
     expect(result).toMatchObject({ ok: false, reason: "mismatch", header: "webhook-signature", part: "v1,", expectedLength: 44, gotLengths: [44] });
-    expect(result.ok || result.message).toMatch(/length is right \(44 characters of base64\): the body, the secret or the signed id\.timestamp\.body differ/);
+    expect(result.ok || result.message).toMatch(
+      /the length is right, 44 characters of base64, so the body, the secret or the signed id\.timestamp\.body differ/,
+    );
     // The owner refuses it as well: the judge agrees with the verdict.
     expect(() => new Webhook(SECRET).verify(changedByte(request.body), request.headers)).toThrow(WebhookVerificationError);
   });
@@ -59,7 +61,7 @@ describe("standard: what standardwebhooks signs, we verify", () => {
   it("a wrong secret: refused, saying how many secrets were tried", () => {
     const result = ourVerify("standard", [OLD_SECRET, `whsec_${Buffer.alloc(24, 7).toString("base64")}`], ownerSigned(BODIES.ascii));
     expect(result).toMatchObject({ ok: false, reason: "mismatch", secretsTried: 2 });
-    expect(result.ok || result.message).toMatch(/^webhook-signature: the signature does not match under any of 2 secrets \(the length is right/);
+    expect(result.ok || result.message).toMatch(/^webhook-signature: the signature does not match under any of 2 secrets \(the length is right, 44/);
   });
 
   it("a stale timestamp: the signature matches, refused as stale by how much, either way", () => {
