@@ -43,3 +43,26 @@ function readSecretFile(path: string, name = path): string {
     .toString("utf8")
     .replace(/\r?\n$/, "");
 }
+
+/** Several secrets (key rotation): every `--secret`, then every `--secret-file`. */
+export interface SecretsInput {
+  secrets?: readonly string[] | undefined;
+  secretFiles?: readonly string[] | undefined;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The secrets a scheme signs or verifies with (docs/schemes.md#key-rotation): each `secrets` value,
+ * then each file's (one trailing newline stripped), in the order given; WEBHOOK_SECRET when neither
+ * is given. An empty one is an error naming where it came from; none at all is an empty list.
+ */
+export function resolveSecrets(input: SecretsInput): string[] {
+  const given = (input.secrets ?? []).map((secret) => refuseEmpty(secret, { field: "secret" }));
+  const read = (input.secretFiles ?? []).map((file) =>
+    refuseEmpty(readSecretFile(resolve(input.cwd, file), file), { field: "secretFile", file }, "the secret file is empty"),
+  );
+  if (given.length + read.length > 0) return [...given, ...read];
+  const env = input.env[SECRET_ENV];
+  return env === undefined ? [] : [refuseEmpty(env, { env: SECRET_ENV })];
+}
