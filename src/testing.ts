@@ -19,6 +19,7 @@ export type {
   ReceivedVerdict,
   ReceiverFaults,
   WebhookMatcher,
+  MatchedMessage,
   WaitOptions,
   RequestMatch,
   ResponseRule,
