@@ -65,14 +65,16 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
     get requests() {
       return history.views();
     },
-    async waitFor(matcher: WebhookMatcher, wait: WaitOptions = {}) {
+    // Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each passed by the
+    // matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
+    waitFor: (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
       const { test, shown } = libraryCall(() => testOf(matcher));
       const count = wait.count ?? 1;
       if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
       const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
       const found = history.views().filter(test);
       return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
-    },
+    }) as TestReceiver["waitFor"],
     respondWith(rules) {
       answers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
     },

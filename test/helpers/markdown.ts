@@ -56,3 +56,14 @@ export function linksOf(markdown: string): { line: number; target: string }[] {
     [...text.replace(/`[^`]*`/g, "``").matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => ({ line, target: match[1] as string })),
   );
 }
+
+/** The code blocks fenced ```` ```lang ```` in the section of `markdown` under `heading` (a whole heading line), up to the next heading of its level or above. */
+export function sectionBlocks(markdown: string, heading: string, lang: string): string[] {
+  const start = markdown.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`no heading ${heading}`);
+  const level = /^#+/.exec(heading)?.[0].length ?? 1;
+  const rest = markdown.slice(start + heading.length + 2);
+  const end = rest.search(new RegExp(`^#{1,${level}} `, "m"));
+  const section = end < 0 ? rest : rest.slice(0, end);
+  return [...section.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, "gm"))].map((match) => match[1] as string);
+}
