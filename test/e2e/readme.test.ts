@@ -77,7 +77,8 @@ function prepareFiles(cwd: string, certs: TestCertificates): void {
   writeFileSync(join(cwd, "webhook-cli.json"), JSON.stringify({ sharedSecret: SECRET, webhooks: [{ url: `${receiver.url}/hook` }] }));
   copyFileSync(certs.certPath, join(cwd, "cert.pem"));
   copyFileSync(certs.keyPath, join(cwd, "key.pem"));
-  for (const sub of [".config/fish/completions", ".local/share/bash-completion/completions", ".zfunc"]) mkdirSync(join(cwd, "home", sub), { recursive: true });
+  // An empty home: the completion examples create the folders they write to, as on a fresh account.
+  mkdirSync(join(cwd, "home"));
 }
 
 /**
