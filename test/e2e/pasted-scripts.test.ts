@@ -126,7 +126,7 @@ describe("snippets that start a background process run as pasted", () => {
       });
       expect(stray.status).toBe(401);
       const result = await run;
-      expect(result.stdout).toMatch(/6 messages: 6 delivered, 0 failed|6 sent, 6 delivered, 0 failed/);
+      expect(result.stdout).toMatch(/^6 messages: 6 delivered, 0 failed, 0 retried$/m);
       expect(result.stdout).toContain("Summary: 7 requests, 6 valid, 1 invalid");
       expect(result.code).toBe(1);
     },
