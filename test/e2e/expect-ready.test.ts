@@ -50,6 +50,18 @@ describe("webhook-cli expect --ready", () => {
     expect(result).toEqual({ code: 2, stdout: "", stderr: `error: --pid: listen (pid ${pid}) exited before it was ready: its own error above says why\n` });
   }, 30_000);
 
+  it("--pid of a listen that exited but that its shell has not reaped yet (a zombie) counts as exited", async () => {
+    // The first sleep ends after its shell has become the second, which never reaps it.
+    const parent = spawn("bash", ["--norc", "-c", "sleep 0.2 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    const pid = Number((await new Promise<Buffer>((resolve) => parent.stdout.once("data", resolve))).toString());
+    try {
+      const result = await runInProcess(["expect", "--from", fresh(), "--ready", "--pid", String(pid), "--timeout", "10m"], { cwd: dir });
+      expect(result).toMatchObject({ code: 2, stderr: `error: --pid: listen (pid ${pid}) exited before it was ready: its own error above says why\n` });
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  }, 30_000);
+
   it("without --pid: exit 2 when the file is not written within --timeout", async () => {
     const ready = fresh();
     const result = await runInProcess(["expect", "--from", ready, "--ready", "--timeout", "200ms"], { cwd: dir });

@@ -97,13 +97,19 @@ function notReady(options: ExpectFlags, urls: ReadyUrls | undefined): UsageError
   });
 }
 
-/** Whether process `pid` is still there (EPERM: it is, but another user's). */
+/** Whether process `pid` is still there (EPERM: it is, but another user's); an exited one its shell has not reaped yet is not. */
 function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    // Linux: state Z (zombie) follows the ")" that ends the command name in /proc/PID/stat.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
   }
 }
 
