@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fencedBlocks } from "./markdown.js";
 
 /**
  * The snippets of README.md and docs/ that start a background process, as a user pastes them:
@@ -27,27 +28,6 @@ export interface WorkflowScript {
   line: number;
   text: string;
   env: Record<string, string>;
-}
-
-const FENCE = /^```(.*)$/;
-
-/** The fenced blocks of `markdown`: info string, first line (1-based, the fence's) and body lines. */
-function fencedBlocks(markdown: string): { info: string; line: number; heading: string; body: string[] }[] {
-  const blocks: { info: string; line: number; heading: string; body: string[] }[] = [];
-  const lines = markdown.split("\n");
-  let heading = "";
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i] as string;
-    const title = /^#{1,6} (.*)$/.exec(text)?.[1];
-    if (title !== undefined) heading = title.trim();
-    const fence = FENCE.exec(text);
-    if (!fence) continue;
-    const end = lines.findIndex((candidate, j) => j > i && candidate.startsWith("```"));
-    if (end < 0) break;
-    blocks.push({ info: (fence[1] as string).trim(), line: i + 1, heading, body: lines.slice(i + 1, end) });
-    i = end;
-  }
-  return blocks;
 }
 
 export function scriptBlocks(markdown: string, file: string): ScriptBlock[] {
