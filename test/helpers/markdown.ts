@@ -67,3 +67,30 @@ export function sectionBlocks(markdown: string, heading: string, lang: string): 
   const section = end < 0 ? rest : rest.slice(0, end);
   return [...section.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, "gm"))].map((match) => match[1] as string);
 }
+
+/** A fenced code block: its info string (`sh runnable`), its opening fence's line (1-based), the nearest heading above it and its lines. */
+export interface FencedBlock {
+  info: string;
+  line: number;
+  heading: string;
+  body: string[];
+}
+
+/** The ```` ``` ```` fenced blocks of `markdown`, in order. */
+export function fencedBlocks(markdown: string): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  const lines = markdown.split("\n");
+  let heading = "";
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i] as string;
+    const title = /^#{1,6} (.*)$/.exec(text)?.[1];
+    if (title !== undefined) heading = title.trim();
+    const fence = /^```(.*)$/.exec(text);
+    if (!fence) continue;
+    const end = lines.findIndex((candidate, j) => j > i && candidate.startsWith("```"));
+    if (end < 0) break;
+    blocks.push({ info: (fence[1] as string).trim(), line: i + 1, heading, body: lines.slice(i + 1, end) });
+    i = end;
+  }
+  return blocks;
+}

@@ -10,6 +10,7 @@ import { stripUndefined } from "../../../util/strip-undefined.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import { createOutput } from "../../output.js";
 import type { ExpectFlags } from "./options.js";
+import { waitForListen } from "./ready.js";
 
 export type ExpectOptions = ExpectFlags;
 
@@ -28,6 +29,8 @@ const ANSWER_GRACE_MS = 5_000;
  * bad input or a control URL that does not answer.
  */
 export async function expectRequests(options: ExpectOptions, io: CliIo): Promise<number> {
+  if (options.ready) return waitForListen(options, io);
+  if (options.pid !== undefined) throw new UsageError("only with --ready, which watches listen's process", { flag: "--pid" });
   const output = createOutput(io, { json: options.json });
   const match = matchOf(options);
   const since = options.since !== undefined ? sinceOf(options.since) : undefined;

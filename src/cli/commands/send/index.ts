@@ -23,6 +23,7 @@ import { DryRun } from "../../dry-run.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
 import { INTERRUPTED, readStdin } from "../../stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
+import { deliverySummary } from "../../delivery-summary.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
@@ -147,13 +148,11 @@ function printSummary(output: Output, total: number, s: DispatchSummary, signal:
   const interrupted = s.stopped;
   const notDelivered = total - delivered - failed;
   output.event("summary", { messages: total, delivered, failed, notDelivered, interrupted });
-  const summary = `${total} message${total === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
+  output.line(deliverySummary({ messages: total, delivered, failed, retried: s.retried, interrupted }));
   if (interrupted) {
-    output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
     output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${total - s.sent} not sent)`);
     return interruptedExitCode(signal);
   }
-  output.line(summary);
   return failed > 0 ? 1 : 0;
 }
 
