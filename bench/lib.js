@@ -250,3 +250,25 @@ export function summaryOf(run, label) {
   process.stderr.write(`${label} gave no summary (exit ${run.code}); stdout ends: ${run.stdout.slice(-400)}\nstderr: ${run.stderr.slice(0, 1500)}\n`);
   return { sent: 0, delivered: 0 };
 }
+
+export const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
+const TIMED = 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>/dev/null';
+
+/**
+ * One run of `argv` (the command first): wall and CPU (user+sys) ms, from bash's `time` (wait4's
+ * figures, to the millisecond; bash's own start not counted); without bash, wall measured here and no CPU.
+ */
+export function timedStart(argv) {
+  const env = { ...process.env, NO_COLOR: "1" };
+  const [command, ...args] = argv;
+  if (BASH === undefined) {
+    const started = performance.now();
+    const result = spawnSync(command, args, { stdio: "ignore", env });
+    if (result.status !== 0) throw new Error(`${argv.join(" ")} exited ${result.status}`);
+    return { wall: performance.now() - started, cpu: Number.NaN };
+  }
+  const result = spawnSync(BASH, ["-c", TIMED, "bash", ...argv], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", env });
+  const [wall, user, sys] = result.stderr.trim().split("\n").at(-1).split(" ").map(Number);
+  if (result.status !== 0 || !Number.isFinite(wall)) throw new Error(`${argv.join(" ")} exited ${result.status}: ${result.stderr}`);
+  return { wall: wall * 1000, cpu: (user + sys) * 1000 };
+}

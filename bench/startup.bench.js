@@ -4,29 +4,12 @@
 // machine disturbs less (decide by it there), is printed beside it with the same target. Both come
 // from bash's `time` (wait4's figures, to the millisecond; GNU time rounds CPU to 10 ms), so
 // bash's own start is not counted. Target: each <= 2x `node -e 0`.
-import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { BIN, report, row, withSpread } from "./lib.js";
+import { BASH, BIN, report, row, timedStart, withSpread } from "./lib.js";
 
 const PAIRS = Number(process.env.STARTUP_BENCH_PAIRS ?? 10);
 const COMMANDS = [["--version"], ["--help"], ["generate"]];
-const BASH = existsSync("/bin/bash") ? "/bin/bash" : undefined;
-const TIMED = 'TIMEFORMAT="%3R %3U %3S"; time "$@" >/dev/null 2>/dev/null';
-
-/** One start: wall and CPU (user+sys) ms, from bash's `time`; without bash, wall measured here and no CPU. */
-function start(args) {
-  const env = { ...process.env, NO_COLOR: "1" };
-  if (BASH === undefined) {
-    const started = performance.now();
-    const result = spawnSync(process.execPath, args, { stdio: "ignore", env });
-    if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited ${result.status}`);
-    return { wall: performance.now() - started, cpu: Number.NaN };
-  }
-  const result = spawnSync(BASH, ["-c", TIMED, "bash", process.execPath, ...args], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8", env });
-  const [wall, user, sys] = result.stderr.trim().split("\n").at(-1).split(" ").map(Number);
-  if (result.status !== 0 || !Number.isFinite(wall)) throw new Error(`node ${args.join(" ")} exited ${result.status}: ${result.stderr}`);
-  return { wall: wall * 1000, cpu: (user + sys) * 1000 };
-}
+/** One start of Node.js with these arguments (see timedStart). */
+const start = (args) => timedStart([process.execPath, ...args]);
 
 const rows = [];
 // One warm-up of each, so the first pair does not pay for a cold file cache (nor the compile cache).

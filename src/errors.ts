@@ -32,6 +32,8 @@ export type ErrorCode =
   | "E_QUEUE_FULL"
   | "E_CLOSED"
   | "E_WRITE"
+  | "E_SCHEME"
+  | "E_SECRET"
   | "E_INTERNAL";
 
 export class WebhookCliError extends Error {
@@ -102,6 +104,24 @@ export class ClosedError extends WebhookCliError {
 export class WriteError extends WebhookCliError {
   constructor(message: string, options?: { cause?: unknown; source?: ErrorSource }) {
     super("E_WRITE", message, options);
+  }
+}
+
+/** A signature scheme that does not exist or cannot sign or verify what it was given (a URL Twilio needs, say). */
+export class SchemeError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_SCHEME", message, source ? { source } : undefined);
+  }
+}
+
+/** A secret in the wrong format for its scheme (`whsec_` that is not base64 for Standard Webhooks). */
+export class SecretFormatError extends WebhookCliError {
+  /** Which of several secrets (0: the first). */
+  readonly index: number;
+
+  constructor(message: string, options?: { index?: number; source?: ErrorSource }) {
+    super("E_SECRET", message, options?.source ? { source: options.source } : undefined);
+    this.index = options?.index ?? 0;
   }
 }
 

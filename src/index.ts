@@ -2,6 +2,10 @@
 // check, the receiver's verdict, and the delivery engine with its transport interface and retry
 // policy. Everything else is internal; test helpers are in the `webhook-cli/testing` subpath.
 // Re-exports only; test/e2e/public-face.test.ts lists every name, so a change here shows as a diff.
+// The declarations name Node.js types (Buffer, node:crypto, node:events): the .d.ts asks for
+// @types/node itself, so a project whose tsconfig lists no "types" (what `tsc --init` writes, and
+// TypeScript 6's default) resolves them. "preserve" keeps the directive in the emitted .d.ts.
+/// <reference types="node" preserve="true" />
 export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
 
 // The client library (docs/serve-api.md#client-library).

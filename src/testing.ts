@@ -1,5 +1,9 @@
 // `webhook-cli/testing`: helpers for tests of code built on webhook-cli, and of webhook-cli itself.
 // The types their signatures use (PreparedRequest, AttemptOutcome, …) come from `webhook-cli`.
+// The declarations name Node.js types (Buffer, node:crypto, node:events): the .d.ts asks for
+// @types/node itself, so a project whose tsconfig lists no "types" (what `tsc --init` writes, and
+// TypeScript 6's default) resolves them. "preserve" keeps the directive in the emitted .d.ts.
+/// <reference types="node" preserve="true" />
 import type { StartReceiverOptions, TestReceiver } from "./testing/types.js";
 
 export { VirtualClock, seededRandom, type Clock, type Random, type TimerHandle } from "./util/clock.js";
@@ -15,6 +19,7 @@ export type {
   ReceivedVerdict,
   ReceiverFaults,
   WebhookMatcher,
+  MatchedMessage,
   WaitOptions,
   RequestMatch,
   ResponseRule,

@@ -9,6 +9,8 @@ import { listenCommand } from "./commands/listen/command.js";
 import { replayCommand } from "./commands/replay/command.js";
 import { serveCommand } from "./commands/serve/command.js";
 import { sendCommand } from "./commands/send/command.js";
+import { signCommand } from "./commands/sign/command.js";
+import { verifyCommand } from "./commands/verify/command.js";
 import type { CommandDeclaration, GroupDeclaration } from "./declaration.js";
 
 /**
@@ -24,6 +26,8 @@ export const COMMANDS: readonly (CommandDeclaration | GroupDeclaration)[] = [
   replayCommand,
   serveCommand,
   audienceCommand,
+  signCommand,
+  verifyCommand,
   functionCommand,
   demoCommand,
   completionCommand,

@@ -10,6 +10,8 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   E_VALIDATION: 2,
   E_PORT: 2,
   E_STATE: 2,
+  E_SCHEME: 2,
+  E_SECRET: 2,
   E_DELIVERY: 1,
   E_QUEUE_FULL: 1,
   E_CLOSED: 1,

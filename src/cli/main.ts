@@ -1,4 +1,5 @@
-import { relaunchArgs } from "./relaunch.js";
+import { isSea } from "node:sea";
+import { relaunchPlan } from "./relaunch.js";
 import { VERSION } from "./version.js";
 
 // The process entry: the only place that reads process.argv and calls process.exit.
@@ -7,16 +8,18 @@ const argv = process.argv.slice(2);
 // replay starts again with a smaller young generation on the Node.js versions that can (relaunch.ts).
 // process.execve is newer than the Node.js 20 types.
 const node = process as NodeJS.Process & { execve?: (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never };
-const relaunch = relaunchArgs({
+const relaunch = relaunchPlan({
   argv: process.argv,
   execArgv: process.execArgv,
   nodeOptions: process.env["NODE_OPTIONS"],
   platform: process.platform,
   canExecve: typeof node.execve === "function",
+  sea: isSea(),
 });
 if (relaunch !== undefined) {
   try {
-    node.execve?.(process.execPath, [process.execPath, ...relaunch], process.env);
+    const env = relaunch.nodeOptions === undefined ? process.env : { ...process.env, NODE_OPTIONS: relaunch.nodeOptions };
+    node.execve?.(process.execPath, relaunch.argv, env);
   } catch {
     // Not allowed here (a sandbox, a permission): go on with the default young generation.
   }
@@ -32,8 +35,10 @@ process.stderr.on("error", ignoreClosedPipe);
 
 // `webhook-cli --version` alone needs neither commander nor the command table: answered as commander
 // answers it, before either loads (other spellings, `--no-color --version`, go through commander).
+// No top-level await: the single executable's bundle is CommonJS (scripts/build-sea.js), and run
+// ends the process itself.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) process.stdout.write(`${VERSION}\n`);
-else await run(argv);
+else void run(argv);
 
 async function run(argv: readonly string[]): Promise<void> {
   const { main } = await import("./program.js");

@@ -1,17 +1,19 @@
 import { isUtf8 } from "node:buffer";
-import { readFileSync, statSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
 import { InputError } from "../errors.js";
 import { type InputMessage, parseMessages } from "../messages/input.js";
+import { describeBound, readAtMost } from "../util/bounded-read.js";
 import type { CliIo } from "./io.js";
 import type { Output } from "./output.js";
 import { INTERRUPTED, readStdin } from "./stdin.js";
 
-/** A command reading messages holds its whole input in memory; past this, replay (which streams) is the tool. */
+/** A command reading messages checks its whole input first, so it holds it: at most this (docs/commands/send.md#input); past it, replay streams. */
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
-const TOO_LARGE = `the input is over ${MAX_INPUT_BYTES / 1024 / 1024} MiB: this command reads it whole; use replay, which streams NDJSON`;
 
 export interface ReadMessagesOptions {
+  /** The command, as its refusal of a too-large input names it (`send`, `function run`). */
+  command: string;
   /** Bodies as read (`send --raw`): problems become warnings. */
   raw: boolean;
   /** An empty input (or `[]`): what to return, or throw, naming the input (`stdin` or the file). */
@@ -21,18 +23,15 @@ export interface ReadMessagesOptions {
 }
 
 /**
- * Messages from a file, or `-` for standard input, as `send` reads them (docs/commands/send.md):
+ * Messages from a file, or `-` for standard input, as `send` reads them (docs/commands/send.md#input):
  * a JSON object, an array, NDJSON or concatenated JSON, UTF-8, each checked, warnings printed.
  * Resolves INTERRUPTED when the stop signal ends a read of standard input.
  */
 export async function readMessages(file: string, io: CliIo, output: Output, options: ReadMessagesOptions): Promise<InputMessage[] | typeof INTERRUPTED> {
   const name = file === "-" ? "stdin" : file;
-  let bytes: Buffer;
-  if (file === "-") {
-    const read = await readStdin(io, output, () => readStream(io.stdin, name));
-    if (read === INTERRUPTED) return read;
-    bytes = read;
-  } else bytes = readInputFile(resolve(io.cwd, file), file);
+  const read = (stream: AsyncIterable<Uint8Array | string>) => readBytes(stream, name, options.command);
+  const bytes = file === "-" ? await readStdin(io, output, () => read(io.stdin)) : await read(createReadStream(resolve(io.cwd, file)));
+  if (bytes === INTERRUPTED) return bytes;
   const text = decodeUtf8(bytes, name);
   if (/^\s*(\[\s*\])?\s*$/.test(text)) return options.onEmpty(name);
   const parsed = parseMessages(text, name, { raw: options.raw });
@@ -40,26 +39,18 @@ export async function readMessages(file: string, io: CliIo, output: Output, opti
   return parsed.messages;
 }
 
-function readInputFile(path: string, file: string): Buffer {
+/** A file, a pipe or standard input, read as a stream: what is held stops at the bound, whatever the source streams (/dev/zero). */
+async function readBytes(stream: AsyncIterable<Uint8Array | string>, file: string, command: string): Promise<Buffer> {
+  let bytes: Buffer | undefined;
   try {
-    if (statSync(path).size > MAX_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
-    return readFileSync(path);
+    bytes = await readAtMost(stream, MAX_INPUT_BYTES);
   } catch (error) {
-    if (error instanceof InputError) throw error;
     throw new InputError(`cannot read: ${(error as Error).message}`, { file });
   }
-}
-
-async function readStream(stream: NodeJS.ReadableStream, file: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
-    size += bytes.length;
-    if (size > MAX_INPUT_BYTES) throw new InputError(TOO_LARGE, { file });
-    chunks.push(bytes);
+  if (bytes === undefined) {
+    throw new InputError(`the input is over ${describeBound(MAX_INPUT_BYTES)}: ${command} reads it whole; use replay, which streams NDJSON`, { file });
   }
-  return Buffer.concat(chunks);
+  return bytes;
 }
 
 /** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */

@@ -6,6 +6,10 @@
  * again with it, in the same process (process.execve: Node.js 22.15+ and 23.11+, not Windows):
  * same PID, same standard streams, one more start of Node.js (~20 ms). Not when the flag is
  * already given (on the command line or in NODE_OPTIONS): the user's choice stands.
+ *
+ * A single executable (`npm run sea`) takes every word on its command line as its own, and Node's
+ * flags from NODE_OPTIONS only: there the flag goes into NODE_OPTIONS, and the arguments stay as
+ * they were, argv[1] being the name it was started by.
  */
 export const SEMI_SPACE_FLAG = "--max-semi-space-size=16";
 
@@ -18,15 +22,26 @@ export interface ProcessFacts {
   nodeOptions: string | undefined;
   platform: string;
   canExecve: boolean;
+  /** Running as a single executable (node:sea's isSea()). */
+  sea: boolean;
 }
 
-/** The arguments to start this process again with (after the Node.js binary), or undefined to go on as it is. */
-export function relaunchArgs(facts: ProcessFacts): string[] | undefined {
+export interface Relaunch {
+  /** The new process's arguments, argv[0] first. */
+  argv: string[];
+  /** Its NODE_OPTIONS, when they change. */
+  nodeOptions?: string;
+}
+
+/** How to start this process again, or undefined to go on as it is. */
+export function relaunchPlan(facts: ProcessFacts): Relaunch | undefined {
   if (!facts.canExecve || facts.platform === "win32") return undefined;
   // The program's own options take no value, so the first other word is the command.
   const command = facts.argv.slice(2).find((word) => !word.startsWith("-"));
   if (command === undefined || !RELAUNCHED.has(command)) return undefined;
   const given = (flag: string): boolean => /^--max[-_]semi[-_]space[-_]size(=|$)/.test(flag);
   if (facts.execArgv.some(given) || (facts.nodeOptions ?? "").split(/\s+/).some(given)) return undefined;
-  return [SEMI_SPACE_FLAG, ...facts.execArgv, ...facts.argv.slice(1)];
+  const [node = "node", ...rest] = facts.argv;
+  if (facts.sea) return { argv: rest, nodeOptions: [facts.nodeOptions, SEMI_SPACE_FLAG].filter(Boolean).join(" ") };
+  return { argv: [node, SEMI_SPACE_FLAG, ...facts.execArgv, ...rest] };
 }

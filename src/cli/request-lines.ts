@@ -1,4 +1,5 @@
 import type { ChalkInstance } from "chalk";
+import { eventOf, problemOf } from "../receiver/arrivals.js";
 import type { ForwardResult } from "../receiver/forward.js";
 import type { ReceivedRequest } from "../receiver/server.js";
 import { batchContents, bodyLabel } from "../receiver/body-label.js";
@@ -200,6 +201,11 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
     path: request.path,
     type: v.type ?? null,
     userId: v.userId ?? null,
+    // The verdict in the control API's words (docs/receiver.md#control-api): a reader of the
+    // events (the GitHub Action's summary) need not judge the fields below a second time.
+    eventName: eventOf(v),
+    valid: v.valid,
+    problem: problemOf(v),
     signatureValid: v.signatureValid,
     signatureRule: v.signatureRule,
     bodyKind: v.bodyKind,

@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { packageJson } from "../util/shipped-file.js";
 
-/** The package's version (package.json, two levels up from src/cli/ and from the bundle in dist/cli/). */
-export const VERSION: string = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+/** The package's version (package.json). */
+export const VERSION: string = packageJson().version;

@@ -1,8 +1,7 @@
-import { createRequire } from "node:module";
+import { packageJson } from "../util/shipped-file.js";
 
 /** The library's name and version as sent in every batch's `context.library` (from package.json). */
 export const LIBRARY: { readonly name: string; readonly version: string } = (() => {
-  // ../../package.json from both src/client (tests) and dist/client (the package).
-  const pkg = createRequire(import.meta.url)("../../package.json") as { name: string; version: string };
-  return { name: pkg.name, version: pkg.version };
+  const { name, version } = packageJson();
+  return { name, version };
 })();

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError, type ErrorSource } from "../errors.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 import { redactUrl } from "../util/redact.js";
 
 /** Checks of the destination's values, from flags or the config file: static headers, URLs, the User-Agent, CA files. */
@@ -68,15 +68,17 @@ export function parseHttpUrl(url: string, source: ErrorSource): URL {
   return parsed;
 }
 
-/** Checks a webhook URL: absolute, http or https, and no credentials in it. */
-export function validateUrl(url: string, source: ErrorSource): string {
+/** What to do instead of user:password@ in a URL we send to (--url, the config's webhooks). */
+const CREDENTIALS_AS_HEADER = "pass them as a header instead, e.g. --header 'Authorization: Basic …'";
+
+/**
+ * Checks a webhook URL: absolute, http or https, and no credentials in it; `instead` says what to
+ * do with them (docs/security.md: a URL is printed wherever it goes, so credentials in it are refused).
+ */
+export function validateUrl(url: string, source: ErrorSource, instead = CREDENTIALS_AS_HEADER): string {
   const parsed = parseHttpUrl(url, source);
-  // Credentials in the URL would be printed wherever the URL is (reports, dead letters): refused, see README "Security".
   if (parsed.username !== "" || parsed.password !== "") {
-    throw new UsageError(
-      `"${redactUrl(url)}" has credentials in it (user:password@): pass them as a header instead, e.g. --header 'Authorization: Basic …'`,
-      source,
-    );
+    throw new UsageError(`"${redactUrl(url)}" has credentials in it (user:password@): ${instead}`, source);
   }
   return url;
 }
@@ -90,12 +92,7 @@ export function validateUserAgent(value: string, source: ErrorSource): string {
 /** Reads `--ca` files (PEM), naming the file when one is unreadable or not a certificate. */
 export function readCaFiles(files: readonly string[], cwd: string): string[] {
   return files.map((file) => {
-    let text: string;
-    try {
-      text = readFileSync(resolve(cwd, file), "utf8");
-    } catch (error) {
-      throw new UsageError(`cannot read CA file: ${(error as Error).message}`, { field: "ca", file });
-    }
+    const text = readRegularFile(resolve(cwd, file), { field: "ca", file }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
     if (!text.includes("-----BEGIN CERTIFICATE-----")) throw new UsageError("not a PEM certificate (no BEGIN CERTIFICATE block)", { field: "ca", file });
     return text;
   });

@@ -73,7 +73,7 @@ export interface SettingsInput extends SecretInput, ActionsInput {
 export function resolveSettings(input: SettingsInput): DestinationSettings {
   const configPath = input.configPath ?? defaultConfigPath(input.cwd);
   const configFile = configPath ? resolve(input.cwd, configPath) : undefined;
-  const config: ConfigFile = configFile ? loadConfig(configFile) : {};
+  const config: ConfigFile = configFile ? loadConfig(configFile, input.configPath !== undefined) : {};
   const { destination, batchWaitMs } = resolveDestination(input, config, configFile ?? "");
 
   let targets: Target[];

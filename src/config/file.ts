@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { parseJson } from "../util/json-depth.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** The config file (docs/cli.md#config-file): read, validated with zod, named in every error with the key at fault. */
 
@@ -31,14 +32,9 @@ const configSchema = z.strictObject({
 });
 export type ConfigFile = z.infer<typeof configSchema>;
 
-/** Reads and validates a config file; errors name the file and the key. */
-export function loadConfig(path: string): ConfigFile {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read config file: ${(error as Error).message}`, { file: path });
-  }
+/** Reads and validates a config file; errors name the file and the key, and `--config` when it was given. */
+export function loadConfig(path: string, given: boolean): ConfigFile {
+  const text = readRegularFile(path, given ? { field: "config", file: path } : { file: path }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
   let json: unknown;
   try {
     json = parseJson(text.replace(/^\uFEFF/, ""));

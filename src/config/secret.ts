@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError, type ErrorSource } from "../errors.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** The environment variable that holds the shared secret. */
 export const SECRET_ENV = "WEBHOOK_SECRET";
@@ -39,9 +39,30 @@ function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret 
 
 /** Reads a secret file, stripping one trailing newline; `name` is the file as given, for errors. */
 function readSecretFile(path: string, name = path): string {
-  try {
-    return readFileSync(path, "utf8").replace(/\r?\n$/, "");
-  } catch (error) {
-    throw new UsageError(`cannot read secret file: ${(error as Error).message}`, { field: "secretFile", file: name });
-  }
+  return readRegularFile(path, { field: "secretFile", file: name }, MAX_SETTINGS_FILE_BYTES)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+}
+
+/** Several secrets (key rotation): every `--secret`, then every `--secret-file`. */
+export interface SecretsInput {
+  secrets?: readonly string[] | undefined;
+  secretFiles?: readonly string[] | undefined;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The secrets a scheme signs or verifies with (docs/schemes.md#key-rotation): each `secrets` value,
+ * then each file's (one trailing newline stripped), in the order given; WEBHOOK_SECRET when neither
+ * is given. An empty one is an error naming where it came from; none at all is an empty list.
+ */
+export function resolveSecrets(input: SecretsInput): string[] {
+  const given = (input.secrets ?? []).map((secret) => refuseEmpty(secret, { field: "secret" }));
+  const read = (input.secretFiles ?? []).map((file) =>
+    refuseEmpty(readSecretFile(resolve(input.cwd, file), file), { field: "secretFile", file }, "the secret file is empty"),
+  );
+  if (given.length + read.length > 0) return [...given, ...read];
+  const env = input.env[SECRET_ENV];
+  return env === undefined ? [] : [refuseEmpty(env, { env: SECRET_ENV })];
 }

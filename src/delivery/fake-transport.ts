@@ -1,5 +1,6 @@
 import { sleep, systemClock, type Clock } from "../util/clock.js";
 import { formatDuration } from "../util/duration.js";
+import { statusError } from "./answer-excerpt.js";
 import { contentTypeOf, keepBody } from "./captured-body.js";
 import type { AttemptReport, DeliveryTransport } from "./transport.js";
 import type { PreparedRequest } from "./types.js";
@@ -97,7 +98,7 @@ function report(answer: Exclude<FakeAnswer, "hang">, keepResponse: boolean, capt
   }
   const { status, retryAfterMs, headers = {}, body = "" } = typeof answer === "number" ? { status: answer } : answer;
   const outcome = retryAfterMs !== undefined ? { kind: "status" as const, status, retryAfterMs } : { kind: "status" as const, status };
-  const error = status >= 200 && status < 300 ? null : `HTTP ${status}`;
+  const error = status >= 200 && status < 300 ? null : statusError(status, body);
   return {
     outcome,
     status,

@@ -1,5 +1,14 @@
 import type { Random } from "../util/clock.js";
-import { backoffCeilingMs, backoffWaitMs, honoursRetryAfterOf, RETRY_RULES, retriesFailure, retriesStatus, type RetryRules } from "./retry-rules.js";
+import {
+  backoffCeilingMs,
+  backoffWaitMs,
+  honoursRetryAfterOf,
+  RETRY_RULES,
+  retriesFailure,
+  retriesStatus,
+  scheduleEnded,
+  type RetryRules,
+} from "./retry-rules.js";
 import type { AttemptOutcome } from "./types.js";
 
 export { parseRetryAfter } from "../util/retry-after.js";
@@ -94,12 +103,17 @@ export function planNextRound(input: {
 }): NextRound {
   // The usual round (one URL, 2xx) allocates nothing.
   if (input.outcomes.some(isDelivered)) return DELIVERED;
-  const rules = input.rules ?? RULES;
+  const rules: RetryRules = input.rules ?? RULES;
   const verdicts = input.outcomes.map((outcome) => classifyOutcome(outcome, rules));
   const retryable = input.outcomes.filter((_, i) => verdicts[i] === "retry");
   if (retryable.length === 0) return { retry: false, reason: "permanent" };
+  // A fixed schedule (the standard row) ends with its last step, whatever Retry-After says.
+  if (scheduleEnded(rules, input.round)) return { retry: false, reason: "window" };
   // A Retry-After counts only on the row's statuses (the transport reports it on any answer that has one).
-  const retryAfters = retryable.map((o) => (o.kind === "status" && honoursRetryAfterOf(rules, o.status) ? o.retryAfterMs : undefined));
+  const cap = rules.retryAfter.capMs ?? Number.POSITIVE_INFINITY;
+  const retryAfters = retryable.map((o) =>
+    o.kind === "status" && honoursRetryAfterOf(rules, o.status) && o.retryAfterMs !== undefined ? Math.min(o.retryAfterMs, cap) : undefined,
+  );
   const waitMs = retryWaitMs(input.round, input.random, retryAfters, rules);
   if (!mayStartAt(input.now + waitMs, input.firstAttemptAt, input.windowMs)) return { retry: false, reason: "window" };
   return { retry: true, waitMs };

@@ -3,7 +3,8 @@ import type { Random } from "../util/clock.js";
 /*
  * The retry rules as data, one row per sender, side by side (as undici's retry handler keeps its
  * defaults): `classic` is the Webhooks destination (docs/delivery.md#retry-schedule), `actions` the
- * Webhooks (Actions) destination (docs/actions.md#retries), `client` the
+ * Webhooks (Actions) destination (docs/actions.md#retries), `standard` the schedule the Standard
+ * Webhooks specification recommends (docs/schemes.md#retries), `client` the
  * bundled Analytics client's batch requests (docs/serve-api.md#client-library). They differ on
  * purpose: the destination retries for hours from a queue that survives it, so it waits long and
  * spreads its retries from zero up; the client runs inside someone's app, so it tries a few times
@@ -24,9 +25,10 @@ export interface RetryRules {
   readonly timeoutMs: number;
   /**
    * The wait before retry n: min(capMs, baseMs × 2^(n−1)), jittered: `full` anywhere from 0 up to
-   * it, `half` from half of it up to it.
+   * it, `half` from half of it up to it. Or a fixed `schedule`: the wait before retry n is its
+   * n-th entry, and retrying ends after its last.
    */
-  readonly backoff: { readonly baseMs: number; readonly capMs: number; readonly jitter: "full" | "half" };
+  readonly backoff: { readonly baseMs: number; readonly capMs: number; readonly jitter: "full" | "half" } | { readonly schedule: readonly number[] };
   /** When retrying ends: no attempt starts later than `windowMs` after the first, or after `maxRetries` retries. */
   readonly limit: { readonly windowMs: number } | { readonly maxRetries: number };
   /** Whether a 3xx with a Location is followed (else it is a final answer), and how many in a row at most. */
@@ -37,6 +39,12 @@ export interface RetryRules {
 // Both webhook destinations retry from a queue that outlives them: the same schedule and window.
 const DESTINATION_BACKOFF = { baseMs: 1_000, capMs: 5 * 60_000, jitter: "full" } as const;
 const DESTINATION_LIMIT = { windowMs: 4 * 60 * 60_000 } as const;
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+// Standard Webhooks' example schedule, after the immediate first attempt: 75 h 35 min 5 s in all.
+const STANDARD_SCHEDULE = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 14 * HOUR, 20 * HOUR, 24 * HOUR] as const;
 
 export const RETRY_RULES = {
   classic: {
@@ -61,6 +69,20 @@ export const RETRY_RULES = {
     // Its fetch-based client sets no `redirect`: fetch follows, 20 at most.
     followsRedirects: true,
     maxRedirects: 20,
+  },
+  // Its spec: any answer but a 2xx fails and is retried (a 3xx too: update the URL instead of
+  // following), except 410 Gone, which asks the sender to stop; Retry-After is taken into account.
+  standard: {
+    retried: { statuses: [], from: 300, except: [410] },
+    retriedFailures: ["timeout", "network"],
+    // Capped at the schedule's longest step, so one answer cannot park a message for days.
+    retryAfter: { statuses: "any", capMs: 24 * HOUR },
+    // "Somewhere between 15 and 30 s", its spec says.
+    timeoutMs: 15 * SECOND,
+    backoff: { schedule: STANDARD_SCHEDULE },
+    limit: { windowMs: STANDARD_SCHEDULE.reduce((sum, ms) => sum + ms, 0) },
+    followsRedirects: false,
+    maxRedirects: 0,
   },
   client: {
     retried: { statuses: [429], from: 500 },
@@ -92,16 +114,26 @@ export function honoursRetryAfterOf(rules: RetryRules, status: number): boolean 
   return statuses === "any" || statuses.includes(status);
 }
 
-/** The upper bound of the wait before retry `n` (1-based): min(capMs, baseMs × 2^(n−1)); 0 before the first. */
+/**
+ * The upper bound of the wait before retry `n` (1-based): min(capMs, baseMs × 2^(n−1)), or the
+ * schedule's n-th step (Infinity past its end); 0 before the first.
+ */
 export function backoffCeilingMs(rules: RetryRules, retry: number): number {
   if (retry < 1) return 0;
+  if ("schedule" in rules.backoff) return rules.backoff.schedule[retry - 1] ?? Number.POSITIVE_INFINITY;
   const { baseMs, capMs } = rules.backoff;
   // 2^20 times any base here is far above its cap; avoid huge exponents.
   return Math.min(capMs, baseMs * 2 ** Math.min(retry - 1, 20));
 }
 
-/** The jittered wait before retry `n`, by the row's kind of jitter. */
+/** Whether a row with a fixed schedule has no step left for retry `n`. */
+export function scheduleEnded(rules: RetryRules, retry: number): boolean {
+  return "schedule" in rules.backoff && retry > rules.backoff.schedule.length;
+}
+
+/** The jittered wait before retry `n`, by the row's kind of jitter; a schedule's step as it is. */
 export function backoffWaitMs(rules: RetryRules, retry: number, random: Random): number {
   const ceiling = backoffCeilingMs(rules, retry);
+  if ("schedule" in rules.backoff) return ceiling;
   return Math.round(rules.backoff.jitter === "full" ? random() * ceiling : ceiling * (0.5 + random() / 2));
 }

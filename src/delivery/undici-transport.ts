@@ -2,6 +2,7 @@ import { rootCertificates } from "node:tls";
 import { Agent, type Dispatcher } from "undici";
 import { onAbort } from "../util/abort-listeners.js";
 import { formatDuration } from "../util/duration.js";
+import { EXCERPT_BYTES, statusError, wantsExcerpt } from "./answer-excerpt.js";
 import { BodyCapture, contentTypeOf } from "./captured-body.js";
 import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
 import { isRedirect, nextHop, type Hop } from "./redirect.js";
@@ -101,6 +102,9 @@ class Attempt implements Dispatcher.DispatchHandler {
   private headers: Record<string, string | string[]> | undefined;
   private readonly kept: Buffer[] = [];
   private keptBytes = 0;
+  /** A 4xx answer's first bytes, for its error's excerpt (answer-excerpt.ts); one more than shown tells there is more. */
+  private readonly answerStart: Buffer[] = [];
+  private answerStartBytes = 0;
   /** Following redirects (Webhooks (Actions)): the request in flight, how many were followed, and the next one. */
   private hop: Hop | undefined;
   private hops = 0;
@@ -182,6 +186,10 @@ class Attempt implements Dispatcher.DispatchHandler {
       this.kept.push(chunk);
       this.keptBytes += chunk.length;
     }
+    if (this.answerStartBytes <= EXCERPT_BYTES && wantsExcerpt(this.status)) {
+      this.answerStart.push(chunk);
+      this.answerStartBytes += chunk.length;
+    }
   }
 
   onResponseEnd(): void {
@@ -234,7 +242,7 @@ class Attempt implements Dispatcher.DispatchHandler {
         ? null
         : isRedirect(status) && this.hops >= this.maxRedirects && this.maxRedirects > 0
           ? `HTTP ${status}: more than ${this.maxRedirects} redirects`
-          : `HTTP ${status}`;
+          : statusError(status, Buffer.concat(this.answerStart));
     const captured = this.capture ? { captured: { contentType: contentTypeOf(headers), body: this.capture.finish() } } : {};
     if (!this.keepResponse) return { outcome, status, error, ms: this.elapsed(), ...captured };
     const body = (this.kept.length === 1 ? (this.kept[0] as Buffer) : Buffer.concat(this.kept)).subarray(0, KEPT_BODY_BYTES).toString("utf8");

@@ -1,5 +1,6 @@
 import { request } from "undici";
 import type { Arrival } from "../receiver/arrivals.js";
+import { describeBound, readAtMost } from "../util/bounded-read.js";
 
 /* A client of listen's control API (docs/receiver.md#control-api): `expect` waits through it. */
 
@@ -19,13 +20,22 @@ export interface WaitAnswer {
   window: { received: number; recent: Arrival[] };
 }
 
+/**
+ * The most of an answer `expect` reads (docs/commands/expect.md#bounds). listen's answer lists at
+ * most 40 arrivals of clipped fields, a few tens of KB; past this the URL is no control API.
+ */
+export const MAX_CONTROL_ANSWER_BYTES = 1024 * 1024;
+
 /** What one poll gave: the answer, a refusal to retry (503), or a problem naming why the URL is no control API. */
 export type PollOutcome = { kind: "answer"; answer: WaitAnswer } | { kind: "busy" } | { kind: "problem"; message: string };
 
-/** One long-poll; network failures reject (the caller names the URL). */
+/** One long-poll; network failures and `signal` (the caller's deadline) reject, and the caller names the URL. */
 export async function pollWait(base: string, params: URLSearchParams, signal: AbortSignal): Promise<PollOutcome> {
   const response = await request(`${base}/api/wait?${params}`, { method: "GET", signal, headers: { accept: "application/json" } });
-  const text = await response.body.text();
+  const bytes = await readAtMost(response.body, MAX_CONTROL_ANSWER_BYTES);
+  if (bytes === undefined)
+    return { kind: "problem", message: `GET /api/wait answered more than ${describeBound(MAX_CONTROL_ANSWER_BYTES)}: not listen's control API` };
+  const text = bytes.toString("utf8");
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -44,11 +44,32 @@ export function curlCommand(row: Inspected, target: CurlTarget, secret: string |
   const url = target.forwardUrl ?? `${target.receiverUrl}${row.path}`;
   const data = bodyArgument(row);
   if (data !== null && typeof data === "object") return { command: null, problem: data.problem };
-  const headers = headerArguments(row, secret, data !== null);
-  const method = row.method === "HEAD" ? "--head" : `-X ${shellWord(row.method)}`;
+  return assemble(row.method, url, headerArguments(row, secret, data !== null), data, row.raw);
+}
+
+/** A request to write as a curl command: its method, absolute URL, headers in order and body bytes (null: none). */
+export interface CurlRequest {
+  method: string;
+  url: string;
+  headers: readonly (readonly [name: string, value: string])[];
+  body: Buffer | null;
+}
+
+/**
+ * The same safe command for a request made here (`sign --curl`): the rules of curlCommand, with
+ * the headers given as they are (none is a recorded credential to leave out) and the URL whole.
+ */
+export function curlOf(request: CurlRequest): CurlCopy {
+  const data = request.body === null ? null : request.body.length > 0 ? "--data-binary @-" : "--data-binary ''";
+  return assemble(request.method, request.url, headerWords(request.headers), data, request.body ?? Buffer.alloc(0));
+}
+
+/** The command's lines, the body piped in as base64, checked once more for anything but printable ASCII. */
+function assemble(httpMethod: string, url: string, headers: string[], data: string | null, raw: Buffer): CurlCopy {
+  const method = httpMethod === "HEAD" ? "--head" : `-X ${shellWord(httpMethod)}`;
   const lines = [`curl -q -sS -g --path-as-is --noproxy '*' ${method} ${shellWord(url)}`, ...headers, ...(data !== null ? [data] : [])];
   const command = lines.join(" \\\n  ");
-  const piped = row.raw.length > 0 ? `printf '%s' '${row.raw.toString("base64")}' | base64 --decode | ${command}` : command;
+  const piped = raw.length > 0 ? `printf '%s' '${raw.toString("base64")}' | base64 --decode | ${command}` : command;
   // The rule the pieces above keep, checked once more: nothing a terminal or shell could act on.
   if (!/^[\x20-\x7e\n]*$/.test(piped)) return { command: null, problem: "it holds characters that cannot be written as printable ASCII" };
   return { command: piped, problem: null };
@@ -87,13 +108,18 @@ function headerArguments(row: Inspected, secret: string | undefined, withBody: b
   const expect = row.headers["expect"];
   if (expect !== undefined && withBody) kept.add("expect");
   const shown = redactHeaders(Object.fromEntries(Object.entries(row.headers).filter(([name]) => kept.has(name))), secret);
-  const args: string[] = [];
-  const sent = new Set<string>();
+  const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(shown)) {
     if (value === REDACTED) continue;
-    sent.add(name.toLowerCase());
-    for (const one of Array.isArray(value) ? value : [value]) args.push(`-H ${headerWord(name, one)}`);
+    for (const one of Array.isArray(value) ? value : [value]) pairs.push([name, one]);
   }
+  return headerWords(pairs);
+}
+
+/** One `-H` per header, then the switches that turn off curl's own headers the request does not carry. */
+function headerWords(headers: readonly (readonly [string, string])[]): string[] {
+  const args = headers.map(([name, value]) => `-H ${headerWord(name, value)}`);
+  const sent = new Set(headers.map(([name]) => name.toLowerCase()));
   const off = CURL_OWN.filter((name) => !sent.has(name.toLowerCase())).map((name) => `-H '${name}:'`);
   return off.length > 0 ? [...args, off.join(" ")] : args;
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { writeOrWait } from "./http.js";
 
 /** Downloads answered at once; each holds one recording line while its client reads. */
 export const MAX_DOWNLOADS = 4;
@@ -25,22 +26,22 @@ export function downloadIds(param: string, keep: number): number[] | { error: st
 export async function writeLines(res: ServerResponse, lines: Iterable<string> | AsyncIterable<string>): Promise<void> {
   for await (const line of lines) {
     if (res.destroyed) return;
-    if (!res.write(line) && !(await drained(res))) return;
+    const more = write(res, line);
+    if (more !== true && !(await more)) return;
   }
   res.end();
 }
 
-/** Resolves true once `res` drains, false if it closes first. */
-function drained(res: ServerResponse): Promise<boolean> {
+/** Writes `line`: true when `res` takes more at once, else a promise of true once it has taken the line, false if it closes first. */
+function write(res: ServerResponse, line: string): true | Promise<boolean> {
+  let ready = (): void => {};
+  if (writeOrWait(res, line, () => ready())) return true;
   return new Promise((resolve) => {
-    const done = (value: boolean): void => {
-      res.off("drain", onDrain);
+    const onClose = (): void => resolve(false);
+    ready = () => {
       res.off("close", onClose);
-      resolve(value);
+      resolve(true);
     };
-    const onDrain = (): void => done(true);
-    const onClose = (): void => done(false);
-    res.on("drain", onDrain);
-    res.on("close", onClose);
+    res.once("close", onClose);
   });
 }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { writeOrWait } from "./http.js";
 import type { DropNotice, Inspected, RequestStore } from "./store.js";
 import { summarize, type RowSummary } from "./view.js";
 
@@ -127,14 +128,13 @@ export class EventStreams {
     return this.lastRowEvent.text;
   }
 
-  /** Writes, and stops writing to a client whose socket is past its high-water mark until it drains. */
+  /** Writes, and stops writing to a client whose socket is past its high-water mark until it has taken what was written. */
   private send(client: Client, text: string): void {
-    if (client.res.write(text)) return;
-    client.waiting = true;
-    client.res.once("drain", () => {
+    const more = writeOrWait(client.res, text, () => {
       client.waiting = false;
       this.pump(client);
     });
+    if (!more) client.waiting = true;
   }
 
   private startHeartbeat(): void {

@@ -45,6 +45,21 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
 }
 
 /**
+ * Writes `chunk` to an answer sent in pieces: true when `res` takes more at once; otherwise `ready`
+ * runs once this chunk has reached the socket (never when the answer closes first). It waits on the
+ * write's own callback, not on 'drain': Node.js 26 can return false from write() and then emit no
+ * 'drain' (its response buffer flushed into a socket that stays under its own high-water mark).
+ */
+export function writeOrWait(res: ServerResponse, chunk: string, ready: () => void): boolean {
+  let waiting = false;
+  const more = res.write(chunk, (error) => {
+    if (waiting && !error) ready();
+  });
+  waiting = !more;
+  return more;
+}
+
+/**
  * A JSON object body of at most `maxBytes` (other JSON is read as {}). A larger one is read to its
  * end and thrown away, then rejected with TooLarge, so the answer reaches the client.
  */

@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseHttpUrl } from "../config/checks.js";
 import { WebhookCliError } from "../errors.js";
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import { startHttpServer } from "../util/http-server.js";
+import { shippedFile } from "../util/shipped-file.js";
 import type { CurlTarget } from "./curl.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
 import type { ControlApi } from "./control-api.js";
@@ -81,7 +81,9 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
 
 /** The page's routes: its files, the event stream, pages and search, one row's detail, Resend and Download. */
 class InspectorApp {
-  private readonly assets = new Map(Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: readAsset(asset.file) }]));
+  private readonly assets = new Map(
+    Object.entries(ASSETS).map(([path, asset]) => [path, { type: asset.type, body: shippedFile(`inspector/assets/${asset.file}`) }]),
+  );
   private readonly streams: EventStreams;
   private readonly source: RowSource;
   private downloads = 0;
@@ -233,9 +235,4 @@ class InspectorApp {
       throw error;
     }
   }
-}
-
-function readAsset(file: string): Buffer {
-  // Through ../inspector/ so the path holds from src/inspector/, dist/inspector/ and the command-line bundle in dist/cli/.
-  return readFileSync(new URL(`../inspector/assets/${file}`, import.meta.url));
 }

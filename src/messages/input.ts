@@ -1,5 +1,6 @@
 import { InputError } from "../errors.js";
 import { checkMessage, type ShapeIssue } from "./check.js";
+import { isRecordedRequest } from "./recorded-request.js";
 import type { Message } from "./schemas.js";
 import { parseJson } from "../util/json-depth.js";
 
@@ -66,6 +67,8 @@ export function parseMessages(text: string, file: string, options: ParseOptions 
 }
 
 function checkAll(entries: readonly Entry[]): ParsedInput {
+  const recorded = entries.find((entry) => isRecordedRequest(entry.value));
+  if (recorded !== undefined) throw recordingGiven(recorded);
   const messages: InputMessage[] = [];
   const warnings: string[] = [];
   const problems: { entry: Entry; issue: ShapeIssue }[] = [];
@@ -84,6 +87,16 @@ function checkAll(entries: readonly Entry[]): ParsedInput {
     throw new InputError(`${first.issue.message}${more}; nothing was sent`, { ...first.entry.source, key });
   }
   return { messages, warnings };
+}
+
+/** A recorded request where a message was expected: say what it is and which command sends it. */
+function recordingGiven(entry: Entry): InputError {
+  const { file } = entry.source;
+  const input = file === "stdin" ? "-" : /^[\w./-]+$/.test(file) ? file : "FILE";
+  return new InputError(
+    `a recorded request (listen --record or a dead-letter file), not a message: replay sends recordings (webhook-cli replay ${input} --url URL); nothing was sent`,
+    entry.source,
+  );
 }
 
 /** `--raw`: every JSON value as written (an array is one body), or the whole input when it is not JSON. */

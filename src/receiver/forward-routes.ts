@@ -77,7 +77,7 @@ export type ForwardFunction = (request: ForwardRequest) => Promise<ForwardResult
 
 /** The relays of a routing: one forwarder per distinct URL. */
 export interface Router {
-  /** The routes as shown: URLs without userinfo. */
+  /** The routes as shown: each URL as parsed (one with user:password@ is refused). */
   readonly shown: ForwardRoutes;
   /** The relay for a request, or undefined when listen answers it itself. */
   route(request: Routed): ForwardFunction | undefined;

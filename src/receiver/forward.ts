@@ -1,10 +1,12 @@
 import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
-import { parseHttpUrl } from "../config/checks.js";
+import { validateUrl } from "../config/checks.js";
 import { formatDuration } from "../util/duration.js";
 import type { BodyBudget } from "../util/http-limits.js";
 import { redactResponseHeaders } from "../util/redact.js";
 
+/** What to do instead of user:password@ in a --forward-to URL: listen relays the sender's headers, Authorization included. */
+const RELAYED_CREDENTIALS = "listen would not send them; have the sender send them as a header (send --header 'Authorization: Basic …'), which listen relays";
 /** The app gets as long as the destination gives a receiver (docs/delivery.md#timeout). */
 const DEFAULT_FORWARD_TIMEOUT_MS = 5_000;
 /** The app's answer is buffered to relay it; a larger one is refused rather than held in memory. */
@@ -76,10 +78,11 @@ export interface Forwarder {
  * the sender's own retries decide what happens after a failure.
  */
 export function createForwarder(url: string, options: { timeoutMs?: number | undefined } = {}): Forwarder {
-  const target = parseHttpUrl(url, { field: "forwardTo" });
+  // A relay adds nothing to the sender's request, so credentials in the URL would be dropped, not sent.
+  const target = new URL(validateUrl(url, { field: "forwardTo" }, RELAYED_CREDENTIALS));
   const timeoutMs = options.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
   const agent = new Agent({ keepAliveTimeout: 10_000, connectTimeout: timeoutMs, headersTimeout: 0, bodyTimeout: 0 });
-  const shown = displayUrl(target);
+  const shown = target.href;
 
   // Each relay in flight, so that close() can interrupt them all.
   const inFlight = new Set<AbortController>();
@@ -161,15 +164,6 @@ export function recordedResponse(result: ForwardResult): Record<string, unknown>
 
 function ourAnswer(status: number, ms: number, error: string, body: Record<string, string>): ForwardResult {
   return { status, fromApp: false, ms, headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify(body)), error };
-}
-
-/** The target without userinfo, for messages and the inspector. */
-function displayUrl(url: URL): string {
-  if (url.username === "" && url.password === "") return url.href;
-  const copy = new URL(url.href);
-  copy.username = "";
-  copy.password = "";
-  return copy.href;
 }
 
 /**

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { validateAnswerHeader } from "../config/checks.js";
 import { ConfigError, WebhookCliError, type ErrorSource } from "../errors.js";
 import { MESSAGE_TYPES } from "../messages/names.js";
-import { parseDuration } from "../util/duration.js";
+import { durationOf } from "../util/duration.js";
 import { parseJson } from "../util/json-depth.js";
+import { MAX_ANSWER_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";
 
@@ -33,7 +33,8 @@ const respondSchema = z
     /** A string is sent as it is; any other JSON value as its JSON. */
     body: z.unknown().optional(),
     echo: z.boolean().optional(),
-    delay: z.union([z.string(), z.number().int().min(0)]).optional(),
+    // A string or milliseconds, checked where the answer is made (durationOf names the key).
+    delay: z.unknown().optional(),
   })
   .refine((respond) => !(respond.echo === true && respond.body !== undefined), { error: "body and echo exclude each other" });
 
@@ -57,12 +58,7 @@ export interface ResponseRule {
 
 /** Reads a rules file (a JSON array); errors name `file` and the rule's key (`[2].respond.status`). */
 export function loadRulesFile(path: string, shownAs: string = path): AnswerRule[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new ConfigError(`cannot read the rules file: ${(error as Error).message}`, { file: shownAs });
-  }
+  const text = readRegularFile(path, { field: "responses", file: shownAs }, MAX_ANSWER_FILE_BYTES).toString("utf8");
   let json: unknown;
   try {
     json = parseJson(text.replace(/^\uFEFF/, ""));
@@ -92,7 +88,7 @@ function answerOf(respond: z.infer<typeof respondSchema>, source: ErrorSource, p
   const pairs = Object.entries(headers);
   for (const [name, value] of pairs) rethrowAt(() => validateAnswerHeader(name, value, {}), at(`headers.${name}`));
   const bytes = echo === true ? "echo" : body === undefined ? null : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
-  const delayMs = delay === undefined ? undefined : typeof delay === "number" ? delay : rethrowAt(() => parseDuration(delay), at("delay"));
+  const delayMs = delay === undefined ? undefined : rethrowAt(() => durationOf(delay), at("delay"));
   return { status, headers: answerHeaders(pairs, bytes), body: bytes, delayMs };
 }
 

@@ -2,6 +2,7 @@ import type { HttpMethod } from "../config/destination.js";
 import type { SignatureRule } from "../delivery/actions-request.js";
 import { userIdOf } from "../messages/check.js";
 import { checkShape } from "../messages/check-fast.js";
+import { isRecordedRequest } from "../messages/recorded-request.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { ACTIONS_USER_AGENT } from "../config/destination.js";
@@ -96,7 +97,7 @@ export function rawEntry(text: string, line: number): ReplayEntry {
 function rawBodyOf(text: string): string | Buffer {
   // Not a JSON object, or too deep to look inside safely (serializing its body would overflow the stack): the line as read.
   const envelope = jsonObjectOrUndefined(text);
-  if (envelope === undefined || Object.hasOwn(envelope, "type") || !Object.hasOwn(envelope, "body")) return text;
+  if (!isRecordedRequest(envelope)) return text;
   const rawBody = envelope["rawBody"];
   if (typeof rawBody === "string" && rawBody.length % 4 === 0 && BASE64.test(rawBody)) return Buffer.from(rawBody, "base64");
   return JSON.stringify(envelope["body"]);
@@ -118,8 +119,7 @@ function parseChecked(text: string, line: number, check: boolean, parts: EntryPa
     };
   }
   const record = value as Record<string, unknown>;
-  if (!Object.hasOwn(record, "type") && Object.hasOwn(record, "body"))
-    return fromEnvelope(record, text, line, check, withBody && parts.body !== "bare", withTime);
+  if (isRecordedRequest(record)) return fromEnvelope(record, text, line, check, withBody && parts.body !== "bare", withTime);
   return fromMessage(record, withBody ? bareBody(record, text) : "", undefined, text, line, check, withTime);
 }
 

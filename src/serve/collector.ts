@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { DeliveryEngine } from "../delivery/deliver.js";
-import type { DeliveryResult } from "../delivery/types.js";
+import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../config/destination.js";
@@ -11,6 +11,7 @@ import type { Route } from "./routes.js";
 import { isDestinationEnabled } from "./routing.js";
 import { clientName, libraryOf, Traffic, UNKNOWN_LIBRARY, type TrafficCounts } from "./traffic.js";
 import { deleteMessage, toMessage } from "./transform.js";
+import { TargetHealth, type TargetChange } from "./target-health.js";
 import { DeliveryWorker, forwardingBatches } from "./worker.js";
 
 export interface CollectorOptions {
@@ -23,6 +24,8 @@ export interface CollectorOptions {
   clock?: Clock;
   /** A message was delivered or given up. */
   onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
+  /** Deliveries to a URL started failing, or recovered (rate-limited per URL: target-health.ts). */
+  onTargetChange?: (change: TargetChange) => void;
   /**
    * All or nothing (`serve --strict`, the CI mode): one invalid call refuses
    * the whole request with 400 naming its index. Otherwise invalid calls are
@@ -80,6 +83,7 @@ export class Collector {
   private readonly queue: MessageQueue;
   private readonly engine: DeliveryEngine | undefined;
   private readonly worker: DeliveryWorker | undefined;
+  private readonly health: TargetHealth | undefined;
   private readonly clock: Clock;
   private readonly sourceNames: ReadonlySet<string>;
   private accepted = 0;
@@ -107,6 +111,9 @@ export class Collector {
         ...options.delivery,
         connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY),
       });
+      const onTargetChange = options.onTargetChange;
+      if (onTargetChange) this.health = new TargetHealth(this.clock, onTargetChange);
+      const health = this.health;
       this.worker = new DeliveryWorker({
         queue: this.queue,
         engine: this.engine,
@@ -115,6 +122,7 @@ export class Collector {
         secret: this.settings.secret,
         batching: forwardingBatches(this.settings),
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
+        ...(health ? { onAttempt: (event: AttemptEvent) => health.attempt(event.url, event.error) } : {}),
       });
     }
   }
@@ -219,6 +227,8 @@ export class Collector {
 
   /** Stops delivering (what is in flight stays queued), then closes connections and the queue. */
   async close(): Promise<void> {
+    // Attempts cut by the stop are not a URL failing.
+    this.health?.close();
     await this.worker?.stop();
     await this.engine?.close();
     this.queue.close();

@@ -19,6 +19,13 @@ const NEITHER = (version: string) =>
   "or install better-sqlite3 ('npm install better-sqlite3'; 'npm install -g better-sqlite3' beside a global install); " +
   "--memory keeps the queue in memory instead (nothing survives a restart)";
 
+// Built for another Node.js, or never built (install scripts skipped: --ignore-scripts, or
+// ignore-scripts=true in .npmrc, which a plain `npm rebuild` obeys too).
+const BROKEN = (version: string) =>
+  `the durable queue's better-sqlite3 cannot be loaded on this Node.js ${version} (built for another Node.js, or its install script was skipped): ` +
+  "run 'npm rebuild better-sqlite3 --ignore-scripts=false' in the project that installed it ('npm rebuild -g better-sqlite3 --ignore-scripts=false' beside a global install); " +
+  "--memory keeps the queue in memory instead";
+
 /** The first driver this Node.js can load (`only`: that one or a UsageError, for tests and the benchmark). */
 export async function loadSqlite(only?: SqliteDriver): Promise<SqlOpener> {
   if (only !== "better-sqlite3") {
@@ -68,7 +75,7 @@ function withLoadableAddon<T>(open: () => T): T {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ERR_DLOPEN_FAILED" || /NODE_MODULE_VERSION|bindings file/.test((error as Error).message)) {
-      throw new UsageError(`the durable queue's better-sqlite3 cannot be loaded on this Node.js ${process.version}: run 'npm rebuild better-sqlite3'`);
+      throw new UsageError(BROKEN(process.version));
     }
     throw error;
   }

@@ -4,7 +4,7 @@ import type { RequestContent } from "../delivery/actions-request.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
 import { redactText } from "../util/redact.js";
-import type { DeliverCall, DeliveryResult } from "../delivery/types.js";
+import type { AttemptEvent, DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { Dispatcher, type DispatchEntry, type DispatchOptions } from "../dispatch/dispatcher.js";
 import { batchingFor } from "../dispatch/units.js";
 import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
@@ -26,6 +26,8 @@ export interface WorkerOptions {
   onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
   /** Masked in the stored failure reasons (serve --failed may run without it). */
   secret?: string | undefined;
+  /** Called after every attempt (serve's failing and recovered lines: target-health.ts). */
+  onAttempt?: ((event: AttemptEvent) => void) | undefined;
 }
 
 interface QueueEntry extends DispatchEntry {
@@ -160,6 +162,7 @@ export class DeliveryWorker {
       hooks: {
         onStart: (entry) => this.starts.started(entry.message),
         onResult: (entry, result) => this.settle(entry.message, result, options.onSettled),
+        ...(options.onAttempt ? { onAttempt: (_entry: QueueEntry, event: AttemptEvent) => options.onAttempt?.(event) } : {}),
       },
     });
   }

@@ -10,7 +10,7 @@ import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
 import { startReceiver, type ReceivedRequest } from "../receiver/server.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { seededRandom, systemClock } from "../util/clock.js";
-import { parseDuration } from "../util/duration.js";
+import { durationOf } from "../util/duration.js";
 import type { ReceivedWebhook, ReceiverFaults, StartReceiverOptions, TestReceiver, WaitOptions, WebhookMatcher } from "./types.js";
 import { Waiters } from "./waiters.js";
 
@@ -65,15 +65,16 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
     get requests() {
       return history.views();
     },
-    async waitFor(matcher: WebhookMatcher, wait: WaitOptions = {}) {
+    // Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each passed by the
+    // matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
+    waitFor: (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
       const { test, shown } = libraryCall(() => testOf(matcher));
       const count = wait.count ?? 1;
       if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
-      const timeout = wait.timeout ?? DEFAULT_WAIT_MS;
-      const timeoutMs = typeof timeout === "string" ? libraryCall(() => parseDuration(timeout, { field: "timeout" })) : timeout;
+      const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
       const found = history.views().filter(test);
       return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
-    },
+    }) as TestReceiver["waitFor"],
     respondWith(rules) {
       answers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
     },
@@ -175,7 +176,7 @@ function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
     throw new ConfigError(`failRate must be from 0 to 1, got ${faults.failRate}`, { field: "faults" });
   if (faults.failStatus !== undefined) parseAnswer({ status: faults.failStatus }, { field: "faults", key: "failStatus" });
   const script = faults.script === undefined ? undefined : parseScript(typeof faults.script === "string" ? faults.script : faults.script.join(","));
-  const delayMs = typeof faults.delay === "string" ? parseDuration(faults.delay, { field: "delay" }) : faults.delay;
+  const delayMs = faults.delay === undefined ? undefined : durationOf(faults.delay, { field: "delay" });
   return new FaultPlan({
     respond,
     ...(delayMs !== undefined ? { delayMs } : {}),

@@ -1,4 +1,4 @@
-import type { Message } from "../messages/schemas.js";
+import type { Message, MessageType } from "../messages/schemas.js";
 import type { RequestMatch } from "../receiver/match.js";
 import type { ResponseRule } from "../receiver/rules-file.js";
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
@@ -52,8 +52,8 @@ export interface ReceiverFaults {
 /** A request's verdict as the receiver keeps it: without the body (`body` and `text` are on the request). */
 export type ReceivedVerdict = Omit<RequestVerdict, "text" | "body">;
 
-/** One request the receiver got, as a test asserts on it. */
-export interface ReceivedWebhook {
+/** One request the receiver got, as a test asserts on it; `M`: what its `message` is known to be (see MatchedMessage). */
+export interface ReceivedWebhook<M extends object | undefined = Message | undefined> {
   /** 1-based, in arrival order (listen's `#N`). */
   readonly index: number;
   readonly receivedAt: Date;
@@ -66,7 +66,7 @@ export interface ReceivedWebhook {
   /** The body parsed as JSON (read from `rawBody` when first asked for), or undefined when it is not JSON. */
   readonly body: unknown;
   /** The body when it is a webhook message, else undefined. */
-  readonly message: Message | undefined;
+  readonly message: M;
   readonly verdict: ReceivedVerdict;
   /** Signature (when checked) and shape both fine. */
   readonly valid: boolean;
@@ -78,6 +78,28 @@ export interface ReceivedWebhook {
 
 /** Fields that must all equal (`verdict` defaults to `valid`), or a test of your own (which sees every request). */
 export type WebhookMatcher = RequestMatch | ((request: ReceivedWebhook) => boolean);
+
+/**
+ * The `message` of the requests a matcher object picks. One that names a `type`, an `event` (a
+ * track's) or `kind: "message"` picks only requests whose body is a message, so it is defined: that
+ * type's message when the verdict is `valid` (the default: its shape was checked), else an object
+ * of that `type` whose other fields are unchecked. Any other matcher: `Message | undefined`.
+ */
+export type MatchedMessage<M extends RequestMatch> = (
+  M extends { type: infer T extends MessageType }
+    ? T
+    : M extends { event: string }
+      ? "track"
+      : M extends { kind: "message" }
+        ? MessageType
+        : never
+) extends infer T extends MessageType
+  ? [T] extends [never]
+    ? Message | undefined
+    : [M[keyof M & "verdict"]] extends ["valid" | undefined]
+      ? Extract<Message, { type: T }>
+      : { type: T; [key: string]: unknown }
+  : never;
 
 export interface WaitOptions {
   /** Milliseconds or a duration (`2s`); default 4000, under vitest's and jest's own 5 s test timeout. */
@@ -95,8 +117,16 @@ export interface TestReceiver {
   /**
    * Resolves with the matching requests once `count` of them have arrived (those received before the
    * call included, while `requests` keeps them); rejects at the timeout with a list of what did arrive.
+   * Never with none: `const [order] = await receiver.waitFor(…)` is defined. A matcher object that
+   * names a message type gives requests whose `message` is that type's (MatchedMessage).
    */
-  waitFor(matcher: WebhookMatcher, options?: WaitOptions): Promise<ReceivedWebhook[]>;
+  waitFor<const M extends RequestMatch>(
+    matcher: M & { [key in Exclude<keyof M, keyof RequestMatch>]: never },
+    options?: WaitOptions,
+  ): Promise<[ReceivedWebhook<MatchedMessage<M>>, ...ReceivedWebhook<MatchedMessage<M>>[]]>;
+  /** With a type guard, the requests are of the type it guards. */
+  waitFor<R extends ReceivedWebhook>(matcher: (request: ReceivedWebhook) => request is R, options?: WaitOptions): Promise<[R, ...R[]]>;
+  waitFor(matcher: WebhookMatcher, options?: WaitOptions): Promise<[ReceivedWebhook, ...ReceivedWebhook[]]>;
   /** Replaces the rules: per-test answers. Requests already answered keep theirs. */
   respondWith(rules: readonly ResponseRule[]): void;
   /** Forgets the requests, and puts the rules and faults back as they were given at start (for `beforeEach`). */

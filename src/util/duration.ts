@@ -19,6 +19,24 @@ export function parseDuration(text: string, source: ErrorSource = {}): number {
   return Math.round(ms);
 }
 
+/**
+ * A duration given as a number of milliseconds (a JSON value, a library option), held to the rules
+ * of a string one: finite, from 0, within a timer's range (a longer one would fire at once, with a
+ * TimeoutOverflowWarning). A string goes through parseDuration; any other value is refused.
+ */
+export function durationOf(value: unknown, source: ErrorSource = {}): number {
+  if (typeof value === "string") return parseDuration(value, source);
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new UsageError(`invalid duration ${describe(value)}: give milliseconds from 0 to ${MAX_TIMER_MS}, or a duration such as "2s"`, source);
+  }
+  if (Math.round(value) > MAX_TIMER_MS) throw new UsageError(`duration ${value} ms is too long: at most ${MAX_TIMER_MS}ms (about 24.8 days)`, source);
+  return Math.round(value);
+}
+
+function describe(value: unknown): string {
+  return typeof value === "number" ? String(value) : value === null ? "null" : `of type ${typeof value}`;
+}
+
 /** `1234` → `1.2s`, `85` → `85ms`: for human output. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;

@@ -17,8 +17,8 @@ node "$WEBHOOK_CLI_BIN" listen --port 0 --ready-file listen.url > listen.out 2>&
 listen=$!
 node "$WEBHOOK_CLI_BIN" listen --port 0 --ready-file other.url > other.out 2>&1 &
 other=$!
-# Nothing outlives the script, whatever fails in it.
-trap 'kill "$listen" "$other" 2>/dev/null' EXIT
+# Nothing outlives the script, whatever fails in it (a stopped listen is continued, to take its SIGTERM).
+trap 'kill "$listen" "$other" 2>/dev/null; kill -CONT "$listen" 2>/dev/null' EXIT
 wait_for listen.url && wait_for other.url || { echo "no ready file"; exit 9; }
 [ "$(sed -n 2p listen.url)" != "$(sed -n 2p other.url)" ] && echo "control ports differ"
 kill -TERM "$other"; wait "$other"
@@ -31,12 +31,19 @@ webhook-cli expect --from listen.url --type track --event "Order Completed" --us
 webhook-cli expect --from listen.url --type track --count 3 --timeout 1s; echo "short=$?"
 webhook-cli expect --from "$(sed -n 2p listen.url)" --type identify --verdict invalid; echo "invalid=$?"
 webhook-cli expect --from listen.url --type nope 2>&1; echo "bad=$?"
+# A stopped listen still accepts connections (the kernel does) and never answers: expect ends at its own deadline.
+kill -STOP "$listen"
+webhook-cli expect --from listen.url --timeout 1s 2>&1; echo "stopped=$?"
+kill -CONT "$listen"
+# A FIFO nobody writes to would block a read for ever: refused before it is opened.
+mkfifo from.fifo
+webhook-cli expect --from from.fifo 2>&1; echo "fifo=$?"
 kill -TERM "$listen"; wait "$listen"; echo "listen=$?"
 webhook-cli expect --from listen.url --timeout 1s 2>&1; echo "gone=$?"
 `;
 
 describe("webhook-cli expect in a CI shell", () => {
-  it("passes, fails with what did arrive, and refuses bad input and a control URL that does not answer", async () => {
+  it("passes, fails with what did arrive, and refuses bad input, a FIFO, and a control URL that does not answer (gone or stopped)", async () => {
     const child = spawn("bash", ["--norc", "-c", SCRIPT], {
       cwd: dir,
       env: { ...process.env, NO_COLOR: "1", CI: "1", WEBHOOK_SECRET: "ci-secret", WEBHOOK_CLI_BIN: BIN },
@@ -65,6 +72,10 @@ describe("webhook-cli expect in a CI shell", () => {
     );
     expect(lines).toContain('✓ 1 request since listen started matching {type: "identify"} with an invalid verdict (expected at least 1)\ninvalid=0\n');
     expect(lines).toMatch(/error: --type: unknown message type "nope".*\nbad=2\n/);
+    expect(lines).toMatch(
+      /error: --from: http:\/\/127\.0\.0\.1:\d+ does not answer: no answer within 6\.0s \(--timeout 1\.0s and 5\.0s more\): is listen stopped\?\nstopped=2\n/,
+    );
+    expect(lines).toContain("error: from.fifo: --from: not a regular file (a pipe, a device or a directory): give a file\nfifo=2\n");
     // listen itself exits 1: a request was invalid.
     expect(lines).toContain("listen=1\n");
     expect(lines).toMatch(/error: --from: http:\/\/127\.0\.0\.1:\d+ does not answer: connection refused \(ECONNREFUSED\): is listen running\?\ngone=2\n$/);

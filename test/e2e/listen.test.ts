@@ -71,15 +71,28 @@ describe("webhook-cli listen", () => {
       path: "/a",
       type: "track",
       userId: "u1",
+      eventName: "Signed Up",
+      valid: true,
+      problem: null,
       signatureValid: true,
       signatureRule: "body",
       bodyKind: "message",
       shapeErrors: [],
       status: 200,
     });
-    expect(events[2]).toMatchObject({ path: "/b", signatureValid: false, status: 401, diagnosis: "the digest is upper-case hex: send it lowercase" });
+    expect(events[2]).toMatchObject({
+      path: "/b",
+      valid: false,
+      problem: "X-Signature does not match the body",
+      signatureValid: false,
+      status: 401,
+      diagnosis: "the digest is upper-case hex: send it lowercase",
+    });
     expect(events[3]).toMatchObject({
       path: "/c",
+      eventName: null,
+      valid: false,
+      problem: 'missing required key "properties"',
       signatureValid: true,
       status: 200,
       shapeErrors: [{ key: "properties", message: 'missing required key "properties"' }],
@@ -95,7 +108,8 @@ describe("webhook-cli listen", () => {
     const result = await done;
     expect(result.code, result.stderr).toBe(1);
     const events = jsonLines(result.stdout);
-    expect(events[1]).toMatchObject({ event: "request", method: "POST", path: "*@127.0.0.1:9/x", status: 400 });
+    expect(events[1]).toMatchObject({ event: "request", method: "POST", path: "*@127.0.0.1:9/x", status: 400, valid: false });
+    expect(events[1]?.["problem"]).toMatch(/^the request-target must be a path/);
     expect(events.at(-1)).toMatchObject({ event: "summary", received: 1, valid: 0, invalid: 1 });
   });
 

@@ -9,7 +9,10 @@ const isDeclaration = (path: string): boolean => /^cli\/commands\/[a-z]+\/(comma
 // Checked on the built package (npm run build), by the modules a real process resolves: not by timing.
 // The command line is a bundle (scripts/build-cli.js): a chunk resolved counts as every module
 // and package esbuild put in it (dist/cli-modules.json, see test/helpers/loaded-modules.ts).
-describe("what a process loads", () => {
+// Each test starts one or two processes that end by themselves (well under a second each, alone);
+// no verdict reads a clock, so the timeout only stops a hang: it is far above the 98 s a demo and a
+// replay once took together on a loaded machine.
+describe("what a process loads", { timeout: 180_000 }, () => {
   it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay, serve or the delivery engine', async () => {
     const script = 'import { Analytics } from "webhook-cli"; console.log(typeof Analytics);';
     const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
@@ -116,11 +119,14 @@ describe("what a process loads", () => {
     expect(packagesOf(urls)).not.toContain("undici");
   });
 
-  it("replay and demo load the command modules they share code with, not each other's", async () => {
+  it("replay loads its own command modules, not send's", async () => {
     const replay = await modulesLoadedBy(["bin/webhook-cli.js", "replay", "fixtures/events.ndjson", "--dry-run", "--url", "http://127.0.0.1:9/hook"]);
     expect(replay.code).toBe(0);
     expect(distModulesOf(replay.urls)).toContain("cli/commands/replay/index.js");
     expect(distModulesOf(replay.urls).filter((path) => path.startsWith("cli/commands/send/") && !isDeclaration(path))).toEqual([]);
+  });
+
+  it("demo loads its own command modules, not listen's or the inspector", async () => {
     const demo = await modulesLoadedBy(["bin/webhook-cli.js", "demo", "--json"]);
     expect(demo.code).toBe(0);
     const demoModules = distModulesOf(demo.urls);

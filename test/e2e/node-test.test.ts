@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/loaded-modules.js";
+import { sectionBlocks } from "../helpers/markdown.js";
 import { tempDir } from "../helpers/setup.js";
 
 // The library receiver under node:test (test/node-test/), run as a project runs it: `node --test`
@@ -21,9 +22,7 @@ function node(args: string[], cwd: string): Promise<{ code: number; stdout: stri
 
 /** The code blocks of docs/library.md's "A receiver in your tests" fenced `js`. */
 function libraryExamples(): string[] {
-  const page = readFileSync(join(ROOT, "docs/library.md"), "utf8");
-  const section = page.slice(page.indexOf("## A receiver in your tests"), page.indexOf("## Testing with the fake transport"));
-  return [...section.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((match) => match[1] as string);
+  return sectionBlocks(readFileSync(join(ROOT, "docs/library.md"), "utf8"), "## A receiver in your tests", "js");
 }
 
 const { dir } = tempDir("webhook-cli-docs-examples-");

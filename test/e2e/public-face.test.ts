@@ -126,6 +126,7 @@ describe("the public face", () => {
       "type FakeRequest",
       "type FakeResponder",
       "type FakeTransportOptions",
+      "type MatchedMessage",
       "type Random",
       "type ReceivedVerdict",
       "type ReceivedWebhook",

@@ -37,7 +37,7 @@ describe("replay on a Node.js with process.execve", () => {
     expect(result.code).toBe(0);
     expect(cmdline[1]).toBe(SEMI_SPACE_FLAG);
     expect(cmdline.slice(2, 4)).toEqual([expect.stringMatching(/bin\/webhook-cli\.js$/), "replay"]);
-    expect(result.stdout).toMatch(/1 sent, 1 delivered/);
+    expect(result.stdout).toMatch(/1 message: 1 delivered/);
   });
 
   it.skipIf(!canRelaunch)("keeps the size the user gave in NODE_OPTIONS", async () => {

@@ -57,7 +57,7 @@ describe.skipIf(!existsSync("/dev/full"))("replay stopped part way by a file it 
     expect(result.stderr).not.toContain("internal error");
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(result.stderr).toContain("error: /dev/full: --dead-letter: cannot write: ENOSPC");
-    expect(result.stdout).toMatch(/^\d+ sent, \d+ delivered, [1-9]\d* failed, \d+ retried, \d+ interrupted$/m);
+    expect(result.stdout).toMatch(/^\d+ messages: \d+ delivered, [1-9]\d* failed, \d+ retried, \d+ not delivered \(interrupted\)$/m);
     expect(result.code).toBe(1);
     const resume = resumeOf(result.stderr);
     // Line 150 was not written anywhere: it is at or after the resume line.
@@ -70,7 +70,7 @@ describe.skipIf(!existsSync("/dev/full"))("replay stopped part way by a file it 
     const result = await runInProcess(["replay", input(), "--url", target.url, "--concurrency", "8", "--results", "/dev/full"]);
     expect(result.stderr).not.toContain("internal error");
     expect(result.stderr).toContain("error: /dev/full: --results: cannot write: ENOSPC");
-    expect(result.stdout).toMatch(/^\d+ sent, \d+ delivered, 0 failed, \d+ retried, \d+ interrupted$/m);
+    expect(result.stdout).toMatch(/^\d+ messages: \d+ delivered, 0 failed, \d+ retried, \d+ not delivered \(interrupted\)$/m);
     expect(result.code).toBe(1);
     const resume = resumeOf(result.stderr);
     expect(resume.line).toBe(1);
@@ -104,7 +104,7 @@ describe("replay --raw: what the send pass sends, the validation pass has checke
     const path = file([track(1), "not json at all", track(3)]);
     const result = await runInProcess(["replay", path, "--raw", "--url", target.url, "--dead-letter", deadLetter]);
     expect(result.stderr).not.toContain("internal error");
-    expect(result.stdout).toContain("3 sent, 2 delivered, 1 failed");
+    expect(result.stdout).toContain("3 messages: 2 delivered, 1 failed");
     expect(result.code).toBe(1);
     const again = await runInProcess(["replay", deadLetter, "--raw", "--url", target.url]);
     expect(again.code).toBe(1);

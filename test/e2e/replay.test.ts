@@ -47,7 +47,7 @@ describe("webhook-cli replay", () => {
     expect(result.code).toBe(0);
     expect(target.requests.map((r) => r.body.toString())).toEqual(bodies);
     for (const r of target.requests) expect(r.headers["x-signature"]).toBe(sign("replayed", r.body));
-    expect(result.stdout).toMatch(/4 sent, 4 delivered, 0 failed/);
+    expect(result.stdout).toMatch(/4 messages: 4 delivered, 0 failed, 0 retried/);
   });
 
   it("exits 2 naming line 3 when it is bad, and sends nothing", async () => {
@@ -130,7 +130,7 @@ describe("webhook-cli replay", () => {
     // Resuming continues exactly there.
     const resumed = await runInProcess(["replay", path, "--url", target.url, "--from-line", String(resume), "--concurrency", "16"]);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toContain(`${total - resume + 1} sent, ${total - resume + 1} delivered`);
+    expect(resumed.stdout).toContain(`${total - resume + 1} messages: ${total - resume + 1} delivered`);
   });
 
   it("Ctrl-C without --dead-letter: resumes at the lowest line not delivered and says how many later lines will be sent again", async () => {

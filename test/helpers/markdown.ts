@@ -56,3 +56,41 @@ export function linksOf(markdown: string): { line: number; target: string }[] {
     [...text.replace(/`[^`]*`/g, "``").matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => ({ line, target: match[1] as string })),
   );
 }
+
+/** The code blocks fenced ```` ```lang ```` in the section of `markdown` under `heading` (a whole heading line), up to the next heading of its level or above. */
+export function sectionBlocks(markdown: string, heading: string, lang: string): string[] {
+  const start = markdown.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`no heading ${heading}`);
+  const level = /^#+/.exec(heading)?.[0].length ?? 1;
+  const rest = markdown.slice(start + heading.length + 2);
+  const end = rest.search(new RegExp(`^#{1,${level}} `, "m"));
+  const section = end < 0 ? rest : rest.slice(0, end);
+  return [...section.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, "gm"))].map((match) => match[1] as string);
+}
+
+/** A fenced code block: its info string (`sh runnable`), its opening fence's line (1-based), the nearest heading above it and its lines. */
+export interface FencedBlock {
+  info: string;
+  line: number;
+  heading: string;
+  body: string[];
+}
+
+/** The ```` ``` ```` fenced blocks of `markdown`, in order. */
+export function fencedBlocks(markdown: string): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  const lines = markdown.split("\n");
+  let heading = "";
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i] as string;
+    const title = /^#{1,6} (.*)$/.exec(text)?.[1];
+    if (title !== undefined) heading = title.trim();
+    const fence = /^```(.*)$/.exec(text);
+    if (!fence) continue;
+    const end = lines.findIndex((candidate, j) => j > i && candidate.startsWith("```"));
+    if (end < 0) break;
+    blocks.push({ info: (fence[1] as string).trim(), line: i + 1, heading, body: lines.slice(i + 1, end) });
+    i = end;
+  }
+  return blocks;
+}

@@ -1,3 +1,5 @@
+import { fencedBlocks } from "./markdown.js";
+
 /**
  * The runnable examples of the README and docs/: fenced blocks whose info
  * string is `sh runnable`, each line (with `\` continuations joined) one command.
@@ -12,24 +14,10 @@ export interface RunnableBlock {
   commands: string[];
 }
 
-const FENCE = /^```(.*)$/;
-
 export function runnableBlocks(markdown: string, file: string): RunnableBlock[] {
-  const blocks: RunnableBlock[] = [];
-  const lines = markdown.split("\n");
-  let heading = "";
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i] as string;
-    const title = /^#{1,6} (.*)$/.exec(text)?.[1];
-    if (title !== undefined) heading = title.trim();
-    const fence = FENCE.exec(text);
-    if (!fence) continue;
-    const end = lines.findIndex((candidate, j) => j > i && candidate.startsWith("```"));
-    if (end < 0) break;
-    if (/^sh\s+runnable\b/.test(fence[1] as string)) blocks.push({ file, heading, line: i + 1, commands: commandsOf(lines.slice(i + 1, end)) });
-    i = end;
-  }
-  return blocks;
+  return fencedBlocks(markdown)
+    .filter((block) => /^sh\s+runnable\b/.test(block.info))
+    .map(({ heading, line, body }) => ({ file, heading, line, commands: commandsOf(body) }));
 }
 
 /** One command per line; a line ending in `\` goes on on the next; blank and comment-only lines are skipped. */

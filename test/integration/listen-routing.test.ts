@@ -109,6 +109,21 @@ describe("listen --forward-to refusals (exit 2, nothing started)", () => {
     expect(result.stdout).not.toContain("Listening on");
   });
 
+  // As --url refuses it: the URL would be printed, and a relay sends no credentials of its own.
+  it.each([
+    ["the default URL", "http://alice:hunter2@127.0.0.1:1/app"],
+    ["a type's URL", "track=http://alice:hunter2@127.0.0.1:1/app"],
+    ["a type's URL, a user alone", "identify=http://alice@127.0.0.1:1/app"],
+  ])("credentials (user:password@) in %s are refused, saying why, the password masked", async (_where, value) => {
+    // --exit-after: a listen that took the URL ends by itself (as the old code's did, exit 0).
+    const result = await runInProcess(["listen", "--port", "0", "--exit-after", "2s", "--forward-to", value]);
+    expect(result.stderr).toMatch(
+      /^error: --forward-to: "http:\/\/alice(:\*\*\*)?@127\.0\.0\.1:1\/app" has credentials in it \(user:password@\): listen would not send them; have the sender send them as a header \(send --header 'Authorization: Basic …'\), which listen relays\n$/,
+    );
+    expect(result).toMatchObject({ code: 2, stdout: "" });
+    expect(result.stderr).not.toContain("hunter2");
+  });
+
   it("a type's URL that is no http URL is named", async () => {
     const result = await runInProcess(["listen", "--port", "0", "--forward-to", "track=ftp://127.0.0.1/x"]);
     expect(result.code).toBe(2);

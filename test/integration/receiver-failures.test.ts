@@ -116,11 +116,10 @@ describe("bounded work per request", () => {
     receivers.push(receiver);
     const stalled = await slowUpload(receiver.url, "/a", 10_000);
     await trickle(stalled.socket, 100, 1, 0);
-    const started = Date.now();
     await stalled.ended;
+    // Node checks the timeouts every 2 s (connectionsCheckingInterval), so this comes 1 to 3 s after the
+    // request started; held until Node's default request timeout (300 s), the test would time out instead.
     expect(stalled.received()).toMatch(/^HTTP\/1\.1 408 /);
-    // Node checks the timeouts every 2 s (connectionsCheckingInterval).
-    expect(Date.now() - started).toBeLessThan(5_000);
     stalled.socket.destroy();
   });
 

@@ -50,17 +50,15 @@ describe("stopping a receiver that relays (listen --forward-to)", () => {
     const pending = forwarder.forward({ method: "POST", rawHeaders: ["Content-Type", "application/json"], body: Buffer.from(BODY) });
     await until(() => app.requests.length === 1);
 
-    const started = Date.now();
     await forwarder.close();
-    const result = await pending;
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(result).toMatchObject({ status: 503, fromApp: false, error: "interrupted", headers: { "retry-after": "5" } });
+    // "interrupted", not "timeout": close() ended the relay, not its 60 s deadline (which the test's timeout would meet first).
+    expect(await pending).toMatchObject({ status: 503, fromApp: false, error: "interrupted", headers: { "retry-after": "5" } });
     // A relay asked for after close() does not reach the app.
     expect(await forwarder.forward({ method: "POST", rawHeaders: [], body: Buffer.from(BODY) })).toMatchObject({ status: 503, error: "interrupted" });
     expect(app.requests).toHaveLength(1);
   });
 
-  it("closes within a second: the relay in flight gets 503, a request completed during the stop too, both with Retry-After", async () => {
+  it("closes without waiting for the app: the relay in flight gets 503, a request completed during the stop too, both with Retry-After", async () => {
     const app = await silentApp();
     const forwarder = createForwarder(app.url, { timeoutMs: 60_000 });
     opened.push(forwarder);
@@ -72,11 +70,10 @@ describe("stopping a receiver that relays (listen --forward-to)", () => {
     const relayed = fetch(`${receiver.url}/hooks`, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
     await until(() => app.requests.length === 1);
 
-    const started = Date.now();
+    // Answers, not a clock: a close that waited for the app would leave the relay to its 1 s grace, which cuts the connection unanswered.
     const closed = receiver.close();
     const lateAnswer = await late.finish();
     await closed;
-    expect(Date.now() - started).toBeLessThan(1_000);
 
     const answer = await relayed;
     expect(answer.status).toBe(503);

@@ -390,13 +390,12 @@ describe("serve over TLS", () => {
     expect(trusted.status).toBe(200);
     const settings = await send(s.server.url, { method: "GET", path: `/v1/projects/${KEY}/settings`, ca: certs.caCert });
     expect(settings.json["integrations"]).toMatchObject({ "Segment.io": { protocol: "https" } });
-    const started = Date.now();
     const refused = await send(s.server.url, { path: "/v1/b", body: "{}" }).then(
       () => "answered",
       (error: NodeJS.ErrnoException) => error.code,
     );
+    // The handshake's own verdict: a connection left hanging would end in another error, or in the test's timeout.
     expect(refused).toBe("UNABLE_TO_VERIFY_LEAF_SIGNATURE");
-    expect(Date.now() - started).toBeLessThan(2_000);
     await s.waitForDelivered(1);
   });
 });

@@ -12,6 +12,8 @@ import { EXPECT_OPTIONS } from "../../src/cli/commands/expect/options.js";
 import { REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
 import { SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
+import { SIGN_OPTIONS } from "../../src/cli/commands/sign/options.js";
+import { VERIFY_OPTIONS } from "../../src/cli/commands/verify/options.js";
 import type { OptionSpec } from "../../src/cli/options/spec.js";
 import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/output.js";
 import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
@@ -39,6 +41,8 @@ const TABLE_OF: Record<string, readonly OptionSpec[]> = {
   replay: REPLAY_OPTIONS,
   serve: SERVE_OPTIONS,
   "audience sync": AUDIENCE_SYNC_OPTIONS,
+  sign: SIGN_OPTIONS,
+  verify: VERIFY_OPTIONS,
   "function run": FUNCTION_RUN_OPTIONS,
   demo: DEMO_OPTIONS,
   completion: [],

@@ -64,9 +64,19 @@ describe("links", () => {
     expect(broken).toEqual([]);
   });
 
-  it("every docs/ section a comment in src/, test/ or bench/ cites exists", () => {
+  it("every docs/ section a comment in src/, test/, bench/, scripts/ or action/ cites exists", () => {
     const cited = new Map<string, string>();
-    const files = [...sourceFiles(join(ROOT, "src")), ...sourceFiles(join(ROOT, "test")), ...sourceFiles(join(ROOT, "bench"))];
+    // action/cli/ is the built bundle a release commits, not a source.
+    const action = readdirSync(join(ROOT, "action"))
+      .filter((name) => name.endsWith(".js"))
+      .map((name) => join(ROOT, "action", name));
+    const files = [
+      ...sourceFiles(join(ROOT, "src")),
+      ...sourceFiles(join(ROOT, "test")),
+      ...sourceFiles(join(ROOT, "bench")),
+      ...sourceFiles(join(ROOT, "scripts")),
+      ...action,
+    ];
     // This file names broken targets on purpose, to show the check fails on them.
     for (const file of files.filter((path) => path !== fileURLToPath(import.meta.url))) {
       for (const match of readFileSync(file, "utf8").matchAll(/\bdocs\/([\w/-]+\.md)(#[\w-]+)?/g)) {

@@ -2,7 +2,18 @@ import { describe, expect, it } from "vitest";
 import { exitReportFor } from "../../src/cli/exit-codes.js";
 import { StateError } from "../../src/serve/durable-queue.js";
 import { BatchDeliveryError, QueueFullError } from "../../src/client/errors.js";
-import { ClosedError, ConfigError, InputError, PortError, UsageError, ValidationError, WebhookCliError, WriteError } from "../../src/errors.js";
+import {
+  ClosedError,
+  ConfigError,
+  InputError,
+  PortError,
+  SchemeError,
+  SecretFormatError,
+  UsageError,
+  ValidationError,
+  WebhookCliError,
+  WriteError,
+} from "../../src/errors.js";
 
 // Every error class of src/, one instance each. A new class goes here with its own code.
 const ERRORS: readonly WebhookCliError[] = [
@@ -16,6 +27,8 @@ const ERRORS: readonly WebhookCliError[] = [
   new ClosedError("closed"),
   new WriteError("cannot write"),
   new StateError("state directory"),
+  new SchemeError("unknown scheme"),
+  new SecretFormatError("not base64"),
 ];
 
 describe("error codes", () => {
@@ -31,6 +44,8 @@ describe("error codes", () => {
       ["ClosedError", "E_CLOSED"],
       ["WriteError", "E_WRITE"],
       ["StateError", "E_STATE"],
+      ["SchemeError", "E_SCHEME"],
+      ["SecretFormatError", "E_SECRET"],
     ]);
     const codes = ERRORS.map((error) => error.code);
     expect(new Set(codes).size).toBe(codes.length);
@@ -48,6 +63,8 @@ describe("error codes", () => {
       E_CLOSED: 1,
       E_WRITE: 1,
       E_STATE: 2,
+      E_SCHEME: 2,
+      E_SECRET: 2,
     });
     expect(exitReportFor(new WebhookCliError("E_INTERNAL", "cannot write")).code).toBe(1);
     expect(exitReportFor(new UsageError("bad flag")).stack).toBeUndefined();

@@ -16,6 +16,8 @@ import { parseTable } from "../../src/cli/options/parse.js";
 import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
 import { SERVE_CONCURRENCY_HELP, SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
+import { SIGN_OPTIONS } from "../../src/cli/commands/sign/options.js";
+import { VERIFY_OPTIONS } from "../../src/cli/commands/verify/options.js";
 import { addOptions, helpOf, type OptionSpec } from "../../src/cli/options/spec.js";
 import { DEFAULT_AUDIENCE_CONCURRENCY } from "../../src/audience/audience-sync.js";
 import { DEFAULT_DELIVERY_CONCURRENCY as REPLAY_DEFAULT, DEFAULT_DELIVERY_CONCURRENCY as SERVE_DEFAULT } from "../../src/dispatch/dispatcher.js";
@@ -31,6 +33,8 @@ const TABLES = {
   DEMO_OPTIONS,
   INSPECT_OPTIONS,
   EXPECT_OPTIONS,
+  SIGN_OPTIONS,
+  VERIFY_OPTIONS,
 };
 
 /** Parses argv with a command declared from `table`, the way the CLI does. */

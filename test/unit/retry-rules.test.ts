@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { isRetryable, retryDelayMs } from "../../src/client/retry.js";
 import { resolveOptions } from "../../src/client/options.js";
-import { backoffCapMs, backoffMs, classifyOutcome, honoursRetryAfter } from "../../src/delivery/policy.js";
+import { backoffCapMs, backoffMs, classifyOutcome, honoursRetryAfter, planNextRound } from "../../src/delivery/policy.js";
 import { backoffCeilingMs, RETRY_RULES, retriesStatus } from "../../src/delivery/retry-rules.js";
 import { tlsProblem } from "../../src/delivery/tls-problem.js";
-import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS, MAX_BACKOFF_MS } from "../../src/delivery/types.js";
+import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS, MAX_BACKOFF_MS, type AttemptOutcome } from "../../src/delivery/types.js";
 
 const STATUSES = Array.from({ length: 500 }, (_, i) => 100 + i);
 
@@ -70,5 +70,68 @@ describe("the one TLS classifier", () => {
     expect(tlsProblem("ERR_SSL_WRONG_VERSION_NUMBER")).toEqual({ kind: "handshake" });
     expect(tlsProblem("ERR_TLS_HANDSHAKE_TIMEOUT")).toEqual({ kind: "handshake" });
     for (const code of ["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "UND_ERR_SOCKET", ""]) expect(tlsProblem(code), code).toBeUndefined();
+  });
+});
+
+describe("the standard row: Standard Webhooks' schedule, in virtual time through the engine's planner", () => {
+  const rules = RETRY_RULES.standard;
+  const H = 3_600_000;
+  const outcome = (code: number, retryAfterMs?: number): AttemptOutcome => ({
+    kind: "status",
+    status: code,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
+  // No jitter: the randomness is never read.
+  const random = (): number => {
+    throw new Error("the schedule is fixed: no randomness");
+  };
+
+  /** Each attempt's start (ms after the first) while `answer(round)` comes back, and why retrying stopped. */
+  function run(answer: (round: number) => AttemptOutcome): { starts: number[]; stop: string } {
+    const starts: number[] = [];
+    let now = 0;
+    for (let round = 1; round < 1_000; round++) {
+      starts.push(now);
+      const plan = planNextRound({ round, outcomes: [answer(round)], now, firstAttemptAt: 0, windowMs: rules.limit.windowMs, random, rules });
+      if (!plan.retry) return { starts, stop: plan.reason };
+      now += plan.waitMs;
+    }
+    throw new Error("never stopped");
+  }
+
+  it("attempts immediately, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h, then stops (75 h 35 min 5 s)", () => {
+    const { starts, stop } = run(() => outcome(500));
+    const at = (h: number, m: number, s: number) => h * H + m * 60_000 + s * 1_000;
+    expect(starts).toEqual([0, at(0, 0, 5), at(0, 5, 5), at(0, 35, 5), at(2, 35, 5), at(7, 35, 5), at(17, 35, 5), at(31, 35, 5), at(51, 35, 5), at(75, 35, 5)]);
+    expect(stop).toBe("window");
+    expect(rules.limit.windowMs).toBe(at(75, 35, 5));
+  });
+
+  it("retries every answer but a 2xx, a 3xx and a 4xx too; 410 Gone stops", () => {
+    for (const code of STATUSES) {
+      const expected = code >= 200 && code < 300 ? "delivered" : code === 410 || code < 200 ? "permanent" : "retry";
+      expect(classifyOutcome(outcome(code), rules), String(code)).toBe(expected);
+    }
+    expect(run((round) => outcome(round === 3 ? 410 : 503))).toEqual({ starts: [0, 5_000, 305_000], stop: "permanent" });
+    expect(classifyOutcome({ kind: "timeout" }, rules)).toBe("retry");
+    expect(classifyOutcome({ kind: "tls", code: "CERT_HAS_EXPIRED" }, rules)).toBe("permanent");
+  });
+
+  it("a Retry-After replaces the step, on any answer, capped at 24 h; the schedule still ends after its last step", () => {
+    expect(run((round) => outcome(round === 2 ? 429 : 500, round === 2 ? 60_000 : undefined)).starts.slice(0, 4)).toEqual([
+      0,
+      5_000,
+      65_000,
+      65_000 + 30 * 60_000,
+    ]);
+    const threeDays = run((round) => outcome(round === 1 ? 404 : 500, round === 1 ? 72 * H : undefined));
+    expect(threeDays.starts[1]).toBe(24 * H);
+    const alwaysSoon = run(() => outcome(503, 1_000));
+    expect(alwaysSoon.starts).toHaveLength(10);
+    expect(alwaysSoon.stop).toBe("window");
+  });
+
+  it("gives an attempt 15 s and follows no redirect", () => {
+    expect([rules.timeoutMs, rules.followsRedirects]).toEqual([15_000, false]);
   });
 });

@@ -2,6 +2,7 @@ import { UsageError } from "../../errors.js";
 import { MESSAGE_TYPES, type MessageType } from "../../messages/names.js";
 import type { AliasKeys } from "../../messages/schemas.js";
 import { parseScript } from "../../receiver/faults.js";
+import { schemeNamed } from "../../signing/schemes.js";
 import { parseDuration } from "../../util/duration.js";
 import { parseJson } from "../../util/json-depth.js";
 import { parseDecimalNumber, parseWholeNumber } from "../../util/numbers.js";
@@ -76,6 +77,7 @@ const PARSERS: Parsers = {
   script: (raw, spec) => parseScript(asString(raw, spec)),
   destination: (raw, spec) => oneOf(asString(raw, spec), DESTINATION_NAMES, spec.flag),
   httpMethod: (raw, spec) => oneOf(asString(raw, spec).toUpperCase(), METHOD_NAMES, spec.flag),
+  scheme: (raw, spec) => schemeNamed(asString(raw, spec), { flag: spec.flag }).name,
 };
 
 function oneOf<T extends string>(text: string, values: readonly T[], flag: string): T {

@@ -3,6 +3,7 @@ import { MESSAGE_TYPES } from "../../messages/names.js";
 import type { Destination, HttpMethod } from "../../config/destination.js";
 import type { AliasKeys, MessageType } from "../../messages/schemas.js";
 import type { ScriptStep } from "../../receiver/faults.js";
+import { SCHEME_NAMES, type SchemeName } from "../../signing/schemes.js";
 
 /**
  * One command-line option, declared once: its flag and help for commander,
@@ -59,6 +60,8 @@ export interface ValueOfKind {
   destination: Destination;
   /** POST, PUT or PATCH (any case). */
   httpMethod: HttpMethod;
+  /** A signature scheme's name (docs/schemes.md). */
+  scheme: SchemeName;
 }
 export type ValueKind = keyof ValueOfKind;
 
@@ -89,12 +92,13 @@ const REPEATABLE: ReadonlySet<ValueKind> = new Set(["list", "messageTypes"]);
 /** The values an option or argument takes when they are a fixed set (for completion). */
 const FIXED_VALUES = new WeakMap<object, readonly string[]>();
 
-/** Fixed values by kind: the message types, the alias-key styles, the destinations and methods. */
+/** Fixed values by kind: the message types, the alias-key styles, the destinations, methods and signature schemes. */
 export function fixedValuesOfKind(kind: ValueKind): readonly string[] | undefined {
   if (kind === "messageType" || kind === "messageTypes") return MESSAGE_TYPES;
   if (kind === "aliasKeys") return ALIAS_KEY_STYLES;
   if (kind === "destination") return DESTINATION_NAMES;
   if (kind === "httpMethod") return METHOD_NAMES;
+  if (kind === "scheme") return SCHEME_NAMES;
   return undefined;
 }
 

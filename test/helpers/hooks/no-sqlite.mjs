@@ -1,5 +1,6 @@
-// Registered with --import: no SQLite at all, as on Node.js 20 without better-sqlite3 installed
+// Loaded with --import: no SQLite at all, as on Node.js 20 without better-sqlite3 installed
 // (better-sqlite3 unresolvable, node:sqlite unknown).
-import { register } from "node:module";
+import { installResolveHook } from "./install.mjs";
+import { resolve } from "./no-sqlite-hooks.mjs";
 
-register("./no-sqlite-hooks.mjs", import.meta.url);
+installResolveHook(resolve, new URL("./no-sqlite-hooks.mjs", import.meta.url));

@@ -1,13 +1,14 @@
 import { appendFileSync } from "node:fs";
 
-let out;
+// The hooks thread of module.register has the process's environment too.
+const out = process.env.RECORD_RESOLVED_TO;
 
-export function initialize(data) {
-  out = data.out;
+export function resolve(specifier, context, next) {
+  const result = next(specifier, context);
+  return result instanceof Promise ? result.then(record) : record(result);
 }
 
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
+function record(result) {
   appendFileSync(out, `${result.url}\n`);
   return result;
 }

@@ -1,5 +1,6 @@
-// Registered with --import: appends the URL of every module the process resolves to
-// $RECORD_RESOLVED_TO. The hooks run on their own thread, so they write a file.
-import { register } from "node:module";
+// Loaded with --import: appends the URL of every module the process resolves to
+// $RECORD_RESOLVED_TO (a file: with module.register the hook runs on another thread).
+import { installResolveHook } from "./install.mjs";
+import { resolve } from "./record-resolved-hooks.mjs";
 
-register("./record-resolved-hooks.mjs", import.meta.url, { data: { out: process.env.RECORD_RESOLVED_TO } });
+installResolveHook(resolve, new URL("./record-resolved-hooks.mjs", import.meta.url));

@@ -7,7 +7,10 @@ export const completionCommand: CommandDeclaration<typeof COMPLETION_OPTIONS, [s
   arguments: [{ name: "<shell>", description: `the shell: ${SHELLS.join(", ")}`, values: SHELLS }],
   options: COMPLETION_OPTIONS,
   wholeProgram: true,
-  examples: ["source <(webhook-cli completion bash)      # in ~/.bashrc", "webhook-cli completion fish > ~/.config/fish/completions/webhook-cli.fish"],
+  examples: [
+    "source <(webhook-cli completion bash)      # in ~/.bashrc",
+    "mkdir -p ~/.config/fish/completions && webhook-cli completion fish > ~/.config/fish/completions/webhook-cli.fish",
+  ],
   async run(_, [shell], { io, program }) {
     return (await import("./index.js")).completion(shell, program, io);
   },

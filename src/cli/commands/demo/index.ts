@@ -8,6 +8,7 @@ import { startReceiver, type ReceivedRequest } from "../../../receiver/server.js
 import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
 import { formatDuration } from "../../../util/duration.js";
 import type { CliIo } from "../../io.js";
+import { invocation } from "../../invocation.js";
 import { interruptedExitCode } from "../../io.js";
 import { createOutput, type Output } from "../../output.js";
 import type { DemoFlags } from "./options.js";
@@ -71,11 +72,13 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
       `\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`,
     );
     if (code === 0) {
+      // Named as it runs here: `npx webhook-cli` in a clone or under npm, where `webhook-cli` is not found.
+      const command = invocation(io.env);
       output.line("\nNext: run your own receiver and send to it:");
       // The secret comes from the environment, not the command line, where `ps` would show it.
       output.line("  export WEBHOOK_SECRET=s3cret");
-      output.line("  webhook-cli listen");
-      output.line("  webhook-cli send --type track --url http://127.0.0.1:8080/hook");
+      output.line(`  ${command} listen`);
+      output.line(`  ${command} send --type track --url http://127.0.0.1:8080/hook`);
     }
   }
   return code;

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
@@ -6,15 +5,23 @@ import { pollWait, type WaitAnswer } from "../../../inspector/control-client.js"
 import { arrivalsReport } from "../../../receiver/arrivals.js";
 import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type VerdictFilter } from "../../../receiver/match.js";
 import { formatDuration, parseDuration } from "../../../util/duration.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import { createOutput } from "../../output.js";
 import type { ExpectFlags } from "./options.js";
+import { waitForListen } from "./ready.js";
 
 export type ExpectOptions = ExpectFlags;
 
 /** How long to wait before asking again when listen holds as many waits as it takes. */
 const BUSY_RETRY_MS = 1_000;
+/**
+ * How long past --timeout expect waits for listen's last answer (docs/commands/expect.md#bounds):
+ * listen answers at the timeout itself, so only a control URL that does not answer (a stopped
+ * listen, a server that accepts and never answers or trickles bytes) reaches it.
+ */
+const ANSWER_GRACE_MS = 5_000;
 
 /**
  * Waits until a running `listen` has received at least --count requests matching the filters
@@ -22,19 +29,24 @@ const BUSY_RETRY_MS = 1_000;
  * bad input or a control URL that does not answer.
  */
 export async function expectRequests(options: ExpectOptions, io: CliIo): Promise<number> {
+  if (options.ready) return waitForListen(options, io);
+  if (options.pid !== undefined) throw new UsageError("only with --ready, which watches listen's process", { flag: "--pid" });
   const output = createOutput(io, { json: options.json });
   const match = matchOf(options);
   const since = options.since !== undefined ? sinceOf(options.since) : undefined;
   const control = controlUrl(options.from, io.cwd);
   const deadline = Date.now() + options.timeoutMs;
+  const gaveUp = AbortSignal.timeout(options.timeoutMs + ANSWER_GRACE_MS);
+  const signal = AbortSignal.any([io.signal, gaveUp]);
   let answer: WaitAnswer;
   for (;;) {
     if (io.signal.aborted) return interruptedExitCode(io.signal);
     const remaining = Math.max(0, deadline - Date.now());
     const params = new URLSearchParams(stripUndefined({ ...match, count: String(options.count), timeout: String(remaining), limit: "20" }));
     if (since !== undefined) params.set("since", new Date(since).toISOString());
-    const outcome = await pollWait(control, params, io.signal).catch((error: unknown) => {
+    const outcome = await pollWait(control, params, signal).catch((error: unknown) => {
       if (io.signal.aborted) return undefined;
+      if (gaveUp.aborted) throw new UsageError(`${control} does not answer: ${noAnswerWithin(options.timeoutMs)}: is listen stopped?`, { flag: "--from" });
       throw new UsageError(`${control} does not answer: ${reasonOf(error)}: is listen running?`, { flag: "--from" });
     });
     if (outcome === undefined) return interruptedExitCode(io.signal);
@@ -71,12 +83,8 @@ export async function expectRequests(options: ExpectOptions, io: CliIo): Promise
 /** --from: the control API's URL, or listen's --ready-file (its line 2). */
 function controlUrl(from: string, cwd: string): string {
   if (/^https?:\/\//i.test(from)) return parseHttpUrl(from, { flag: "--from" }).href.replace(/\/$/, "");
-  let text: string;
-  try {
-    text = readFileSync(resolve(cwd, from), "utf8");
-  } catch (error) {
-    throw new UsageError(`cannot read: ${(error as Error).message}`, { flag: "--from", file: from });
-  }
+  // A FIFO or a device is refused before it is opened: reading one could block or never end.
+  const text = readRegularFile(resolve(cwd, from), { flag: "--from", file: from }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
   const line = text.split("\n")[1]?.trim() ?? "";
   if (line === "")
     throw new UsageError("no control API URL on line 2: give the file listen --ready-file wrote, or the URL itself", { flag: "--from", file: from });
@@ -107,6 +115,10 @@ function sinceOf(value: string): number {
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) throw new UsageError(`invalid time "${value}": expected ISO 8601 (2026-01-01T12:00:00Z) or a duration ago (5m)`, { flag: "--since" });
   return ms;
+}
+
+function noAnswerWithin(timeoutMs: number): string {
+  return `no answer within ${formatDuration(timeoutMs + ANSWER_GRACE_MS)} (--timeout ${formatDuration(timeoutMs)} and ${formatDuration(ANSWER_GRACE_MS)} more)`;
 }
 
 function reasonOf(error: unknown): string {

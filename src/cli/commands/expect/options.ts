@@ -28,7 +28,15 @@ export const EXPECT_OPTIONS = [
     shownDefault: "when listen started",
     help: "count requests from this time: ISO 8601, or a duration ago (5m)",
   },
-  { key: "timeoutMs", flag: "--timeout", arg: "<duration>", kind: "duration", default: "10s", help: "how long to wait for them" },
+  { key: "timeoutMs", flag: "--timeout", arg: "<duration>", kind: "duration", default: "10s", help: "how long to wait for them (with --ready: for listen)" },
+  {
+    key: "ready",
+    flag: "--ready",
+    kind: "switch",
+    default: false,
+    help: "only wait until listen is listening (--from's ready file written, its control API answering), then exit 0",
+  },
+  { key: "pid", flag: "--pid", arg: "<pid>", kind: "integer", min: 1, help: "with --ready: listen's process id ($!): exit 2 at once if it exited" },
   { key: "json", flag: "--json", kind: "switch", default: false, help: "one JSON object on stdout: the outcome and what arrived" },
 ] as const satisfies readonly OptionSpec[];
 

@@ -114,6 +114,7 @@ async function readEvents(fn: FunctionModule, options: FunctionRunOptions, io: C
   // Read as `send --raw` reads: a function takes any JSON object, as the service's Test tab does,
   // not only a complete message (hand-written events rarely carry version and timestamp).
   const read = await readMessages(options.events, io, output, {
+    command: "function run",
     raw: true,
     warn: () => {},
     onEmpty: (name) => {

@@ -1,9 +1,8 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHeaderFlag, validateAnswerHeader } from "../../../config/checks.js";
-import { UsageError } from "../../../errors.js";
 import { AnswerPlan, answerHeaders } from "../../../receiver/answers.js";
 import { loadRulesFile } from "../../../receiver/rules-file.js";
+import { MAX_ANSWER_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 import type { ListenFlags } from "./options.js";
 
 /** The scripted answers of --responses, --respond-header and --respond-body (docs/receiver.md#scripted-answers), or undefined without them. */
@@ -19,9 +18,5 @@ export function answerPlanOf(options: ListenFlags, cwd: string): AnswerPlan | un
 function bodyOf(value: string, cwd: string): Buffer {
   if (!value.startsWith("@")) return Buffer.from(value);
   const file = value.slice(1);
-  try {
-    return readFileSync(resolve(cwd, file));
-  } catch (error) {
-    throw new UsageError(`cannot read: ${(error as Error).message}`, { flag: "--respond-body", file });
-  }
+  return readRegularFile(resolve(cwd, file), { flag: "--respond-body", file }, MAX_ANSWER_FILE_BYTES);
 }

@@ -16,6 +16,7 @@ import type { DestinationSettings } from "../../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import type { ReplayFlags } from "./options.js";
+import { deliverySummary } from "../../delivery-summary.js";
 import { createOutput, type Output } from "../../output.js";
 import { logAttempt } from "../../attempt-log.js";
 import { DryRun } from "../../dry-run.js";
@@ -248,8 +249,9 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     output.line(`dry run: ${s.messages} message${s.messages === 1 ? "" : "s"} would be sent (${s.lines} lines${extras ? `, ${extras}` : ""})`);
     return;
   }
+  const interrupted = s.resumeLine !== undefined || s.interrupted > 0;
   output.line(
-    `${s.sent} sent, ${s.delivered} delivered, ${s.failed} failed, ${s.retried} retried${s.interrupted > 0 ? `, ${s.interrupted} interrupted` : ""}${extras ? `, ${extras}` : ""}`,
+    deliverySummary({ messages: s.messages, delivered: s.delivered, failed: s.failed, retried: s.retried, interrupted, extras: extras ? [extras] : [] }),
   );
   output.line(
     `latency p50 ${formatDuration(s.p50Ms)}, p99 ${formatDuration(s.p99Ms)}; ${Math.round(s.eventsPerSecond)} events/s over ${formatDuration(s.elapsedMs)}`,

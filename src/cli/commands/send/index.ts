@@ -20,6 +20,7 @@ import { retryWindowNotice, StatusLine } from "../../status-line.js";
 import { readMessages } from "../../message-input.js";
 import { INTERRUPTED } from "../../stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
+import { deliverySummary } from "../../delivery-summary.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
@@ -144,13 +145,11 @@ function printSummary(output: Output, total: number, s: DispatchSummary, signal:
   const interrupted = s.stopped;
   const notDelivered = total - delivered - failed;
   output.event("summary", { messages: total, delivered, failed, notDelivered, interrupted });
-  const summary = `${total} message${total === 1 ? "" : "s"}: ${delivered} delivered, ${failed} failed`;
+  output.line(deliverySummary({ messages: total, delivered, failed, retried: s.retried, interrupted }));
   if (interrupted) {
-    output.line(`${summary}, ${notDelivered} not delivered (interrupted)`);
     output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${total - s.sent} not sent)`);
     return interruptedExitCode(signal);
   }
-  output.line(summary);
   return failed > 0 ? 1 : 0;
 }
 
@@ -175,6 +174,7 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
     return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
   return readMessages(options.file as string, io, output, {
+    command: "send",
     raw: options.raw === true,
     onEmpty: (name) => {
       if (options.allowEmpty) return [];

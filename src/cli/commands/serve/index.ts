@@ -15,6 +15,8 @@ import type { ServeFlags } from "./options.js";
 import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
 import { printable } from "../../../util/printable.js";
+import { formatDuration } from "../../../util/duration.js";
+import type { TargetChange } from "../../../serve/target-health.js";
 import { UsageError } from "../../../errors.js";
 import { allowedOrigins, type AllowedOrigins } from "../../../serve/cors.js";
 import { readTlsFiles } from "../../tls-files.js";
@@ -83,6 +85,7 @@ function createCollector(options: ServeOptions, output: Output, parts: Pick<Coll
     onSettled: (message, result) => {
       if (!result.delivered) reportFailure(output, message, result);
     },
+    onTargetChange: (change) => reportTargetChange(output, change),
     strict: options.strict ?? false,
     onRejected: (rejection) => {
       output.event("rejected", { index: rejection.index, reason: rejection.reason, source: rejection.source, path: rejection.path });
@@ -147,6 +150,16 @@ function reportFailure(output: Output, message: QueuedMessage, result: DeliveryR
   output.log(
     `${output.color.red("✗")} gave up on ${type ?? "message"}${userId !== null ? ` ${printable(userId)}` : ""} (#${message.id}): ${printable(reasons.join("; "))}`,
   );
+}
+
+/** Deliveries to a URL started failing or recovered: one line each, at most every 30 s per URL (docs/serve-api.md#output). */
+function reportTargetChange(output: Output, change: TargetChange): void {
+  output.event("target", { ...change });
+  if (change.state === "failing") output.log(`${output.color.yellow("!")} deliveries to ${change.url} are failing: ${printable(change.error)} (retrying)`);
+  else {
+    const attempts = `${change.failedAttempts} failed attempt${change.failedAttempts === 1 ? "" : "s"}`;
+    output.log(`${output.color.green("✓")} deliveries to ${change.url} recovered after ${formatDuration(change.downMs)} (${attempts})`);
+  }
 }
 
 /** `serve --failed`: the messages given up, one JSON line each (body, failure, failedAt). */

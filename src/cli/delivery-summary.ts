@@ -1,0 +1,23 @@
+/**
+ * The last line of a sending command, one wording for `send` and `replay` (docs/cli.md#summary):
+ * `7 messages: 6 delivered, 1 failed, 2 retried`, then `, 3 not delivered (interrupted)` when the
+ * run was stopped, then the command's own counts (`24 filtered out`).
+ */
+export interface DeliveryCounts {
+  messages: number;
+  delivered: number;
+  failed: number;
+  /** Messages that took more than one round. */
+  retried: number;
+  /** The run was stopped (a signal, or an error part way): what is neither delivered nor failed was not delivered. */
+  interrupted: boolean;
+  /** The command's own counts, each already worded (`2 skipped (invalid)`). */
+  extras?: readonly string[];
+}
+
+export function deliverySummary(c: DeliveryCounts): string {
+  const parts = [`${c.delivered} delivered`, `${c.failed} failed`, `${c.retried} retried`];
+  if (c.interrupted) parts.push(`${c.messages - c.delivered - c.failed} not delivered (interrupted)`);
+  parts.push(...(c.extras ?? []));
+  return `${c.messages} message${c.messages === 1 ? "" : "s"}: ${parts.join(", ")}`;
+}

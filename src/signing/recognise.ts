@@ -1,0 +1,96 @@
+import { SecretFormatError } from "../errors.js";
+import { SCHEME_NAMES, SCHEMES, schemeNamed, type Scheme, type SchemeName } from "./schemes.js";
+import { schemeKeys, type SchemeKey } from "./secrets.js";
+import { verifySignature, type ReceivedRequest, type Refused, type SignedHeaders, type Verification, type VerifyOptions } from "./verify.js";
+
+/**
+ * The schemes whose signature header a request carries, in the table's order
+ * (docs/schemes.md#recognition). A sender migrating to Standard Webhooks sends its old header beside
+ * the new ones, so a request may carry several.
+ */
+export function recogniseSchemes(headers: SignedHeaders): SchemeName[] {
+  return SCHEME_NAMES.filter((name) => carries(headers, SCHEMES[name]));
+}
+
+function carries(headers: SignedHeaders, scheme: Scheme): boolean {
+  const names = scheme.legacy ? [scheme.signature.name, scheme.legacy.name] : [scheme.signature.name];
+  return names.some((name) => headers[name.toLowerCase()] !== undefined);
+}
+
+export interface RequestVerifierOptions extends VerifyOptions {
+  /** The one scheme required; undefined: each scheme the request carries is recognised by its headers. */
+  scheme?: string | undefined;
+  /** Every secret accepted (key rotation), in order. */
+  secrets: readonly string[];
+}
+
+/** A request's verdict on each scheme checked: one entry with --scheme, one per scheme recognised without (none recognised: one refusal). */
+export type RequestVerifier = (request: ReceivedRequest) => Verification[] | [NotRecognised];
+
+/** No scheme's signature header was found. */
+export interface NotRecognised {
+  ok: false;
+  scheme: null;
+  reason: "unrecognised";
+  header: null;
+  part: null;
+  message: string;
+}
+
+/**
+ * The verifier listen and startReceiver build once from their flags: keys made once per scheme.
+ * With a scheme, a secret its format refuses is a SecretFormatError now (bad input, nothing
+ * received yet); without, such a secret only refuses the requests of that scheme, saying why.
+ */
+export function requestVerifier(options: RequestVerifierOptions): RequestVerifier {
+  const verifyOptions: VerifyOptions = { toleranceSeconds: options.toleranceSeconds };
+  if (options.scheme !== undefined) {
+    const scheme = schemeNamed(options.scheme);
+    const keys = schemeKeys(scheme, options.secrets);
+    return (request) => [verifySignature(scheme, keys, request, verifyOptions)];
+  }
+  const keysOf = new Map<SchemeName, SchemeKey[] | SecretFormatError>();
+  for (const name of SCHEME_NAMES) keysOf.set(name, keysOrError(SCHEMES[name], options.secrets));
+  return (request) => {
+    const names = recogniseSchemes(request.headers);
+    if (names.length === 0) return [notRecognised()];
+    return names.map((name) => {
+      const keys = keysOf.get(name) as SchemeKey[] | SecretFormatError;
+      return keys instanceof SecretFormatError ? secretRefused(SCHEMES[name], keys) : verifySignature(SCHEMES[name], keys, request, verifyOptions);
+    });
+  };
+}
+
+/** The keys of the secrets the scheme's format takes (their places kept); the first refusal when it takes none. */
+function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeKey[] | SecretFormatError {
+  const keys: SchemeKey[] = [];
+  let refusal: SecretFormatError | undefined;
+  secrets.forEach((secret, index) => {
+    try {
+      const [made] = schemeKeys(scheme, [secret]);
+      if (made) keys.push({ key: made.key, index });
+    } catch (error) {
+      if (!(error instanceof SecretFormatError)) throw error;
+      refusal ??= error;
+    }
+  });
+  return keys.length > 0 ? keys : (refusal ?? new SecretFormatError(`scheme ${scheme.name} needs a secret`));
+}
+
+/** A recognised scheme no secret given can verify (a text secret for Standard Webhooks): said on the request. */
+function secretRefused(scheme: Scheme, error: SecretFormatError): Refused {
+  const message = `${scheme.signature.name}: no secret given is a ${scheme.name} secret (${error.message})`;
+  return { ok: false, scheme: scheme.name, reason: "secret", header: scheme.signature.name, part: null, message, secretsTried: 0 };
+}
+
+function notRecognised(): NotRecognised {
+  const names = SCHEME_NAMES.map((name) => SCHEMES[name].signature.name);
+  return {
+    ok: false,
+    scheme: null,
+    reason: "unrecognised",
+    header: null,
+    part: null,
+    message: `no signature header of any scheme (looked for ${names.join(", ")})`,
+  };
+}
