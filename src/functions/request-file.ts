@@ -4,6 +4,8 @@ import { checkSettings, type FunctionSettings } from "./settings.js";
 
 /** The largest webhook body the service passes to a source function (512 KiB). */
 export const MAX_SOURCE_BODY_BYTES = 512 * 1024;
+/** A test request file: its body within 512 KiB, written as JSON, headers and all (docs/security.md#files-named-by-options). */
+export const MAX_REQUEST_FILE_BYTES = 8 * 1024 * 1024;
 
 export interface RequestFile {
   payload: RequestPayload;

@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { runInContext } from "node:vm";
 import { Agent, type Dispatcher } from "undici";
 import { InputError } from "../errors.js";
 import type { Clock } from "../util/clock.js";
+import { readRegularFile } from "../util/readable-file.js";
 import type { Egress } from "./fetch.js";
 import { createFunctionContext, type FunctionContext } from "./globals.js";
 import { InvocationState, runInvocation } from "./invocation.js";
@@ -37,15 +37,13 @@ export interface FunctionOptions {
   dispatcher?: Dispatcher;
 }
 
-/** Reads and loads a function file (`file` as the user named it, resolved from `cwd`). */
+/** A function file is code: this much at most (docs/security.md#files-named-by-options). */
+export const MAX_FUNCTION_FILE_BYTES = 8 * 1024 * 1024;
+
+/** Reads and loads a function file (`file` as the user named it, resolved from `cwd`): a regular file within its bound. */
 export function loadFunction(file: string, cwd: string, options: FunctionOptions = {}): FunctionModule {
   const path = resolve(cwd, file);
-  let code: string;
-  try {
-    code = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read the function: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { file });
-  }
+  const code = readRegularFile(path, { file }, MAX_FUNCTION_FILE_BYTES).toString("utf8");
   return new FunctionModule(code, file, { ...options, resolveFrom: options.resolveFrom ?? [dirname(path), cwd] });
 }
 

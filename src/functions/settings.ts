@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { type ErrorSource, InputError, UsageError } from "../errors.js";
+import { type ErrorSource, InputError } from "../errors.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** A function's settings: the object its handlers get as their second argument. */
 export type FunctionSettings = Record<string, unknown>;
@@ -13,18 +13,13 @@ export function checkSettings(value: unknown, source: ErrorSource): FunctionSett
 }
 
 /**
- * `--settings FILE|JSON`: a value that starts with `{` is the JSON itself; anything else names a
- * file holding it (read from `cwd`).
+ * `--settings FILE|JSON`: a value that starts with `{` (or `[`) is the JSON itself; anything else
+ * names a file holding it (read from `cwd`: a regular file of at most 1 MiB).
  */
 export function readSettings(value: string, cwd: string, flag: string): FunctionSettings {
   const text = value.trimStart();
   if (text.startsWith("{") || text.startsWith("[")) return parseSettings(text, { flag });
-  let contents: string;
-  try {
-    contents = readFileSync(resolve(cwd, value), "utf8");
-  } catch (error) {
-    throw new UsageError(`not JSON and not a readable file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { flag });
-  }
+  const contents = readRegularFile(resolve(cwd, value), { flag, file: value }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
   return parseSettings(contents.replace(/^\uFEFF/, ""), { file: value });
 }
 

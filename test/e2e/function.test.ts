@@ -153,7 +153,13 @@ describe("webhook-cli function run: bad input exits 2 with one clear line, and r
       ["--type", "track", "--settings", "[1]"],
       /^error: --settings: settings must be a JSON object, not an array\n$/,
     ],
-    ["an unreadable function file", null, ["--type", "track"], /^error: missing\.js: cannot read the function: ENOENT\n$/],
+    ["an unreadable function file", null, ["--type", "track"], /^error: missing\.js: cannot read: ENOENT: no such file or directory/],
+    [
+      "settings from a device",
+      ["ok3.js", "async function onTrack() {}"],
+      ["--type", "track", "--settings", "/dev/zero"],
+      /^error: \/dev\/zero: --settings: not a regular file/,
+    ],
     ["a source function without --request", ["src.js", "async function onRequest() {}"], [], /give it a test request with --request FILE/],
     ["an event that is not a JSON object", ["ok2.js", "async function onTrack() {}"], ["events.txt"], /^error: events\.txt:2: an event is a JSON object\n$/],
   ] as const)("%s", async (_, written, args, stderr) => {
@@ -161,6 +167,14 @@ describe("webhook-cli function run: bad input exits 2 with one clear line, and r
     const result = await run([written ? written[0] : "missing.js", ...args]);
     expect({ code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({ code: 2, stderr: expect.stringMatching(stderr), stdout: "" });
     expect(fn).toBeTruthy();
+  });
+
+  it("a function file that is a device is refused before it is read", async () => {
+    const result = await run(["/dev/zero", "--type", "track"]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 2,
+      stderr: "error: /dev/zero: not a regular file (a pipe, a device or a directory): give a file\n",
+    });
   });
 
   it("a package the function uses that is not installed: named, with the command to install it", async () => {

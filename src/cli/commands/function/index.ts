@@ -1,14 +1,14 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError, InputError, UsageError } from "../../../errors.js";
 import type { Egress } from "../../../functions/fetch.js";
-import { parseRequestFile, type RequestFile } from "../../../functions/request-file.js";
+import { MAX_REQUEST_FILE_BYTES, parseRequestFile, type RequestFile } from "../../../functions/request-file.js";
 import { requestFromPayload } from "../../../functions/request.js";
 import { DEFAULT_BATCH_EVENTS, type FunctionModule, loadFunction } from "../../../functions/runtime.js";
 import { type FunctionSettings, readSettings } from "../../../functions/settings.js";
 import { exampleMessage } from "../../../messages/examples.js";
 import type { InputMessage } from "../../../messages/input.js";
 import type { Clock } from "../../../util/clock.js";
+import { readRegularFile } from "../../../util/readable-file.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import { readMessages } from "../../message-input.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
@@ -145,13 +145,7 @@ function batchSizeOf(fn: FunctionModule, options: FunctionRunOptions): number {
 }
 
 function readRequestFile(file: string, cwd: string): RequestFile {
-  let text: string;
-  try {
-    text = readFileSync(resolve(cwd, file), "utf8");
-  } catch (error) {
-    throw new InputError(`cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { file });
-  }
-  return parseRequestFile(text, file);
+  return parseRequestFile(readRegularFile(resolve(cwd, file), { flag: "--request", file }, MAX_REQUEST_FILE_BYTES).toString("utf8"), file);
 }
 
 function egressOf(options: FunctionRunOptions, io: CliIo): Egress | undefined {
