@@ -14,6 +14,8 @@ export interface ErrorSource {
   field?: string;
   file?: string;
   line?: number;
+  /** With `line`: the column (from 1), for a place in source code. */
+  column?: number;
   key?: string;
   env?: string;
 }
@@ -126,7 +128,8 @@ export class SecretFormatError extends WebhookCliError {
 function formatSource(source: ErrorSource | undefined, nameOf: (field: string) => string | undefined = () => undefined): string {
   if (!source) return "";
   const parts: string[] = [];
-  if (source.file !== undefined) parts.push(source.line !== undefined ? `${source.file}:${source.line}` : source.file);
+  const column = source.line !== undefined && source.column !== undefined ? `:${source.column}` : "";
+  if (source.file !== undefined) parts.push(source.line !== undefined ? `${source.file}:${source.line}${column}` : source.file);
   else if (source.line !== undefined) parts.push(`line ${source.line}`);
   if (source.flag !== undefined) parts.push(source.flag);
   if (source.field !== undefined) parts.push(nameOf(source.field) ?? source.field);

@@ -2,6 +2,7 @@ import { audienceCommand } from "./commands/audience/command.js";
 import { completionCommand } from "./commands/completion/command.js";
 import { demoCommand } from "./commands/demo/command.js";
 import { expectCommand } from "./commands/expect/command.js";
+import { functionCommand } from "./commands/function/command.js";
 import { generateCommand } from "./commands/generate/command.js";
 import { inspectCommand } from "./commands/inspect/command.js";
 import { listenCommand } from "./commands/listen/command.js";
@@ -27,6 +28,7 @@ export const COMMANDS: readonly (CommandDeclaration | GroupDeclaration)[] = [
   audienceCommand,
   signCommand,
   verifyCommand,
+  functionCommand,
   demoCommand,
   completionCommand,
 ];

@@ -33,7 +33,7 @@ function bashCandidates(words: string[]): string {
 describe("webhook-cli completion bash, loaded in bash", () => {
   it("completes commands, subcommands and message types", () => {
     expect(bashCandidates(["webhook-cli", "re"])).toBe("replay");
-    expect(bashCandidates(["webhook-cli", ""])).toBe("generate send listen inspect expect replay serve audience sign verify demo completion");
+    expect(bashCandidates(["webhook-cli", ""])).toBe("generate send listen inspect expect replay serve audience sign verify function demo completion");
     expect(bashCandidates(["webhook-cli", "generate", ""])).toBe(MESSAGE_TYPES);
     expect(bashCandidates(["webhook-cli", "generate", "track", "i"])).toBe("identify");
     expect(bashCandidates(["webhook-cli", "audience", ""])).toBe("sync");
@@ -84,7 +84,7 @@ describe.skipIf(!installed("zsh"))("webhook-cli completion zsh (zsh installed)",
         ],
         { encoding: "utf8" },
       ).trim();
-    expect(offered(["webhook-cli", "re"])).toBe("generate send listen inspect expect replay serve audience sign verify demo completion");
+    expect(offered(["webhook-cli", "re"])).toBe("generate send listen inspect expect replay serve audience sign verify function demo completion");
     expect(offered(["webhook-cli", "generate", ""])).toBe(MESSAGE_TYPES);
     expect(offered(["webhook-cli", "audience", ""])).toBe("sync");
     expect(offered(["webhook-cli", "send", "--alias-keys", ""])).toBe("spec camel");

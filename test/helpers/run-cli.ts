@@ -150,3 +150,24 @@ export function jsonEvents(stdout: string, event?: string): Record<string, unkno
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   return event === undefined ? events : events.filter((e) => e["event"] === event);
 }
+
+/**
+ * A CliIo for calling a command's function directly (to inject a clock, say), or building the
+ * program: stdout kept as text (`out()`), the rest discarded.
+ */
+export function fakeIo(options: { env?: NodeJS.ProcessEnv; isTTY?: boolean; cwd?: string } = {}): CliIo & { out: () => string } {
+  let out = "";
+  const stdout = new PassThrough();
+  stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  return {
+    stdout,
+    stderr: new PassThrough(),
+    stdin: new PassThrough(),
+    env: options.env ?? {},
+    cwd: options.cwd ?? process.cwd(),
+    stdoutIsTTY: options.isTTY ?? false,
+    stderrIsTTY: options.isTTY ?? false,
+    signal: new AbortController().signal,
+    out: () => out,
+  };
+}

@@ -1,9 +1,8 @@
 import type { Command } from "commander";
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
+import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
@@ -25,7 +24,7 @@ import { parseDuration } from "../../src/util/duration.js";
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
 import { closestName } from "../../src/util/suggest.js";
 import { cpuMs } from "../helpers/cpu-time.js";
-import { runInProcess } from "../helpers/run-cli.js";
+import { fakeIo, runInProcess } from "../helpers/run-cli.js";
 import { MAX_BODY_BYTES } from "../../src/receiver/server.js";
 import { MAX_RELAYED_BODY } from "../../src/receiver/forward.js";
 import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/util/http-limits.js";
@@ -44,26 +43,10 @@ const TABLE_OF: Record<string, readonly OptionSpec[]> = {
   "audience sync": AUDIENCE_SYNC_OPTIONS,
   sign: SIGN_OPTIONS,
   verify: VERIFY_OPTIONS,
+  "function run": FUNCTION_RUN_OPTIONS,
   demo: DEMO_OPTIONS,
   completion: [],
 };
-
-function fakeIo(env: NodeJS.ProcessEnv = {}, isTTY = false): CliIo & { out: () => string } {
-  let out = "";
-  const stdout = new PassThrough();
-  stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  return {
-    stdout,
-    stderr: new PassThrough(),
-    stdin: new PassThrough(),
-    env,
-    cwd: process.cwd(),
-    stdoutIsTTY: isTTY,
-    stderrIsTTY: isTTY,
-    signal: new AbortController().signal,
-    out: () => out,
-  };
-}
 
 /** Every command of the real program with its path, the program first. */
 function commandsOf(program: Command): { path: string; command: Command; ancestors: Command[] }[] {
@@ -202,7 +185,7 @@ describe("colour", () => {
   });
 
   it("a coloured text ending in a newline leaves no reset code after the newline", async () => {
-    const io = fakeIo({ FORCE_COLOR: "1" });
+    const io = fakeIo({ env: { FORCE_COLOR: "1" } });
     const output = createOutput(io);
     output.line(output.color.red("bad\n"));
     output.line(output.color.red(output.color.bold("two\nlines\n")));

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
+import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
 import { thrownBy } from "../helpers/errors.js";
 import { flagOfField } from "../../src/cli/options/fields.js";
@@ -27,6 +28,7 @@ const TABLES = {
   REPLAY_OPTIONS,
   SERVE_OPTIONS,
   AUDIENCE_SYNC_OPTIONS,
+  FUNCTION_RUN_OPTIONS,
   GENERATE_OPTIONS,
   DEMO_OPTIONS,
   INSPECT_OPTIONS,

@@ -1,6 +1,3 @@
-import { isUtf8 } from "node:buffer";
-import { createReadStream } from "node:fs";
-import { resolve } from "node:path";
 import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/wire.js";
@@ -8,10 +5,9 @@ import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks
 import { batchingFor } from "../../../dispatch/units.js";
 import { userIdOf } from "../../../messages/check.js";
 import { exampleMessage } from "../../../messages/examples.js";
-import { parseMessages, type InputMessage } from "../../../messages/input.js";
+import type { InputMessage } from "../../../messages/input.js";
 import type { AliasKeys } from "../../../messages/schemas.js";
 import type { Clock, Random } from "../../../util/clock.js";
-import { describeBound, readAtMost } from "../../../util/bounded-read.js";
 import { formatDuration } from "../../../util/duration.js";
 import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
@@ -21,7 +17,8 @@ import { createOutput, type Output, type Spinner } from "../../output.js";
 import { logAttempt } from "../../attempt-log.js";
 import { DryRun } from "../../dry-run.js";
 import { retryWindowNotice, StatusLine } from "../../status-line.js";
-import { INTERRUPTED, readStdin } from "../../stdin.js";
+import { readMessages } from "../../message-input.js";
+import { INTERRUPTED } from "../../stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
 import { deliverySummary } from "../../delivery-summary.js";
 
@@ -176,47 +173,14 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
     const message = exampleMessage(options.type, { ...options, aliasKeys: keys });
     return [{ message, body: JSON.stringify(message), line: 1, where: "--type" }];
   }
-  const file = options.file as string;
-  const name = file === "-" ? "stdin" : file;
-  const bytes = file === "-" ? await readStdin(io, output, () => readBytes(io.stdin, name)) : await readBytes(createReadStream(resolve(io.cwd, file)), file);
-  if (bytes === INTERRUPTED) return bytes;
-  const text = decodeUtf8(bytes, name);
-  if (/^\s*(\[\s*\])?\s*$/.test(text)) {
-    if (options.allowEmpty) return [];
-    throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
-  }
-  const parsed = parseMessages(text, name, { raw: options.raw === true });
-  for (const warning of parsed.warnings) output.warn(warning);
-  return parsed.messages;
-}
-
-/** send checks its whole input before sending, so it holds it: at most this (docs/commands/send.md#input); past it, replay streams. */
-const MAX_SEND_INPUT_BYTES = 64 * 1024 * 1024;
-
-/** A file, a pipe or standard input, read as a stream: what is held stops at the bound, whatever the source streams (/dev/zero). */
-async function readBytes(stream: AsyncIterable<Uint8Array | string>, file: string): Promise<Buffer> {
-  let bytes: Buffer | undefined;
-  try {
-    bytes = await readAtMost(stream, MAX_SEND_INPUT_BYTES);
-  } catch (error) {
-    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
-  }
-  if (bytes === undefined)
-    throw new InputError(`the input is over ${describeBound(MAX_SEND_INPUT_BYTES)}: send reads it whole; use replay, which streams NDJSON`, { file });
-  return bytes;
-}
-
-/** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */
-function decodeUtf8(bytes: Buffer, file: string): string {
-  if (isUtf8(bytes)) return bytes.toString("utf8");
-  let start = 0;
-  for (let line = 1; start <= bytes.length; line++) {
-    const found = bytes.indexOf(0x0a, start);
-    const end = found === -1 ? bytes.length : found;
-    if (!isUtf8(bytes.subarray(start, end))) throw new InputError("not valid UTF-8; nothing was sent", { file, line });
-    start = end + 1;
-  }
-  throw new InputError("not valid UTF-8; nothing was sent", { file });
+  return readMessages(options.file as string, io, output, {
+    command: "send",
+    raw: options.raw === true,
+    onEmpty: (name) => {
+      if (options.allowEmpty) return [];
+      throw new InputError("nothing to send: the input is empty; nothing sent (--allow-empty accepts that)", { file: name });
+    },
+  });
 }
 
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
