@@ -4,6 +4,7 @@ import { InputError, UsageError } from "../errors.js";
 import type { CliIo } from "./io.js";
 import type { Output } from "./output.js";
 import { type INTERRUPTED, readStdin } from "./stdin.js";
+import { cannotRead } from "../util/readable-file.js";
 
 /** One request body is held whole; a webhook's is far smaller (senders cap theirs at a few MiB). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -22,7 +23,7 @@ export async function readBodyInput(file: string | undefined, io: CliIo, output:
     return readFileSync(path);
   } catch (error) {
     if (error instanceof InputError) throw error;
-    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
+    throw cannotRead(error, { file });
   }
 }
 

@@ -7,6 +7,7 @@ import { describeBound, readAtMost } from "../util/bounded-read.js";
 import type { CliIo } from "./io.js";
 import type { Output } from "./output.js";
 import { INTERRUPTED, readStdin } from "./stdin.js";
+import { cannotRead } from "../util/readable-file.js";
 
 /** A command reading messages checks its whole input first, so it holds it: at most this (docs/commands/send.md#input); past it, replay streams. */
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -45,7 +46,7 @@ async function readBytes(stream: AsyncIterable<Uint8Array | string>, file: strin
   try {
     bytes = await readAtMost(stream, MAX_INPUT_BYTES);
   } catch (error) {
-    throw new InputError(`cannot read: ${(error as Error).message}`, { file });
+    throw cannotRead(error, { file });
   }
   if (bytes === undefined) {
     throw new InputError(`the input is over ${describeBound(MAX_INPUT_BYTES)}: ${command} reads it whole; use replay, which streams NDJSON`, { file });

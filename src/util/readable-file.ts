@@ -21,8 +21,23 @@ export function isReadableFile(path: string, source: ErrorSource): boolean {
     accessSync(path, constants.R_OK);
     return statSync(path).isFile();
   } catch (error) {
-    throw new InputError(`cannot read: ${(error as Error).message}`, source);
+    throw cannotRead(error, source);
   }
+}
+
+/** Why a file cannot be read, in words (the path is already named by `source`), with the system's code. */
+const REASONS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EISDIR: "a directory, not a file",
+  ENOTDIR: "a part of the path is not a directory",
+  ELOOP: "too many symbolic links",
+};
+
+export function cannotRead(error: unknown, source: ErrorSource): InputError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const reason = code !== undefined && REASONS[code] !== undefined ? `${REASONS[code]} (${code})` : (error as Error).message;
+  return new InputError(`cannot read: ${reason}`, source);
 }
 
 /**
@@ -37,7 +52,7 @@ export function readRegularFile(path: string, source: ErrorSource, maxBytes: num
   try {
     fd = openSync(path, "r");
   } catch (error) {
-    throw new InputError(`cannot read: ${(error as Error).message}`, source);
+    throw cannotRead(error, source);
   }
   try {
     if (fstatSync(fd).size > maxBytes) throw tooLarge();
@@ -45,7 +60,7 @@ export function readRegularFile(path: string, source: ErrorSource, maxBytes: num
     return readFileSync(fd);
   } catch (error) {
     if (error instanceof InputError) throw error;
-    throw new InputError(`cannot read: ${(error as Error).message}`, source);
+    throw cannotRead(error, source);
   } finally {
     closeSync(fd);
   }

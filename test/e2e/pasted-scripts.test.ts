@@ -61,6 +61,13 @@ function project(job: WorkflowScript): { cwd: string; env: NodeJS.ProcessEnv } {
 
 const name = (snippet: ScriptBlock | WorkflowScript): string => `${snippet.file}:${snippet.line}`;
 
+/** What a snippet that runs a command shows when it worked, beside listen's readiness line. */
+const SHOWN: readonly (readonly [RegExp, RegExp])[] = [
+  [/webhook-cli expect --from listen\.url --type track/, /✓ 1 request since listen started matching \{type: "track", event: "Order Completed"\}/],
+  [/webhook-cli function run \S+ --type track/, /^✓ onTrack: .* → delivered/m],
+  [/--function-egress "\$\(head -1 listen\.url\)/, /→ 200 \(\d+ms, sent to http:\/\/127\.0\.0\.1:\d+\/slack\)/],
+];
+
 /** What a failing command of the block is, by the script line the shell named. */
 function failures(block: ScriptBlock, failed: readonly { line: number; status: number }[]): { command: string; status: number }[] {
   return failed.map(({ line, status }) => ({ command: block.commands.find((command) => command.line === line)?.command ?? `line ${line}`, status }));
@@ -86,16 +93,29 @@ describe("snippets that start a background process run as pasted", () => {
     const expected = block.commands.filter((command) => command.expected !== 0).map(({ command, expected }) => ({ command, status: expected }));
     expect({ failed: failures(block, result.failed), stderr: result.stderr }).toEqual({ failed: expected, stderr: expect.any(String) });
     expect(result.stdout).toMatch(/✓ listen is ready: http:\/\/127\.0\.0\.1:\d+ /);
-    expect(result.stdout).toContain('✓ 1 request since listen started matching {type: "track", event: "Order Completed"}');
+    for (const [command, shown] of SHOWN) if (command.test(block.text)) expect(result.stdout).toMatch(shown);
   });
 
   it.each(scripts.map((block) => [name(block), block] as const))(
+    "%s, pasted where listen cannot start (its ready file cannot be written): the readiness line fails at once, saying listen exited",
+    async (_, block) => {
+      const where = terminal({ secret: true });
+      mkdirSync(join(where.cwd, "listen.url"));
+      const result = await runScript(block.text, where);
+      const ready = block.commands.find((command) => /\s--ready(\s|$)/.test(command.command)) as ScriptBlock["commands"][number];
+      expect(failures(block, result.failed)[0]).toEqual({ command: ready.command, status: 2 });
+      expect(result.stderr).toMatch(/^error: listen\.url: --from: not a regular file/m);
+      expect(result.stderr).toMatch(/^error: listen\.url: --ready-file: cannot write/m);
+    },
+  );
+
+  it.each(scripts.filter((block) => block.text.includes("--secret-file .secret")).map((block) => [name(block), block] as const))(
     "%s, pasted where listen cannot start (no .secret yet): the readiness line fails at once, saying listen exited",
     async (_, block) => {
       const result = await runScript(block.text, terminal({ secret: false }));
       const ready = block.commands.find((command) => /\s--ready(\s|$)/.test(command.command)) as ScriptBlock["commands"][number];
       expect(failures(block, result.failed)[0]).toEqual({ command: ready.command, status: 2 });
-      expect(result.stderr).toMatch(/error: \.secret: --secret-file: cannot read secret file/);
+      expect(result.stderr).toMatch(/error: \.secret: --secret-file: cannot read: no such file \(ENOENT\)$/m);
       expect(result.stderr).toMatch(/error: --pid: listen \(pid \d+\) exited before it was ready/);
       expect(result.code).not.toBe(0);
     },

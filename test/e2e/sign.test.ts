@@ -137,7 +137,7 @@ describe("webhook-cli sign: bad input exits 2, saying why, and prints nothing on
       /--id: scheme svix signs id\.timestamp\.body: the id must not contain a dot/,
     ],
     [["--scheme", "github", "--secret", "s", "--curl", "/hook", "body.json"], /--curl: expected a full http:\/\/ or https:\/\/ URL/],
-    [["--scheme", "github", "--secret", "s", "--secret-file", "none.txt", "body.json"], /none\.txt: --secret-file: cannot read secret file/],
+    [["--scheme", "github", "--secret", "s", "--secret-file", "none.txt", "body.json"], /none\.txt: --secret-file: cannot read: no such file \(ENOENT\)$/m],
     [["--secret", "s", "body.json"], /required option '--scheme <name>' not specified/],
   ])("%j", async (args, message) => {
     const result = await runInProcess(["sign", ...args], { cwd: dir });

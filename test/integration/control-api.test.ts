@@ -230,7 +230,7 @@ describe("expect, in process", () => {
   });
 
   it.each([
-    [["--from", "missing.url"], /^error: missing\.url: --from: cannot read: ENOENT/],
+    [["--from", "missing.url"], /^error: missing\.url: --from: cannot read: no such file \(ENOENT\)$/m],
     [["--from", "one-line.url"], /^error: one-line\.url: --from: no control API URL on line 2/],
     [["--from", "http://127.0.0.1:9"], /^error: --from: http:\/\/127\.0\.0\.1:9 does not answer: connection refused \(ECONNREFUSED\): is listen running\?\n$/],
     [["--from", "x", "--verdict", "maybe"], /^error: --verdict: invalid value "maybe": expected one of valid, invalid, any\n$/],

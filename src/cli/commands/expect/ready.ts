@@ -7,6 +7,7 @@ import { formatDuration } from "../../../util/duration.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import { createOutput } from "../../output.js";
 import type { ExpectFlags } from "./options.js";
+import { cannotRead } from "../../../util/readable-file.js";
 
 /** How often the ready file is looked for: listen is up in a few hundred milliseconds. */
 const LOOK_EVERY_MS = 50;
@@ -76,7 +77,7 @@ function readyUrls(from: string, cwd: string): ReadyUrls | undefined {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read: ${(error as Error).message}`, { flag: "--from", file: from });
+    throw cannotRead(error, { flag: "--from", file: from });
   }
   // listen writes the file whole (renamed into place): one without line 2 is not listen's (serve writes one URL).
   const [url = "", control = ""] = text.split("\n").map((line) => line.trim());

@@ -20,7 +20,7 @@ import type { CliIo } from "../../io.js";
 import type { ReplayFlags } from "./options.js";
 import type { Output } from "../../output.js";
 import { printable } from "../../../util/printable.js";
-import { isReadableFile } from "../../../util/readable-file.js";
+import { cannotRead, isReadableFile } from "../../../util/readable-file.js";
 import { sameFile } from "../../../util/same-file.js";
 
 /**
@@ -129,7 +129,7 @@ export class RegressReporter {
       // A pipe (`--compare <(zcat old.ndjson.gz)`) is read twice, so it is copied to a temporary file first, as stdin is.
       const spool = await spoolToTempFile(createReadStream(path), io.signal).catch((error: unknown) => {
         if (io.signal?.aborted) return undefined;
-        throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--compare", file: compare });
+        throw cannotRead(error, { flag: "--compare", file: compare });
       });
       if (spool === undefined) return;
       this.removeSpool = spool.remove;

@@ -8,6 +8,7 @@ import { interruptedExitCode, type CliIo } from "../../io.js";
 import { createOutput, type Output } from "../../output.js";
 import { INTERRUPTED } from "../../stdin.js";
 import type { VerifyFlags } from "./options.js";
+import { cannotRead } from "../../../util/readable-file.js";
 
 export type VerifyOptions = VerifyFlags & { file?: string };
 
@@ -68,7 +69,7 @@ function readHeaderFile(path: string, file: string): string[] {
   try {
     return readFileSync(path, "latin1").split(/\r?\n/);
   } catch (error) {
-    throw new InputError(`cannot read: ${(error as Error).message}`, { flag: "--header", file });
+    throw cannotRead(error, { flag: "--header", file });
   }
 }
 
