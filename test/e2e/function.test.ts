@@ -153,7 +153,7 @@ describe("webhook-cli function run: bad input exits 2 with one clear line, and r
       ["--type", "track", "--settings", "[1]"],
       /^error: --settings: settings must be a JSON object, not an array\n$/,
     ],
-    ["an unreadable function file", null, ["--type", "track"], /^error: missing\.js: cannot read: ENOENT: no such file or directory/],
+    ["an unreadable function file", null, ["--type", "track"], /^error: missing\.js: cannot read: no such file \(ENOENT\)$/m],
     [
       "settings from a device",
       ["ok3.js", "async function onTrack() {}"],

@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
-import { InputError, UsageError } from "../../../errors.js";
+import { UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import type { ReplayEntry } from "../../../replay/envelope.js";
 import type { ReplayOptions } from "../../../replay/types.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveSecrets } from "../../../config/secret.js";
-import { InputError, UsageError, type ErrorSource } from "../../../errors.js";
+import { UsageError, type ErrorSource } from "../../../errors.js";
 import { describeSkew, requestVerifier, type NotRecognised, type Verification, type Verified } from "../../../signing/index.js";
 import { readBodyInput } from "../../body-input.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
