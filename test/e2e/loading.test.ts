@@ -10,7 +10,7 @@ const isDeclaration = (path: string): boolean => /^cli\/commands\/[a-z]+\/(comma
 // Each test starts one or two processes that end by themselves (well under a second each, alone);
 // no verdict reads a clock, so the timeout only stops a hang: it is far above the 98 s a demo and a
 // replay once took together on a loaded machine.
-describe("what a process loads", { timeout: 180_000 }, () => {
+describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
   it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay, serve or the delivery engine', async () => {
     const script = 'import { Analytics } from "webhook-cli"; console.log(typeof Analytics);';
     const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);

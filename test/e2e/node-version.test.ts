@@ -33,7 +33,7 @@ const run = (node: string, args: string[], options: { cwd?: string; entry?: stri
     env: { ...process.env, NODE_OPTIONS: "" },
   });
 
-describe(`the Node.js it needs (${engines.node})`, () => {
+describe(`the Node.js it needs (${engines.node})`, { tags: ["smoke"] }, () => {
   const { dir } = tempDir("webhook-cli-node-version-");
 
   it("on an older Node.js (this machine's 20), every command exits 2 at once with one line naming the Node.js it needs", (context) => {

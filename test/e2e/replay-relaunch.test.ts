@@ -9,7 +9,7 @@ import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 // process.execve: Node.js 22.15 and later (CI's 22, 24 and 26 all have it); /proc to read the command line.
 const canRelaunch = typeof process.execve === "function" && process.platform === "linux";
 
-describe("replay's relaunch through process.execve", () => {
+describe("replay's relaunch through process.execve", { tags: ["smoke"] }, () => {
   const { ndjson } = tempDir("webhook-cli-relaunch-");
   const { servers } = closeServersAfterEach();
 

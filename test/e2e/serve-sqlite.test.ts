@@ -27,7 +27,7 @@ describe("serve's SQLite (node:sqlite)", () => {
   // Node.js 22.13 and later have it unless started with --no-experimental-sqlite.
   const withoutSqlite = { NODE_OPTIONS: "--no-experimental-sqlite" };
 
-  it("serve on a Node.js started without it: one line naming it and --memory, exit 2", async () => {
+  it("serve on a Node.js started without it: one line naming it and --memory, exit 2", { tags: ["smoke"] }, async () => {
     const result = await runCli(["serve", "--port", "0", "--state", "state", "--secret", "s3cret"], { cwd: dir, env: withoutSqlite, timeoutMs: 10_000 });
     expect(result.stderr).toBe(
       `error: the durable queue needs node:sqlite, which this Node.js (${process.version}) was started without (--no-experimental-sqlite); ` +
@@ -37,7 +37,7 @@ describe("serve's SQLite (node:sqlite)", () => {
     expect(result.stdout).not.toMatch(/Listening on/);
   });
 
-  it("serve --memory does not need it", async () => {
+  it("serve --memory does not need it", { tags: ["smoke"] }, async () => {
     const serve = spawnCli(["serve", "--port", "0", "--memory"], { cwd: dir, env: withoutSqlite });
     const done = collect(serve);
     await waitForLine(serve, /Listening on/);

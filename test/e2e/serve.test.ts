@@ -185,7 +185,7 @@ describe("webhook-cli serve", () => {
     expect(stopped.stdout).toContain("Summary: 8 accepted, 0 rejected, 1 filtered, 7 delivered, 0 retrying, 0 failed, 0 pending");
   });
 
-  it("SIGKILL while the receiver answers 503, restart with a healthy receiver: every message arrives exactly once", async () => {
+  it("SIGKILL while the receiver answers 503, restart with a healthy receiver: every message arrives exactly once", { tags: ["smoke"] }, async () => {
     const dir = tempDir();
     const state = join(dir, "state");
     const total = 60;
