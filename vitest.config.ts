@@ -12,5 +12,10 @@ export default defineConfig({
     // process with their own environment, cwd, streams and stop signal (test/helpers/run-cli.ts),
     // and a file stops what it starts.
     isolate: false,
+    // `npx vitest run --tags-filter=smoke`: every test that starts the built CLI (bin/webhook-cli.js) as a
+    // process, for what only a real process shows (the entry and the modules it loads, exit statuses,
+    // signals, a terminal, memory, the durable queue across a SIGKILL, the Node.js it runs on). Tag the
+    // test, or its describe, that spawns it. .ci/run runs the set on Node.js 22, the whole suite on 24 and 26.
+    tags: [{ name: "smoke", description: "starts the built CLI (bin/webhook-cli.js) as a process" }],
   },
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the benchmarks, each in its own process, on Node.js 24 (bench/node24.js finds it) and on the
-// machine's Node.js, then prints one summary table per Node.js (each project figure beside its
+// Node.js running this (22.13 or later), then prints one summary table per Node.js (each project figure beside its
 // reference from the same run: medians with their spread min–max, the ratio and the target) and
 // writes it as JSON to bench/out/ (git-ignored). `node bench/run.js NAME...` runs those whose file
 // names start with NAME. By default: replay (and replay-actions), listen, startup, serve; `client`,

@@ -3,8 +3,7 @@
 // interleaved rounds, medians of 3 (with their spread). The figure is serve's own CPU per event (user+sys from /proc
 // over the events the receiver counted): the cost of durability, as a ratio. Throughput, from the
 // first call until the receiver has counted every event, is printed too (the target: durable >= 5,000/s).
-// The durable queue runs on whichever SQLite this Node.js loads first: node:sqlite on 22.13+,
-// better-sqlite3 on 20. With BENCH_BASELINE=COMMIT, that commit's build (made in a temp dir) runs
+// The durable queue runs on Node's node:sqlite. With BENCH_BASELINE=COMMIT, that commit's build (made in a temp dir) runs
 // durable in the same rounds: the change's cost, as a ratio. Then batches of 100 posted as plain
 // JSON and as gzip (a raw sender, as analytics-python with gzip=True): serve's CPU per event for each.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,10 +15,7 @@ import { Analytics } from "../dist/index.js";
 import { buildBaseline } from "./baseline.js";
 import { BIN, SECRET, cpuMs, formatCount as format, median, report, row, shownRow, startListening, stopChild as stop, withSpread } from "./lib.js";
 
-const SQLITE = (() => {
-  const [major, minor] = process.versions.node.split(".").map(Number);
-  return major > 22 || (major === 22 && minor >= 13) ? "node:sqlite" : "better-sqlite3";
-})();
+const SQLITE = "node:sqlite";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const CONCURRENCY = 64;

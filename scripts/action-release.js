@@ -18,8 +18,6 @@ import { build } from "esbuild";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const OUTPUTS = ["action/cli", "action/inspector"];
-// The optional SQLite driver stays a package the user installs (the bundle falls back to node:sqlite).
-const EXTERNAL = ["better-sqlite3"];
 
 /** Writes the bundle, its dependencies' licences and the inspector's assets under `into`. */
 async function buildInto(into) {
@@ -33,7 +31,6 @@ async function buildInto(into) {
     platform: "node",
     // The runner's Node.js for `using: node24`.
     target: "node24",
-    external: EXTERNAL,
     metafile: true,
     minifyWhitespace: true,
     legalComments: "none",

@@ -6,8 +6,8 @@
 // chunk, so a new command registered in src/cli/command-table.ts is picked up with no build
 // configuration; a folder under src/cli/commands/ whose implementation the bundle does not reach
 // (not registered) fails the build. Start-up then reads main.js and a few chunks, not a hundred
-// modules. commander and chalk are bundled (start-up needs them); undici, zod, ora and
-// better-sqlite3 stay installed packages, loaded only by the commands that use them.
+// modules. commander and chalk are bundled (start-up needs them); undici, zod and ora stay
+// installed packages, loaded only by the commands that use them.
 //
 // Every chunk sits in dist/cli/, two levels under the package root like the modules tsc writes,
 // so `../../package.json` and `../inspector/assets/` resolve from a chunk as from dist/<room>/.
@@ -20,8 +20,8 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const OUT = join(ROOT, "dist/cli");
-// Installed packages the bundle imports at run time (package.json's dependencies, and the optional driver).
-const EXTERNAL = ["undici", "zod", "ora", "better-sqlite3"];
+// Installed packages the bundle imports at run time (package.json's dependencies).
+const EXTERNAL = ["undici", "zod", "ora"];
 const PROGRAM = join(ROOT, "src/cli/program.ts");
 
 /** Builds every module loaded with import() from src/ as if it imported the program first (see above). */
@@ -50,7 +50,7 @@ const result = await build({
   splitting: true,
   format: "esm",
   platform: "node",
-  target: "node20.19",
+  target: "node22.13",
   external: EXTERNAL,
   chunkNames: "[name]-[hash]",
   metafile: true,

@@ -28,8 +28,6 @@ import { checkNode, fail } from "./sea-node.js";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const WORK = join(ROOT, "build/sea/work");
-// Loaded only where Node.js has no node:sqlite (20: src/serve/sqlite-loader.ts); the executable's Node.js has it.
-const NEVER_LOADED = ["better-sqlite3"];
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 25 || (major === 25 && minor < 5)) fail(`needs Node.js 25.5 or later (node --build-sea); this is Node.js ${process.version}`);
@@ -83,7 +81,6 @@ async function bundle() {
     format: "cjs",
     platform: "node",
     target: `node${process.versions.node}`,
-    external: NEVER_LOADED,
     metafile: true,
     logLevel: "warning",
     // import.meta has no CommonJS form: its URL is the executable's (src/util/shipped-file.ts reads no file there).
@@ -93,7 +90,7 @@ async function bundle() {
   const builtin = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
   const outside = Object.values(result.metafile.outputs)
     .flatMap((out) => out.imports)
-    .filter((imported) => imported.external && !builtin.has(imported.path) && !NEVER_LOADED.includes(imported.path));
+    .filter((imported) => imported.external && !builtin.has(imported.path));
   if (outside.length > 0)
     fail(`the bundle imports ${[...new Set(outside.map((imported) => imported.path))].join(", ")}, which a single executable cannot load`);
   return file;

@@ -5,21 +5,20 @@ import { VERSION } from "./version.js";
 // The process entry: the only place that reads process.argv and calls process.exit.
 const argv = process.argv.slice(2);
 
-// replay starts again with a smaller young generation on the Node.js versions that can (relaunch.ts).
-// process.execve is newer than the Node.js 20 types.
-const node = process as NodeJS.Process & { execve?: (file: string, args: readonly string[], env: NodeJS.ProcessEnv) => never };
+// replay starts again with a smaller young generation where Node.js has process.execve (relaunch.ts);
+// where it has not (22.13, 22.14), or may not use it, replay goes on as it is and says nothing.
 const relaunch = relaunchPlan({
   argv: process.argv,
   execArgv: process.execArgv,
   nodeOptions: process.env["NODE_OPTIONS"],
   platform: process.platform,
-  canExecve: typeof node.execve === "function",
+  canExecve: typeof process.execve === "function",
   sea: isSea(),
 });
 if (relaunch !== undefined) {
   try {
     const env = relaunch.nodeOptions === undefined ? process.env : { ...process.env, NODE_OPTIONS: relaunch.nodeOptions };
-    node.execve?.(process.execPath, relaunch.argv, env);
+    process.execve?.(process.execPath, relaunch.argv, env);
   } catch {
     // Not allowed here (a sandbox, a permission): go on with the default young generation.
   }

@@ -1,11 +1,12 @@
 /**
  * Node.js 24's V8 grows the young generation up to 64 MB semi-spaces as a long run goes on, so a
  * replay of a million lines levels off near 300 MB of RSS while its live data is under 20 MB; with
- * 16 MB semi-spaces (Node.js 20's ceiling) it stays near 150 MB, as fast (bench/README.md). The
- * flag only takes effect at start-up (v8.setFlagsFromString is too late), so replay starts itself
- * again with it, in the same process (process.execve: Node.js 22.15+ and 23.11+, not Windows):
- * same PID, same standard streams, one more start of Node.js (~20 ms). Not when the flag is
- * already given (on the command line or in NODE_OPTIONS): the user's choice stands.
+ * 16 MB semi-spaces it stays near 150 MB, as fast (bench/README.md). The flag only takes effect at
+ * start-up (v8.setFlagsFromString is too late), so replay starts itself again with it, in the same
+ * process (process.execve: Node.js 22.15 and later, not Windows): same PID, same standard streams,
+ * one more start of Node.js (~20 ms). Where there is no process.execve (22.13, 22.14) replay runs
+ * as it is, silently. Not when the flag is already given (on the command line or in NODE_OPTIONS):
+ * the user's choice stands.
  *
  * A single executable (`npm run sea`) takes every word on its command line as its own, and Node's
  * flags from NODE_OPTIONS only: there the flag goes into NODE_OPTIONS, and the arguments stay as

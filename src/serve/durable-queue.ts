@@ -2,23 +2,19 @@ import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { WebhookCliError, type ErrorSource } from "../errors.js";
 import type { MessageQueue } from "./queue.js";
-import { withSqliteCode, type SqlDatabase, type SqliteDriver } from "./sql-database.js";
-import { loadSqlite } from "./sqlite-loader.js";
+import { loadSqlite, withSqliteCode, type SqlDatabase } from "./sqlite-database.js";
 import { SqliteQueue } from "./sqlite-queue.js";
 
 const DATABASE_FILE = "serve.db";
 
 /**
- * Opens (creating) the SQLite queue under `stateDir`; SQLite (node:sqlite or
- * better-sqlite3, sqlite-loader.ts) is loaded only here. It holds every body and client address: a new directory is 0700
+ * Opens (creating) the SQLite queue under `stateDir`; node:sqlite (sqlite-database.ts) is
+ * loaded only here. It holds every body and client address: a new directory is 0700
  * and a new database 0600. Any problem with the directory or the database
  * (a file, unreadable, read-only, corrupt, not a database) is one StateError.
  */
-export async function openSqliteQueue(
-  stateDir: string,
-  options: { onStorageError?: (error: Error) => void /** One driver only (tests, the benchmark). */; driver?: SqliteDriver } = {},
-): Promise<MessageQueue> {
-  const open = await loadSqlite(options.driver);
+export async function openSqliteQueue(stateDir: string, options: { onStorageError?: (error: Error) => void } = {}): Promise<MessageQueue> {
+  const open = await loadSqlite();
   const dir = resolve(stateDir);
   const file = join(dir, DATABASE_FILE);
   let db: SqlDatabase | undefined;

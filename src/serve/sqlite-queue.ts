@@ -1,6 +1,6 @@
 import type { Failure, FailedMessage, MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
 import { SCHEMA } from "./queue-schema.js";
-import { withSqliteCode, type SqlDatabase, type SqlStatement } from "./sql-database.js";
+import { withSqliteCode, type SqlDatabase, type SqlStatement } from "./sqlite-database.js";
 
 // After a failed background write (disk full), try again this much later.
 const STORAGE_RETRY_MS = 1_000;

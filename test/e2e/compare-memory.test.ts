@@ -74,7 +74,7 @@ async function runWatched(args: string[], killAboveMb: number): Promise<CliResul
   return { ...result, peakMb, killed };
 }
 
-describe("replay --compare against a large old file", () => {
+describe("replay --compare against a large old file", { tags: ["smoke"] }, () => {
   it("replays one line against a 157 MB results file with memory that does not grow with it, and compares it right", async () => {
     const old = join(dir, "old.ndjson");
     const lines = writeOld(old, OLD_BYTES);

@@ -32,7 +32,7 @@ function version(command: string, cwd: string, env: NodeJS.ProcessEnv): string {
   return execFileSync("bash", ["--noprofile", "--norc", "-c", `${command} --version`], { cwd, env, encoding: "utf8" });
 }
 
-describe("demo's Next: hint", () => {
+describe("demo's Next: hint", { tags: ["smoke"] }, () => {
   it("in a clone, run through npm (npx webhook-cli demo): it says npx webhook-cli, which works there", () => {
     const env = shellEnv(process.env["PATH"] ?? "");
     const stdout = execFileSync("bash", ["--noprofile", "--norc", "-c", "npx webhook-cli demo"], { cwd: ROOT, env, encoding: "utf8" });

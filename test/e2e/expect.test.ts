@@ -42,7 +42,7 @@ kill -TERM "$listen"; wait "$listen"; echo "listen=$?"
 webhook-cli expect --from listen.url --timeout 1s 2>&1; echo "gone=$?"
 `;
 
-describe("webhook-cli expect in a CI shell", () => {
+describe("webhook-cli expect in a CI shell", { tags: ["smoke"] }, () => {
   it("passes, fails with what did arrive, and refuses bad input, a FIFO, and a control URL that does not answer (gone or stopped)", async () => {
     const child = spawn("bash", ["--norc", "-c", SCRIPT], {
       cwd: dir,

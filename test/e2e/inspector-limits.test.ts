@@ -86,7 +86,7 @@ function rssGuard(child: ChildProcess, limitMb: number): { peak: () => number; c
   return { peak: () => peak, check, stop: () => clearInterval(timer) };
 }
 
-describe("inspector limits (listen --ui)", () => {
+describe("inspector limits (listen --ui)", { tags: ["smoke"] }, () => {
   it(`the event stream takes ${STREAM_CAP} clients and refuses the next ones by name; clients that never read cost bounded memory`, async () => {
     const { child, receiver, inspector } = await listenUi();
     // 100 rows of 400 KB whose user and event name alone are 400 KB: what the row list shows.

@@ -11,7 +11,7 @@ const hasScript = spawnSync("script", ["--version"]).status === 0;
 const { server } = closeServersAfterEach();
 const children = killChildrenAfterEach();
 
-describe.skipIf(!hasScript)("listen on a terminal", () => {
+describe.skipIf(!hasScript)("listen on a terminal", { tags: ["smoke"] }, () => {
   it("r resends the latest request to the forward target; Ctrl-C stops with the summary", async () => {
     const app = await server();
     const command = [process.execPath, BIN, "listen", "--port", "0", "--secret", SECRET, "--forward-to", app.url].map((arg) => `'${arg}'`).join(" ");

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
-import { cliChunksOf, distModulesOf, hook, modulesLoadedBy, packagesOf } from "../helpers/loaded-modules.js";
-import { tempDir } from "../helpers/setup.js";
+import { cliChunksOf, distModulesOf, modulesLoadedBy, packagesOf } from "../helpers/loaded-modules.js";
 
 /** A command's declaration: its command.js and its option table, loaded to build the program (and its help). */
 const isDeclaration = (path: string): boolean => /^cli\/commands\/[a-z]+\/(command|options)\.js$/.test(path);
@@ -12,7 +10,7 @@ const isDeclaration = (path: string): boolean => /^cli\/commands\/[a-z]+\/(comma
 // Each test starts one or two processes that end by themselves (well under a second each, alone);
 // no verdict reads a clock, so the timeout only stops a hang: it is far above the 98 s a demo and a
 // replay once took together on a loaded machine.
-describe("what a process loads", { timeout: 180_000 }, () => {
+describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
   it('import { Analytics } from "webhook-cli" loads the client, not the CLI, the receiver, replay, serve or the delivery engine', async () => {
     const script = 'import { Analytics } from "webhook-cli"; console.log(typeof Analytics);';
     const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
@@ -24,7 +22,7 @@ describe("what a process loads", { timeout: 180_000 }, () => {
     expect(dist).toContain("index.js");
     expect(dist).toContain("client/analytics.js");
     const packages = packagesOf(urls);
-    for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
+    for (const name of ["commander", "chalk", "ora"]) expect(packages).not.toContain(name);
     expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
     // Of delivery/, only the pure retry policy, the retry rules and TLS classifier the client shares
     // with it, and the engine's door (createDeliveryEngine, which loads the engine, its transports
@@ -63,7 +61,7 @@ describe("what a process loads", { timeout: 180_000 }, () => {
     for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/faults.js", "receiver/answers.js"])
       expect(dist).toContain(path);
     const packages = packagesOf(urls);
-    for (const name of ["commander", "chalk", "ora", "better-sqlite3"]) expect(packages).not.toContain(name);
+    for (const name of ["commander", "chalk", "ora"]) expect(packages).not.toContain(name);
     expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\//.test(path))).toEqual([]);
   });
 
@@ -132,31 +130,5 @@ describe("what a process loads", { timeout: 180_000 }, () => {
     const demoModules = distModulesOf(demo.urls);
     expect(demoModules).toContain("cli/commands/demo/index.js");
     expect(demoModules.filter((path) => (path.startsWith("cli/commands/listen/") && !isDeclaration(path)) || path.startsWith("inspector/"))).toEqual([]);
-  });
-});
-
-describe("SQLite is optional (node:sqlite or better-sqlite3)", () => {
-  const { dir } = tempDir("webhook-cli-no-sqlite-");
-  const withoutSqlite = { NODE_OPTIONS: `--import ${hook("no-sqlite.mjs")}` };
-
-  it("serve with neither: one line naming both ways out (a newer Node.js, or better-sqlite3) and --memory, exit 2", async () => {
-    const result = await runCli(["serve", "--port", "0", "--state", "state", "--secret", "s3cret"], { cwd: dir, env: withoutSqlite, timeoutMs: 10_000 });
-    expect(result.stderr).toBe(
-      `error: the durable queue needs SQLite: Node.js 22.13 or later has it built in (this is Node.js ${process.version}), ` +
-        "or install better-sqlite3 ('npm install better-sqlite3'; 'npm install -g better-sqlite3' beside a global install); " +
-        "--memory keeps the queue in memory instead (nothing survives a restart)\n",
-    );
-    expect(result.code).toBe(2);
-    expect(result.stdout).not.toMatch(/Listening on/);
-  });
-
-  it("serve --memory does not need it", async () => {
-    const serve = spawnCli(["serve", "--port", "0", "--memory"], { cwd: dir, env: withoutSqlite });
-    const done = collect(serve);
-    await waitForLine(serve, /Listening on/);
-    serve.kill("SIGINT");
-    const result = await done;
-    expect(result.stderr).not.toMatch(/better-sqlite3|SQLite/);
-    expect(result.code).toBe(0);
   });
 });

@@ -74,7 +74,7 @@ async function stop(started: Started): Promise<CliResult> {
   return started.done;
 }
 
-describe("listen keeps within its documented memory ceiling", () => {
+describe("listen keeps within its documented memory ceiling", { tags: ["smoke"] }, () => {
   it("--ui: 1 MiB bodies of [{},…] and then plain 1 MiB bodies: history bounded in bytes, named when it drops rows", async () => {
     const listen = await startListen(["--ui", "--ui-port", "0"]);
     const sent = await sendAll(listen, [...Array(30).fill(EMPTY_OBJECTS), ...Array(110).fill(LONG_STRING)]);
@@ -210,7 +210,7 @@ describe("listen keeps within its documented memory ceiling", () => {
 // util-linux `script` gives listen a real terminal on stdin (the `r` key); without it there is nothing to test.
 const hasScript = spawnSync("script", ["--version"]).status === 0;
 
-describe.skipIf(!hasScript)("plain listen on a terminal", () => {
+describe.skipIf(!hasScript)("plain listen on a terminal", { tags: ["smoke"] }, () => {
   it("keeps only the latest request for the r key: 40 bodies of 1 MiB [{},…] stay within the ceiling, and r still resends the last", async () => {
     const command = [process.execPath, BIN, "listen", "--port", "0"].map((arg) => `'${arg}'`).join(" ");
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };

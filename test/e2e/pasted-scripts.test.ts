@@ -78,7 +78,7 @@ async function appears(path: string): Promise<void> {
   while (!existsSync(path)) await sleep(20);
 }
 
-describe("snippets that start a background process run as pasted", () => {
+describe("snippets that start a background process run as pasted", { tags: ["smoke"] }, () => {
   it("every snippet that sends a command to the background is a ```sh script block or a workflow, and those are run here", () => {
     const background = FILES.flatMap((file) => backgroundBlocks(read(file), file));
     expect(background.filter((block) => block.info !== "sh script" && block.info !== "yaml")).toEqual([]);

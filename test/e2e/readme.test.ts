@@ -206,7 +206,7 @@ function readmeSection(name: string): string | undefined {
   return readme.slice(start, end < 0 ? undefined : end);
 }
 
-describe("README and docs/ examples", () => {
+describe("README and docs/ examples", { tags: ["smoke"] }, () => {
   it("every command has a README section with runnable examples and a link to its page in docs/commands/, which has runnable examples too", () => {
     const commands = programCommands();
     expect(commands).toEqual(expect.arrayContaining(["generate", "send", "listen", "replay", "serve", "audience", "demo", "completion"]));

@@ -129,6 +129,7 @@ describe("soak: hundreds of stalled uploads", () => {
     ["serve", () => start(serveArgs()), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 150],
   ] as const)(
     "%s: a normal sender keeps getting 200 and RSS growth stays bounded",
+    { tags: ["smoke"], timeout: 60_000 },
     async (_name, startIt, path, limit, body, boundMb) => {
       const { url, child } = await startIt();
       expect(await post(`${url}${path}`, body, AUTH)).toBe(200);
@@ -154,6 +155,5 @@ describe("soak: hundreds of stalled uploads", () => {
       console.log(_name, "RSS MB", Math.round(rss), "baseline", Math.round(baseline), "growth", Math.round(rss - baseline));
       expect(rss - baseline).toBeLessThan(boundMb);
     },
-    60_000,
   );
 });

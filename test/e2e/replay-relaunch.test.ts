@@ -3,12 +3,13 @@ import { describe, expect, it } from "vitest";
 import { SEMI_SPACE_FLAG } from "../../src/cli/relaunch.js";
 import { collect, spawnCli, type CliResult } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
+import { hook } from "../helpers/loaded-modules.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
-// process.execve: Node.js 22.15+ and 23.11+ (CI runs this file on 24); /proc to read the command line.
-const canRelaunch = typeof (process as { execve?: unknown }).execve === "function" && process.platform === "linux";
+// process.execve: Node.js 22.15 and later (CI's 22, 24 and 26 all have it); /proc to read the command line.
+const canRelaunch = typeof process.execve === "function" && process.platform === "linux";
 
-describe("replay on a Node.js with process.execve", () => {
+describe("replay's relaunch through process.execve", { tags: ["smoke"] }, () => {
   const { ndjson } = tempDir("webhook-cli-relaunch-");
   const { servers } = closeServersAfterEach();
 
@@ -45,5 +46,18 @@ describe("replay on a Node.js with process.execve", () => {
     expect(result.code).toBe(0);
     expect(cmdline.slice(1, 3)).toEqual([expect.stringMatching(/bin\/webhook-cli\.js$/), "replay"]);
     expect(cmdline).not.toContain(SEMI_SPACE_FLAG);
+  });
+
+  it.skipIf(process.platform !== "linux").each([
+    ["missing (Node.js 22.13 and 22.14)", "without-execve.mjs"],
+    ["refused (a sandbox)", "execve-refused.mjs"],
+  ])("where process.execve is %s: replay runs as it is and says nothing", async (_name, file) => {
+    const { cmdline, result } = await commandLineWhileSending({ NODE_OPTIONS: `--import ${hook(file)}` });
+    // Its summary line and nothing else: no warning, no error from the missing or refused call.
+    expect(result.stderr).toMatch(/^replay: 1 sent, 1 delivered, 0 retrying, 0 failed, [\d.]+\/s\n$/);
+    expect(result.code).toBe(0);
+    expect(cmdline.slice(1, 3)).toEqual([expect.stringMatching(/bin\/webhook-cli\.js$/), "replay"]);
+    expect(cmdline).not.toContain(SEMI_SPACE_FLAG);
+    expect(result.stdout).toMatch(/1 message: 1 delivered/);
   });
 });

@@ -14,7 +14,7 @@ const RSS_LIMIT_MB = 400;
 
 const children = killChildrenAfterEach();
 
-describe("send reads its input with bounded memory", () => {
+describe("send reads its input with bounded memory", { tags: ["smoke"] }, () => {
   it("send /dev/zero stops at 64 MiB: exit 2, naming the bound and replay", async () => {
     const child = spawnCli(["send", "/dev/zero", "--url", "http://127.0.0.1:9/hook"]);
     children.push(child);

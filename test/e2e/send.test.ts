@@ -138,7 +138,7 @@ describe("webhook-cli send", () => {
     expect(events[3]).toMatchObject({ event: "summary", messages: 3, delivered: 3, failed: 0, interrupted: false });
   });
 
-  it("Ctrl-C while waiting to retry: stops, reports what was not delivered, exits 130 (143 for SIGTERM)", async () => {
+  it("Ctrl-C while waiting to retry: stops, reports what was not delivered, exits 130 (143 for SIGTERM)", { tags: ["smoke"] }, async () => {
     for (const [signal, code] of [
       ["SIGINT", 130],
       ["SIGTERM", 143],

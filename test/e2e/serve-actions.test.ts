@@ -46,7 +46,7 @@ interface Event {
 }
 const eventsOf = (body: Buffer): Event[] => JSON.parse(body.toString("utf8")) as Event[];
 
-describe("serve --destination actions with batches (built CLI)", () => {
+describe("serve --destination actions with batches (built CLI)", { tags: ["smoke"] }, () => {
   it("SIGKILL while the receiver answers 503, restart with a healthy one: every event arrives, none accepted before is resent", async () => {
     const dir = mkdtempSync(join(tmpdir(), "webhook-cli-e2e-serve-actions-"));
     dirs.push(dir);

@@ -63,7 +63,7 @@ async function startPageServer(scripts: Record<string, string>): Promise<{ url: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-describe.skipIf(chromiumPath === undefined)("analytics.js in Chromium, through serve, to listen", () => {
+describe.skipIf(chromiumPath === undefined)("analytics.js in Chromium, through serve, to listen", { tags: ["smoke"] }, () => {
   const dir = mkdtempSync(join(tmpdir(), "webhook-cli-analytics-browser-"));
   const recording = join(dir, "received.ndjson");
   const children: ReturnType<typeof spawnCli>[] = [];

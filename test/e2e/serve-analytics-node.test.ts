@@ -27,7 +27,7 @@ async function start(args: string[]): Promise<{ url: string; done: ReturnType<ty
   return { url: url as string, done };
 }
 
-describe("@segment/analytics-node through serve (default flags) to listen", () => {
+describe("@segment/analytics-node through serve (default flags) to listen", { tags: ["smoke"] }, () => {
   it("every call, 20,000 tracks included, arrives exactly once, and no request fails at the socket", { timeout: 180_000 }, async () => {
     const recording = join(dir, "received.ndjson");
     const listen = await start(["listen", "--port", "0", "--secret", "s3cret", "--record", recording]);

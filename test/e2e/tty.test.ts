@@ -49,7 +49,7 @@ const cli = `'${process.execPath}' '${BIN}'`;
 // ora's default spinner frames.
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
 
-describe("on a terminal", () => {
+describe("on a terminal", { tags: ["smoke"] }, () => {
   for (const command of ["send", "replay"]) {
     it(`${command} - says it reads stdin, and the first Ctrl-C ends it with 130`, async () => {
       const target = await server();

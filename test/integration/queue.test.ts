@@ -5,8 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openSqliteQueue } from "../../src/serve/durable-queue.js";
 import { MemoryQueue } from "../../src/serve/memory-queue.js";
 import type { MessageQueue } from "../../src/serve/queue.js";
-import { keepForProcessLifetime, statementOf } from "../../src/serve/sqlite-lifetime.js";
-import { availableDrivers } from "../helpers/sqlite-drivers.js";
+import { loadSqlite } from "../../src/serve/sqlite-database.js";
 
 const dirs: string[] = [];
 function stateDir(): string {
@@ -20,10 +19,8 @@ afterEach(() => {
 
 const bodies = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ body: `{"n":${from + i}}`, source: "web" }));
 
-const drivers = await availableDrivers();
-
 const queues: [string, (dir: string) => Promise<MessageQueue>][] = [
-  ...drivers.map((driver): [string, (dir: string) => Promise<MessageQueue>] => [driver, (dir) => openSqliteQueue(dir, { driver })]),
+  ["sqlite", (dir) => openSqliteQueue(dir)],
   ["memory", async () => new MemoryQueue()],
 ];
 
@@ -66,10 +63,10 @@ describe.each(queues)("%s queue", (_name, open) => {
   });
 });
 
-describe.each(drivers)("sqlite queue durability (%s)", (driver) => {
+describe("sqlite queue durability", () => {
   it("keeps what was not acknowledged across a reopen, with first-attempt times and the failed table", async () => {
     const dir = stateDir();
-    const queue = await openSqliteQueue(dir, { driver });
+    const queue = await openSqliteQueue(dir);
     queue.enqueue(bodies(4), [{ source: "web", userId: "u9" }]);
     const [a, b, c] = queue.claim(3);
     queue.delivered(a!.id);
@@ -77,7 +74,7 @@ describe.each(drivers)("sqlite queue durability (%s)", (driver) => {
     queue.recordFirstAttempts(new Map([[c!.id, 1_700_000_000_000]]));
     queue.close();
 
-    const reopened = await openSqliteQueue(dir, { driver });
+    const reopened = await openSqliteQueue(dir);
     expect(reopened.pendingCount()).toBe(2);
     expect(reopened.failedCount()).toBe(1);
     const pending = reopened.claim(10);
@@ -92,30 +89,34 @@ describe.each(drivers)("sqlite queue durability (%s)", (driver) => {
 
   it("batches acknowledgements: written by the next tick without an explicit flush", async () => {
     const dir = stateDir();
-    const queue = await openSqliteQueue(dir, { driver });
+    const queue = await openSqliteQueue(dir);
     queue.enqueue(bodies(3));
     for (const message of queue.claim(3)) queue.delivered(message.id);
     await new Promise((resolve) => setImmediate(resolve));
-    const other = await openSqliteQueue(dir, { driver });
+    const other = await openSqliteQueue(dir);
     expect(other.pendingCount()).toBe(0);
     other.close();
     queue.close();
   });
 });
 
-describe.runIf(drivers.includes("better-sqlite3"))("the SQLite objects' lifetime (src/serve/sqlite-lifetime.ts)", () => {
-  it("prepares a statement once per SQL text and database, and only for a database it keeps", async () => {
-    const { default: Database } = await import("better-sqlite3");
-    const db = keepForProcessLifetime(new Database(":memory:"));
-    const first = statementOf(db, "SELECT 1 AS x");
-    expect(statementOf(db, "SELECT 1 AS x")).toBe(first);
-    expect(statementOf(db, "SELECT 2 AS x")).not.toBe(first);
+describe("the database as the queue uses it (src/serve/sqlite-database.ts)", () => {
+  it("prepares a statement once per SQL text, and a transaction that throws leaves nothing behind", async () => {
+    const db = (await loadSqlite())(":memory:");
+    const first = db.statement("SELECT 1 AS x");
+    expect(db.statement("SELECT 1 AS x")).toBe(first);
+    expect(db.statement("SELECT 2 AS x")).not.toBe(first);
     expect(first.get()).toEqual({ x: 1 });
-    const loose = new Database(":memory:");
-    expect(() => statementOf(loose, "SELECT 1 AS x")).toThrow(/keepForProcessLifetime/);
-    // Kept from here on: on Node.js 24 a collected database would abort this worker.
-    keepForProcessLifetime(loose);
+    db.exec("CREATE TABLE t (n INTEGER)");
+    const insert = db.statement<[number]>("INSERT INTO t (n) VALUES (?)");
+    const insertBoth = db.transaction((a: number, b: number) => {
+      insert.run(a);
+      if (b < 0) throw new Error("refused");
+      insert.run(b);
+    });
+    insertBoth(1, 2);
+    expect(() => insertBoth(3, -1)).toThrow("refused");
+    expect(db.statement("SELECT n FROM t ORDER BY n").all()).toEqual([{ n: 1 }, { n: 2 }]);
     db.close();
-    loose.close();
   });
 });

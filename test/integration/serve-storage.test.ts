@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Collector } from "../../src/serve/collector.js";
 import { openSqliteQueue } from "../../src/serve/durable-queue.js";
-import type { SqlDatabase } from "../../src/serve/sql-database.js";
 import { listenCollector } from "../../src/serve/server.js";
-import { availableDrivers } from "../helpers/sqlite-drivers.js";
+import type { SqlDatabase } from "../../src/serve/sqlite-database.js";
 import { runInProcess } from "../helpers/run-cli.js";
 
 const dirs: string[] = [];
@@ -20,7 +19,6 @@ const tempDir = () => {
 };
 // SQLite answers SQLITE_FULL past max_page_count, exactly as on a full disk: a full disk without root or a tmpfs.
 const databaseOf = (queue: unknown) => (queue as { db: SqlDatabase }).db;
-// Statements through db.statement, never better-sqlite3's db.pragma(): a collected better-sqlite3 object aborts Node.js 24.
 const fill = (db: SqlDatabase) => db.exec(`PRAGMA max_page_count = ${(db.statement("PRAGMA page_count").get() as { page_count: number }).page_count}`);
 
 async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -31,12 +29,10 @@ async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<v
   }
 }
 
-const drivers = await availableDrivers();
-
-describe.each(drivers)("serve on a full disk (%s)", (driver) => {
+describe("serve on a full disk", () => {
   it("a timer-driven write that fails is kept and retried; ingest answers 503 meanwhile", async () => {
     const errors: string[] = [];
-    const queue = await openSqliteQueue(tempDir(), { driver, onStorageError: (error) => errors.push((error as { code?: string }).code ?? error.message) });
+    const queue = await openSqliteQueue(tempDir(), { onStorageError: (error) => errors.push((error as { code?: string }).code ?? error.message) });
     queue.enqueue([{ body: "{}", source: "s" }]);
     const [message] = queue.claim(10);
     const db = databaseOf(queue);

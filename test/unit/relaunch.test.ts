@@ -23,7 +23,7 @@ describe("replay's relaunch with a smaller young generation (src/cli/relaunch.ts
     for (const argv of [["send", "replay"], ["listen"], ["generate"], ["--help"], [], ["--version"]]) expect(relaunchPlan(facts(argv))).toBeUndefined();
   });
 
-  it("never where process.execve is missing (Node.js 20) or on Windows, nor when the user set the size", () => {
+  it("never where process.execve is missing (Node.js 22.13, 22.14) or on Windows, nor when the user set the size", () => {
     expect(relaunchPlan(facts(["replay", "f"], { canExecve: false }))).toBeUndefined();
     expect(relaunchPlan(facts(["replay", "f"], { platform: "win32" }))).toBeUndefined();
     expect(relaunchPlan(facts(["replay", "f"], { execArgv: ["--max-semi-space-size=64"] }))).toBeUndefined();
