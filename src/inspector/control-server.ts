@@ -1,6 +1,6 @@
-import { startHttpServer, type HttpServer } from "../util/http-server.js";
+import { startHttpServer, type HttpServer } from "../http/server.js";
 import type { ControlApi } from "./control-api.js";
-import { refuse, sendJson } from "./http.js";
+import { refuse, sendJson } from "../http/loopback-api.js";
 
 /**
  * listen's control port without the page (no --ui): the control API alone, on 127.0.0.1, with the

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { writeOrWait } from "./http.js";
+import { writeOrWait } from "../http/loopback-api.js";
 import type { DropNotice, Inspected, RequestStore } from "./store.js";
 import { summarize, type RowSummary } from "./view.js";
 

@@ -2,7 +2,7 @@ import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import { validateUrl } from "../config/checks.js";
 import { formatDuration } from "../util/duration.js";
-import type { BodyBudget } from "../util/http-limits.js";
+import type { BodyBudget } from "../http/limits.js";
 import { redactResponseHeaders } from "../util/redact.js";
 
 /** What to do instead of user:password@ in a --forward-to URL: listen relays the sender's headers, Authorization included. */

@@ -1,6 +1,6 @@
 import type { Clock } from "../util/clock.js";
 import type { AnswerPlan } from "./answers.js";
-import type { ConnectionLimits } from "../util/http-limits.js";
+import type { ConnectionLimits } from "../http/limits.js";
 import type { FaultPlan } from "./faults.js";
 import type { ForwardRequest, ForwardResult } from "./forward.js";
 import type { RecordingSink } from "./record-batcher.js";

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Clock, TimerHandle } from "../util/clock.js";
-import { lingeringClose } from "../util/http-limits.js";
+import { lingeringClose } from "../http/limits.js";
 import type { ScriptedAnswer } from "./answers.js";
 import type { FaultAction } from "./faults.js";
 import type { ForwardResult } from "./forward.js";

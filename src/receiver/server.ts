@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sleep, systemClock, type Clock } from "../util/clock.js";
-import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from "../util/http-limits.js";
-import { readBody } from "../util/body-reader.js";
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from "../http/limits.js";
+import { readBody } from "../http/body-reader.js";
 import { FaultPlan, type FaultAction } from "./faults.js";
-import { startHttpServer } from "../util/http-server.js";
+import { startHttpServer } from "../http/server.js";
 import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./forward.js";
 import { RecordBatcher } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";

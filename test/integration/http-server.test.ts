@@ -23,7 +23,7 @@ async function refusal(start: Promise<unknown>): Promise<WebhookCliError> {
   return error as WebhookCliError;
 }
 
-describe("the one HTTP server helper (util/http-server.ts)", () => {
+describe("the one HTTP server helper (http/server.ts)", () => {
   it("listen's receiver, serve and the inspector word a port in use the same way", async () => {
     const busy = await startServer();
     opened.push(busy);

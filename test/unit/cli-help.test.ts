@@ -21,13 +21,13 @@ import { DEFAULT_USER_AGENT } from "../../src/config/destination.js";
 import { SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/config/secret.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { parseDuration } from "../../src/util/duration.js";
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/http/limits.js";
 import { closestName } from "../../src/util/suggest.js";
 import { cpuMs } from "../helpers/cpu-time.js";
 import { fakeIo, runInProcess } from "../helpers/run-cli.js";
 import { MAX_BODY_BYTES } from "../../src/receiver/server.js";
 import { MAX_RELAYED_BODY } from "../../src/receiver/forward.js";
-import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/util/http-limits.js";
+import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/http/limits.js";
 import { MAX_PRETTY_CHARS } from "../../src/util/pretty-json.js";
 import { DEFAULT_MAX_STREAMS } from "../../src/inspector/events.js";
 

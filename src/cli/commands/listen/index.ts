@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { ArrivalLog } from "../../../inspector/arrival-log.js";
 import { ControlApi } from "../../../inspector/control-api.js";
-import { sendJson } from "../../../inspector/http.js";
+import { sendJson } from "../../../http/loopback-api.js";
 import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";
 import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../../../http/limits.js";
 import { SECRET_ENV } from "../../options/delivery.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 import { TLS_OPTIONS } from "../../tls-files.js";

@@ -1,4 +1,4 @@
-import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../http/limits.js";
 import { ACTIONS_OPTIONS, BATCH_WAIT_OPTION } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";

@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { PortError, UsageError, type ErrorSource } from "../errors.js";
-import { CONNECTIONS_CHECKING_INTERVAL_MS, limitConnections, type ConnectionLimits } from "./http-limits.js";
+import { CONNECTIONS_CHECKING_INTERVAL_MS, limitConnections, type ConnectionLimits } from "./limits.js";
 
 /*
  * The one way listen's receiver, serve and the inspector start and stop their

@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isLoopbackHost } from "../util/loopback.js";
+import { isLoopbackHost } from "./loopback.js";
 
-/* The inspector's HTTP edges: who may ask (Host, Origin, Sec-Fetch-Site), and how answers and JSON bodies go. */
+/*
+ * The HTTP edges of the APIs a browser on this machine may reach (the inspector's page and API, listen's
+ * control API): who may ask (Host, Origin, Sec-Fetch-Site), and how answers and JSON bodies go.
+ */
 
 // The page's own files only: no inline script, nothing from elsewhere.
 export const SECURITY_HEADERS = {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import type { BodyBudget } from "./http-limits.js";
+import type { BodyBudget } from "./limits.js";
 import { createInflater, maxCompressedBytes, type ContentCoding } from "./inflate.js";
 
 export interface BodyHandlers {
@@ -118,7 +118,7 @@ function releaseAll(this: Holding): void {
 }
 
 /**
- * Reads a request body sent with `coding` (util/inflate.ts), inflating it as
+ * Reads a request body sent with `coding` (http/inflate.ts), inflating it as
  * it arrives: `maxBytes` and the budget apply to the inflated bytes, and
  * inflation stops as soon as either is passed, so a small compressed bomb
  * costs one zlib chunk. Exactly one handler is called, unless the sender aborts.
