@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { terminalSafe } from "../util/printable.js";
+import { terminalSafe } from "../safe-text/printable.js";
 import { exitReportFor } from "./exit-codes.js";
 import type { CliIo, CommandContext } from "./io.js";
 import { COMMANDS } from "./command-table.js";

@@ -5,7 +5,7 @@ import type { ReceivedRequest } from "../receiver/server.js";
 import { batchContents, bodyLabel } from "../receiver/body-label.js";
 import { readJsonBody, type RequestVerdict } from "../receiver/verdict.js";
 import { formatDuration } from "../util/duration.js";
-import { printable, printableLines } from "../util/printable.js";
+import { printable, printableLines } from "../safe-text/printable.js";
 import { prettyJson } from "../util/pretty-json.js";
 
 /*

@@ -1,7 +1,7 @@
 import { relayedHeaders } from "../receiver/forward.js";
 import { isOriginForm } from "../receiver/request-target.js";
 import { isAcceptedMethod } from "../receiver/methods.js";
-import { redactHeaders, REDACTED } from "../util/redact.js";
+import { redactHeaders, REDACTED } from "../safe-text/redact.js";
 import type { Inspected } from "./store.js";
 
 /** The command, or why the request cannot be copied as one (the page says so). */

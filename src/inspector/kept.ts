@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import type { ShapeIssue } from "../messages/check.js";
 import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
-import { clipText } from "../util/clip.js";
+import { clipText } from "../safe-text/clip.js";
 
 /*
  * What a row of the inspector keeps in memory, and what that costs. A row

@@ -4,7 +4,7 @@ import { userIdOf } from "../messages/check.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { isPlainObject } from "../util/json.js";
 import { MAX_PRETTY_CHARS, prettyJson } from "../util/pretty-json.js";
-import { redactResponseHeaders } from "../util/redact.js";
+import { redactResponseHeaders } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
 import { elementViews, MAX_LISTED_ELEMENTS } from "./elements.js";

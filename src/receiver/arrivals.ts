@@ -1,5 +1,5 @@
-import { clipText } from "../util/clip.js";
-import { printable } from "../util/printable.js";
+import { clipText } from "../safe-text/clip.js";
+import { printable } from "../safe-text/printable.js";
 import type { RequestFacts } from "./match.js";
 import type { RequestVerdict } from "./verdict.js";
 

@@ -3,7 +3,7 @@ import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import { validateUrl } from "../config/checks.js";
 import { formatDuration } from "../util/duration.js";
 import type { BodyBudget } from "../http/limits.js";
-import { redactResponseHeaders } from "../util/redact.js";
+import { redactResponseHeaders } from "../safe-text/redact.js";
 
 /** What to do instead of user:password@ in a --forward-to URL: listen relays the sender's headers, Authorization included. */
 const RELAYED_CREDENTIALS = "listen would not send them; have the sender send them as a header (send --header 'Authorization: Basic …'), which listen relays";

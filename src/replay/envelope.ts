@@ -8,7 +8,7 @@ import type { MessageType } from "../messages/schemas.js";
 import { ACTIONS_USER_AGENT } from "../config/destination.js";
 import { isPlainObject } from "../util/json.js";
 import { parseJson } from "../util/json-depth.js";
-import { redactText } from "../util/redact.js";
+import { redactText } from "../safe-text/redact.js";
 
 /**
  * What one input line means for replay (docs/recording.md#replay-input): a recording envelope

@@ -1,7 +1,7 @@
 import { requestCase, type JunitCase } from "../../../report/junit.js";
 import type { ReceivedRequest } from "../../../receiver/server.js";
-import { jsonTerminalSafe } from "../../../util/printable.js";
-import { redactUrl } from "../../../util/redact.js";
+import { jsonTerminalSafe } from "../../../safe-text/printable.js";
+import { redactUrl } from "../../../safe-text/redact.js";
 import type { CliIo } from "../../io.js";
 import type { Output } from "../../output.js";
 import { painter, RequestLineMaker, requestEvent, type Painter } from "../../request-lines.js";

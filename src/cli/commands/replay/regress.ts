@@ -19,7 +19,7 @@ import type { ResultLine } from "../../../regress/results.js";
 import type { CliIo } from "../../io.js";
 import type { ReplayFlags } from "./options.js";
 import type { Output } from "../../output.js";
-import { printable } from "../../../util/printable.js";
+import { printable } from "../../../safe-text/printable.js";
 import { cannotRead, isReadableFile } from "../../../util/readable-file.js";
 import { sameFile } from "../../../util/same-file.js";
 

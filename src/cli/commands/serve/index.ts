@@ -14,7 +14,7 @@ import { onceEach } from "../../once-each.js";
 import type { ServeFlags } from "./options.js";
 import { createOutput, type Output } from "../../output.js";
 import { writeReadyFile } from "../../ready-file.js";
-import { printable } from "../../../util/printable.js";
+import { printable } from "../../../safe-text/printable.js";
 import { formatDuration } from "../../../util/duration.js";
 import type { TargetChange } from "../../../serve/target-health.js";
 import { UsageError } from "../../../errors.js";
