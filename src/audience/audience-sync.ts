@@ -8,7 +8,7 @@ import { dispatch, type DispatchEntry, type DispatchSummary } from "../dispatch/
 import type { IdentifyMessage } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { applyChanges, membershipChanges, parseMembers, type MembershipChange } from "./audience.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseJson } from "../json/parse.js";
 
 /**
  * `audience sync` (docs/messages.md#audience-sync) without the terminal: the members and state

@@ -3,7 +3,7 @@
  * between the delivered state and the current members.
  */
 
-import { parseJson } from "../util/json-depth.js";
+import { parseJson } from "../json/parse.js";
 
 /** `VIP-Users 2024` → `vip_users_2024`: lower-case, each run of other characters one `_`, trimmed. */
 export function snakeName(name: string): string {

@@ -6,7 +6,7 @@ import { batchContents, bodyLabel } from "../receiver/body-label.js";
 import { readJsonBody, type RequestVerdict } from "../receiver/verdict.js";
 import { formatDuration } from "../util/duration.js";
 import { printable, printableLines } from "../safe-text/printable.js";
-import { prettyJson } from "../util/pretty-json.js";
+import { prettyJson } from "../json/pretty.js";
 
 /*
  * How a received request is shown, one line (and its problems) or one JSON event:

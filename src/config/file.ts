@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseJson } from "../json/parse.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** The config file (docs/cli.md#config-file): read, validated with zod, named in every error with the key at fault. */

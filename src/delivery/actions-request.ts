@@ -1,7 +1,7 @@
 import type { HttpMethod, Target } from "../config/destination.js";
 import { DEFAULT_MAPPING, resolveMapping, type Mapping } from "../messages/mapping.js";
-import { firstElementBytes } from "../util/json-first-element.js";
-import { parseJson } from "../util/json-depth.js";
+import { firstElementBytes } from "../json/first-element.js";
+import { parseJson } from "../json/parse.js";
 
 /**
  * What a Webhooks (Actions) request carries (docs/actions.md#the-request), built from events the

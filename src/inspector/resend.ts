@@ -5,7 +5,7 @@ import { validateHeader, validateUrl } from "../config/checks.js";
 import { DEFAULT_USER_AGENT, HTTP_METHODS, type HttpMethod } from "../config/destination.js";
 import type { DeliverCall } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
-import { firstElementBytes, isJsonArrayBody } from "../util/json-first-element.js";
+import { firstElementBytes, isJsonArrayBody } from "../json/first-element.js";
 import type { Inspected, NewInspected, PeerResponse } from "./store.js";
 
 // Set by the delivery engine itself, or about the original connection only.

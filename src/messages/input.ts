@@ -2,7 +2,7 @@ import { InputError } from "../errors.js";
 import { checkMessage, type ShapeIssue } from "./check.js";
 import { isRecordedRequest } from "./recorded-request.js";
 import type { Message } from "./schemas.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseJson } from "../json/parse.js";
 
 /** One message read from input, with where it came from. */
 export interface InputMessage {

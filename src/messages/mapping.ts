@@ -25,8 +25,8 @@
  * would refuse every event).
  */
 import { ConfigError, UsageError, type ErrorSource } from "../errors.js";
-import { parseJson } from "../util/json-depth.js";
-import { isPlainObject } from "../util/json.js";
+import { parseJson } from "../json/parse.js";
+import { isPlainObject } from "../json/plain-object.js";
 import { followPath, splitPath } from "./mapping-path.js";
 
 /** The real mapping kit's other directives: none of them is supported by `--data`. */

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { sign } from "../signing.js";
-import { parseJson } from "../util/json-depth.js";
-import type { ByteSpan } from "../util/json-first-element.js";
+import { parseJson } from "../json/parse.js";
+import type { ByteSpan } from "../json/first-element.js";
 
 /** The likely reason an X-Signature did not verify. */
 /** `neither-rule`: a batch whose X-Signature matches neither the whole body nor element 0, for no reason found. */

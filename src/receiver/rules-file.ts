@@ -3,7 +3,7 @@ import { validateAnswerHeader } from "../config/checks.js";
 import { ConfigError, WebhookCliError, type ErrorSource } from "../errors.js";
 import { MESSAGE_TYPES } from "../messages/names.js";
 import { durationOf } from "../util/duration.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseJson } from "../json/parse.js";
 import { MAX_ANSWER_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";

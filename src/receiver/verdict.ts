@@ -4,7 +4,7 @@ import type { MessageType } from "../messages/schemas.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
 import { checkSignature } from "./signature-check.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseJson } from "../json/parse.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;

@@ -6,8 +6,8 @@ import { isRecordedRequest } from "../messages/recorded-request.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { ACTIONS_USER_AGENT } from "../config/destination.js";
-import { isPlainObject } from "../util/json.js";
-import { parseJson } from "../util/json-depth.js";
+import { isPlainObject } from "../json/plain-object.js";
+import { parseJson } from "../json/parse.js";
 import { redactText } from "../safe-text/redact.js";
 
 /**

@@ -28,7 +28,7 @@ import { fakeIo, runInProcess } from "../helpers/run-cli.js";
 import { MAX_BODY_BYTES } from "../../src/receiver/server.js";
 import { MAX_RELAYED_BODY } from "../../src/receiver/forward.js";
 import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/http/limits.js";
-import { MAX_PRETTY_CHARS } from "../../src/util/pretty-json.js";
+import { MAX_PRETTY_CHARS } from "../../src/json/pretty.js";
 import { DEFAULT_MAX_STREAMS } from "../../src/inspector/events.js";
 
 // Each command's table (completion has none); a command missing here fails "every command that runs has its table".

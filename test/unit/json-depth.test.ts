@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonTooDeep, parseJson } from "../../src/util/json-depth.js";
+import { jsonTooDeep, parseJson } from "../../src/json/parse.js";
 
 describe("jsonTooDeep / parseJson", () => {
   const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;

@@ -4,7 +4,7 @@ import type { AliasKeys } from "../../messages/schemas.js";
 import { parseScript } from "../../receiver/faults.js";
 import { schemeNamed } from "../../signing/schemes.js";
 import { parseDuration } from "../../util/duration.js";
-import { parseJson } from "../../util/json-depth.js";
+import { parseJson } from "../../json/parse.js";
 import { parseDecimalNumber, parseWholeNumber } from "../../util/numbers.js";
 import { didYouMean } from "../../util/suggest.js";
 import { attributeOf, DESTINATION_NAMES, METHOD_NAMES, type OptionsOf, type OptionSpec, type OptionTable, type ValueKind, type ValueOfKind } from "./spec.js";
