@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { flagOfField } from "../../src/cli/options/fields.js";
 import { PortError, type WebhookCliError } from "../../src/errors.js";
 import { startInspectorServer } from "../../src/inspector/server.js";
-import { RequestStore } from "../../src/inspector/store.js";
+import { RequestStore } from "../../src/receiver/history/store.js";
 import { startReceiver } from "../../src/receiver/server.js";
 import { Collector } from "../../src/serve/collector.js";
 import { MemoryQueue } from "../../src/serve/memory-queue.js";

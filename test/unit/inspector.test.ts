@@ -4,7 +4,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { watchKeys, type KeyInput } from "../../src/cli/commands/listen/keys.js";
 import { isLoopbackHost } from "../../src/http/loopback.js";
-import { RequestStore, type DropNotice, type NewInspected } from "../../src/inspector/store.js";
+import { RequestStore, type DropNotice, type NewInspected } from "../../src/receiver/history/store.js";
 import { curlCommand, shellWord } from "../../src/inspector/curl.js";
 import { detail, recordLine } from "../../src/inspector/view.js";
 import { recordedResponse, relayedHeaders, type ForwardResult } from "../../src/receiver/forward.js";

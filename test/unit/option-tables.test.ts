@@ -11,7 +11,7 @@ import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";
 import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
 import { EXPECT_OPTIONS } from "../../src/cli/commands/expect/options.js";
-import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/inspector/store.js";
+import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/receiver/history/store.js";
 import { parseTable } from "../../src/cli/options/parse.js";
 import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";

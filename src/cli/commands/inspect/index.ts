@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../errors.js";
 import { RecordingInspection } from "../../../inspector/recording-session.js";
-import type { Inspected } from "../../../inspector/store.js";
+import type { Inspected } from "../../../receiver/history/store.js";
 import { isReadableFile } from "../../../util/readable-file.js";
 import type { CliIo } from "../../io.js";
 import { createOutput, type Output } from "../../output.js";

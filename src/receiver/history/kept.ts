@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
-import type { ShapeIssue } from "../messages/check.js";
-import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
-import { clipText } from "../safe-text/clip.js";
+import { MAX_KEPT_BODY_BYTES } from "../../delivery/captured-body.js";
+import type { ShapeIssue } from "../../messages/check.js";
+import type { RequestHeaders, RequestVerdict } from "../verdict.js";
+import { clipText } from "../../safe-text/clip.js";
 
 /*
  * What a row of the inspector keeps in memory, and what that costs. A row

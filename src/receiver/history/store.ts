@@ -1,5 +1,5 @@
-import type { ReceivedRequest } from "../receiver/server.js";
-import type { RequestHeaders, RequestVerdict } from "../receiver/verdict.js";
+import type { ReceivedRequest } from "../server.js";
+import type { RequestHeaders, RequestVerdict } from "../verdict.js";
 import { keepResponse, keepVerdict, rowBytes, type KeptResponse, type KeptVerdict, type PeerResponse } from "./kept.js";
 
 export type { KeptResponse, KeptVerdict, PeerResponse } from "./kept.js";
