@@ -6,7 +6,7 @@ import { startHttpServer } from "../http/server.js";
 import { shippedFile } from "../util/shipped-file.js";
 import type { CurlTarget } from "./curl.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
-import type { ControlApi } from "./control-api.js";
+import type { ControlApi } from "../control/api.js";
 import { EventStreams } from "./events.js";
 import { readJson, refuse, SECURITY_HEADERS, send, sendJson, TooLarge } from "../http/loopback-api.js";
 import { MAX_EDITED_BODY_BYTES } from "./resend.js";

@@ -1,6 +1,6 @@
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import type { ReceivedRequest } from "../receiver/server.js";
-import type { ControlApi } from "./control-api.js";
+import type { ControlApi } from "../control/api.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
 import { RequestStore, receivedRow, type DropNotice, type Inspected, type StoreLimits } from "../receiver/history/store.js";

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
-import { pollWait, type WaitAnswer } from "../../../inspector/control-client.js";
+import { pollWait, type WaitAnswer } from "../../../control/client.js";
 import { arrivalsReport } from "../../../receiver/arrivals.js";
 import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type VerdictFilter } from "../../../receiver/match.js";
 import { formatDuration, parseDuration } from "../../../util/duration.js";

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
-import { controlAnswers } from "../../../inspector/control-probe.js";
+import { controlAnswers } from "../../../control/probe.js";
 import { formatDuration } from "../../../util/duration.js";
 import { interruptedExitCode, type CliIo } from "../../io.js";
 import { createOutput } from "../../output.js";

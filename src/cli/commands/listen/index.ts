@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
-import { ArrivalLog } from "../../../inspector/arrival-log.js";
-import { ControlApi } from "../../../inspector/control-api.js";
+import { ArrivalLog } from "../../../control/arrival-log.js";
+import { ControlApi } from "../../../control/api.js";
 import { sendJson } from "../../../http/loopback-api.js";
 import type { Inspection } from "../../../inspector/session.js";
 import { FaultPlan } from "../../../receiver/faults.js";

@@ -1,5 +1,5 @@
-import type { ControlApi } from "../../../inspector/control-api.js";
-import { startControlServer } from "../../../inspector/control-server.js";
+import type { ControlApi } from "../../../control/api.js";
+import { startControlServer } from "../../../control/server.js";
 import { Inspection } from "../../../inspector/session.js";
 import type { ForwardRoutes } from "../../../receiver/forward-routes.js";
 import type { RecordingFile } from "../../../receiver/record.js";

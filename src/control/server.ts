@@ -1,5 +1,5 @@
 import { startHttpServer, type HttpServer } from "../http/server.js";
-import type { ControlApi } from "./control-api.js";
+import type { ControlApi } from "./api.js";
 import { refuse, sendJson } from "../http/loopback-api.js";
 
 /**
