@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../errors.js";
-import { RecordingInspection } from "../../../inspector/recording-session.js";
+import { RecordingInspection } from "../../../inspector/recording-inspection.js";
 import type { Inspected } from "../../../receiver/history/store.js";
 import { isReadableFile } from "../../../util/readable-file.js";
 import type { CliIo } from "../../io.js";

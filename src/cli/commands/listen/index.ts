@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { ArrivalLog } from "../../../control/arrival-log.js";
 import { ControlApi } from "../../../control/api.js";
 import { sendJson } from "../../../http/loopback-api.js";
-import type { Inspection } from "../../../inspector/session.js";
+import type { Inspection } from "../../../inspector/inspection.js";
 import { FaultPlan } from "../../../receiver/faults.js";
 import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";
 import { RecordingFile } from "../../../receiver/record.js";

@@ -1,6 +1,6 @@
 import type { ControlApi } from "../../../control/api.js";
 import { startControlServer } from "../../../control/server.js";
-import { Inspection } from "../../../inspector/session.js";
+import { Inspection } from "../../../inspector/inspection.js";
 import type { ForwardRoutes } from "../../../receiver/forward-routes.js";
 import type { RecordingFile } from "../../../receiver/record.js";
 import type { CliIo } from "../../io.js";
