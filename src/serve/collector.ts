@@ -6,7 +6,7 @@ import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../config/destination.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
-import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
+import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue/message-queue.js";
 import type { Route } from "./routes.js";
 import { isDestinationEnabled } from "./routing.js";
 import { clientName, libraryOf, Traffic, UNKNOWN_LIBRARY, type TrafficCounts } from "./traffic.js";

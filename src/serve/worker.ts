@@ -8,7 +8,7 @@ import type { AttemptEvent, DeliverCall, DeliveryResult } from "../delivery/type
 import { Dispatcher, type DispatchEntry, type DispatchOptions } from "../dispatch/dispatcher.js";
 import { batchingFor } from "../dispatch/units.js";
 import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
-import type { MessageQueue, QueuedMessage } from "./queue.js";
+import type { MessageQueue, QueuedMessage } from "./queue/message-queue.js";
 
 export interface WorkerOptions {
   queue: MessageQueue;

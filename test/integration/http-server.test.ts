@@ -5,7 +5,7 @@ import { startInspectorServer } from "../../src/inspector/server.js";
 import { RequestStore } from "../../src/receiver/history/store.js";
 import { startReceiver } from "../../src/receiver/server.js";
 import { Collector } from "../../src/serve/collector.js";
-import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
 import { listenCollector } from "../../src/serve/server.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { WebhookCliError, type ErrorSource } from "../errors.js";
-import type { MessageQueue } from "./queue.js";
+import { WebhookCliError, type ErrorSource } from "../../errors.js";
+import type { MessageQueue } from "./message-queue.js";
 import { loadSqlite, withSqliteCode, type SqlDatabase } from "./sqlite-database.js";
 import { SqliteQueue } from "./sqlite-queue.js";
 

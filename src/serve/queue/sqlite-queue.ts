@@ -1,5 +1,5 @@
-import type { Failure, FailedMessage, MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
-import { SCHEMA } from "./queue-schema.js";
+import type { Failure, FailedMessage, MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./message-queue.js";
+import { SCHEMA } from "./schema.js";
 import { withSqliteCode, type SqlDatabase, type SqlStatement } from "./sqlite-database.js";
 
 // After a failed background write (disk full), try again this much later.
@@ -8,7 +8,7 @@ const STORAGE_RETRY_MS = 1_000;
 // Remembering seen (source, user) pairs spares an INSERT per message; bounded so memory stays flat.
 const SEEN_CACHE_LIMIT = 100_000;
 
-/** The durable queue: SQLite in WAL mode, writes acknowledged in batches (see queue.ts). Opened by durable-queue.ts. */
+/** The durable queue: SQLite in WAL mode, writes acknowledged in batches (see message-queue.ts). Opened by durable-queue.ts. */
 export class SqliteQueue implements MessageQueue {
   private readonly db: SqlDatabase;
   private readonly insertTransaction: (messages: readonly NewMessage[], seen: readonly SeenUser[]) => void;

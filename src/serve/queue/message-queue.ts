@@ -1,4 +1,4 @@
-import type { Failure } from "../delivery/failure.js";
+import type { Failure } from "../../delivery/failure.js";
 
 /**
  * The queue of accepted messages between ingest and delivery. `enqueue`

@@ -1,4 +1,4 @@
-import type { Failure, FailedMessage, MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
+import type { Failure, FailedMessage, MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./message-queue.js";
 
 /** The same queue in memory: nothing survives the process (the durability benchmark's baseline). */
 export class MemoryQueue implements MessageQueue {

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from "node:sqlite";
-import { UsageError } from "../errors.js";
+import { UsageError } from "../../errors.js";
 
 /*
  * The durable queue's SQLite: Node's built-in node:sqlite (22.13 and later have it without a
