@@ -70,9 +70,9 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const dist = distModulesOf(urls);
-    expect(dist).toContain("cli/main.js");
-    expect(dist).toContain("cli/version.js");
-    expect(dist.filter((path) => path.startsWith("cli/commands/") || path === "cli/program.js" || path === "cli/command-table.js")).toEqual([]);
+    expect(dist).toContain("cli/shell/main.js");
+    expect(dist).toContain("cli/shell/version.js");
+    expect(dist.filter((path) => path.startsWith("cli/commands/") || path === "cli/shell/program.js" || path === "cli/shell/command-table.js")).toEqual([]);
     expect([...packagesOf(urls)]).toEqual([]);
   });
 
@@ -81,7 +81,7 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(flag === "--version" ? /^\d+\.\d+\.\d+/ : /Usage: webhook-cli/);
     const dist = distModulesOf(urls);
-    expect(dist).toContain("cli/main.js");
+    expect(dist).toContain("cli/shell/main.js");
     const packages = packagesOf(urls);
     if (flag === "--help") expect(packages).toContain("commander");
     for (const name of ["undici", "zod", "ora", "chalk"]) expect(packages).not.toContain(name);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { PortError, type WebhookCliError } from "../../src/errors.js";
 import { startInspectorServer } from "../../src/inspector/server.js";
 import { RequestStore } from "../../src/receiver/history/store.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli/program.js";
+import { buildProgram } from "../../src/cli/shell/program.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
 import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
@@ -15,7 +15,7 @@ import { SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
 import { SIGN_OPTIONS } from "../../src/cli/commands/sign/options.js";
 import { VERIFY_OPTIONS } from "../../src/cli/commands/verify/options.js";
 import type { OptionSpec } from "../../src/cli/options/spec.js";
-import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/output.js";
+import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/terminal/output.js";
 import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
 import { DEFAULT_USER_AGENT } from "../../src/config/destination.js";
 import { SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/config/secret.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeError } from "../../src/cli/exit-codes.js";
+import { describeError } from "../../src/cli/shell/exit-codes.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { FaultPlan, parseScript } from "../../src/receiver/faults.js";
 import { seededRandom } from "../../src/util/clock.js";

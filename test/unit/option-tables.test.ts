@@ -5,7 +5,7 @@ import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.j
 import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
 import { thrownBy } from "../helpers/errors.js";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";

@@ -7,12 +7,12 @@ import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";
 import { startReceiver, type ReceivedRequest } from "../../../receiver/server.js";
 import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
 import { formatDuration } from "../../../util/duration.js";
-import type { CliIo } from "../../io.js";
-import { invocation } from "../../invocation.js";
-import { interruptedExitCode } from "../../io.js";
-import { createOutput, type Output } from "../../output.js";
+import type { CliIo } from "../../terminal/io.js";
+import { invocation } from "../../shared/invocation.js";
+import { interruptedExitCode } from "../../terminal/io.js";
+import { createOutput, type Output } from "../../terminal/output.js";
 import type { DemoFlags } from "./options.js";
-import { painter, requestEvent, requestLines } from "../../request-lines.js";
+import { painter, requestEvent, requestLines } from "../../terminal/request-lines.js";
 
 export type DemoOptions = DemoFlags;
 

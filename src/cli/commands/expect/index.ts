@@ -7,8 +7,8 @@ import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type Ver
 import { formatDuration, parseDuration } from "../../../util/duration.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { createOutput } from "../../output.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { createOutput } from "../../terminal/output.js";
 import type { ExpectFlags } from "./options.js";
 import { waitForListen } from "./ready.js";
 

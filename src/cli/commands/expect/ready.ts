@@ -4,8 +4,8 @@ import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
 import { controlAnswers } from "../../../control/probe.js";
 import { formatDuration } from "../../../util/duration.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { createOutput } from "../../output.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { createOutput } from "../../terminal/output.js";
 import type { ExpectFlags } from "./options.js";
 import { cannotRead } from "../../../util/readable-file.js";
 

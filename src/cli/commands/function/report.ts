@@ -4,7 +4,7 @@ import type { BatchRecord, ConsoleEntry, FetchRecord, InvocationRecord, Outcome 
 import type { InputMessage } from "../../../messages/input.js";
 import { formatDuration } from "../../../util/duration.js";
 import { printable, printableLines } from "../../../safe-text/printable.js";
-import type { Output } from "../../output.js";
+import type { Output } from "../../terminal/output.js";
 
 /** What a human line shows of a return value or a message; --json has it whole up to MAX_JSON_CHARS. */
 const MAX_SHOWN_CHARS = 2000;

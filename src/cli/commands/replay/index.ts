@@ -13,15 +13,15 @@ import { formatDuration } from "../../../util/duration.js";
 import { isReadableFile } from "../../../util/readable-file.js";
 import { undiciEngine } from "../../../delivery/wire.js";
 import type { DestinationSettings } from "../../../config/destination.js";
-import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
+import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../shared/delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import type { ReplayFlags } from "./options.js";
-import { deliverySummary } from "../../delivery-summary.js";
-import { createOutput, type Output } from "../../output.js";
-import { logAttempt } from "../../attempt-log.js";
-import { DryRun } from "../../dry-run.js";
-import { INTERRUPTED, readStdin } from "../../stdin.js";
-import { retryWindowNotice, StatusLine } from "../../status-line.js";
+import { deliverySummary } from "../../terminal/delivery-summary.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { logAttempt } from "../../terminal/attempt-log.js";
+import { DryRun } from "../../shared/dry-run.js";
+import { INTERRUPTED, readStdin } from "../../shared/stdin.js";
+import { retryWindowNotice, StatusLine } from "../../terminal/status-line.js";
 import { parseRegressFlags, refuseCompareAsResults, RegressReporter, selectionOfFlags } from "./regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {

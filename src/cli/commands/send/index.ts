@@ -9,18 +9,18 @@ import type { InputMessage } from "../../../messages/input.js";
 import type { AliasKeys } from "../../../messages/schemas.js";
 import type { Clock, Random } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
-import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../shared/delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
 import type { SendFlags } from "./options.js";
-import { createOutput, type Output, type Spinner } from "../../output.js";
-import { logAttempt } from "../../attempt-log.js";
-import { DryRun } from "../../dry-run.js";
-import { retryWindowNotice, StatusLine } from "../../status-line.js";
-import { readMessages } from "../../message-input.js";
-import { INTERRUPTED } from "../../stdin.js";
+import { createOutput, type Output, type Spinner } from "../../terminal/output.js";
+import { logAttempt } from "../../terminal/attempt-log.js";
+import { DryRun } from "../../shared/dry-run.js";
+import { retryWindowNotice, StatusLine } from "../../terminal/status-line.js";
+import { readMessages } from "../../shared/message-input.js";
+import { INTERRUPTED } from "../../shared/stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
-import { deliverySummary } from "../../delivery-summary.js";
+import { deliverySummary } from "../../terminal/delivery-summary.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {

@@ -8,18 +8,18 @@ import { MemoryQueue } from "../../../serve/queue/memory-queue.js";
 import type { MessageQueue, QueuedMessage } from "../../../serve/queue/message-queue.js";
 import { listenCollector, type ServeServer } from "../../../serve/server.js";
 import { userIdOf } from "../../../messages/check.js";
-import { resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
-import type { CliIo } from "../../io.js";
-import { onceEach } from "../../once-each.js";
+import { resolveDeliveryOptions, warnIfUnsigned } from "../../shared/delivery-options.js";
+import type { CliIo } from "../../terminal/io.js";
+import { onceEach } from "../../shared/once-each.js";
 import type { ServeFlags } from "./options.js";
-import { createOutput, type Output } from "../../output.js";
-import { writeReadyFile } from "../../ready-file.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { writeReadyFile } from "../../shared/ready-file.js";
 import { printable } from "../../../safe-text/printable.js";
 import { formatDuration } from "../../../util/duration.js";
 import type { TargetChange } from "../../../serve/target-health.js";
 import { UsageError } from "../../../errors.js";
 import { allowedOrigins, type AllowedOrigins } from "../../../serve/cors.js";
-import { readTlsFiles } from "../../tls-files.js";
+import { readTlsFiles } from "../../shared/tls-files.js";
 
 export type ServeOptions = ServeFlags;
 

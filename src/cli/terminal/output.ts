@@ -1,8 +1,8 @@
 import { Chalk, type ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
-import { jsonTerminalSafe, terminalSafe } from "../safe-text/printable.js";
-import { redactText } from "../safe-text/redact.js";
+import { jsonTerminalSafe, terminalSafe } from "../../safe-text/printable.js";
+import { redactText } from "../../safe-text/redact.js";
 
 /**
  * Terminal rules (docs/cli.md#terminals): colour and spinners only on a TTY, never

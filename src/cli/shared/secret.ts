@@ -1,6 +1,6 @@
-import { UsageError } from "../errors.js";
-import { resolveSecret, SECRET_ENV, type SecretInput } from "../config/secret.js";
-import type { Output } from "./output.js";
+import { UsageError } from "../../errors.js";
+import { resolveSecret, SECRET_ENV, type SecretInput } from "../../config/secret.js";
+import type { Output } from "../terminal/output.js";
 
 /** The command line takes the secret one way at a time. */
 export function checkOneSecretFlag(options: Pick<SecretInput, "secret" | "secretFile">): void {

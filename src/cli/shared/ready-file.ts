@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
-import { UsageError } from "../errors.js";
-import { replaceFile } from "../util/replace-file.js";
+import { UsageError } from "../../errors.js";
+import { replaceFile } from "../../util/replace-file.js";
 
 /**
  * `--ready-file FILE` (listen, serve): the URL and a newline (listen: then its control API's URL),

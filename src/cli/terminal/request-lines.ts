@@ -1,12 +1,12 @@
 import type { ChalkInstance } from "chalk";
-import { eventOf, problemOf } from "../receiver/arrivals.js";
-import type { ForwardResult } from "../receiver/forward.js";
-import type { ReceivedRequest } from "../receiver/server.js";
-import { batchContents, bodyLabel } from "../receiver/body-label.js";
-import { readJsonBody, type RequestVerdict } from "../receiver/verdict.js";
-import { formatDuration } from "../util/duration.js";
-import { printable, printableLines } from "../safe-text/printable.js";
-import { prettyJson } from "../json/pretty.js";
+import { eventOf, problemOf } from "../../receiver/arrivals.js";
+import type { ForwardResult } from "../../receiver/forward.js";
+import type { ReceivedRequest } from "../../receiver/server.js";
+import { batchContents, bodyLabel } from "../../receiver/body-label.js";
+import { readJsonBody, type RequestVerdict } from "../../receiver/verdict.js";
+import { formatDuration } from "../../util/duration.js";
+import { printable, printableLines } from "../../safe-text/printable.js";
+import { prettyJson } from "../../json/pretty.js";
 
 /*
  * How a received request is shown, one line (and its problems) or one JSON event:

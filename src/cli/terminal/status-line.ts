@@ -1,6 +1,6 @@
-import type { AttemptEvent } from "../delivery/types.js";
-import type { DispatchProgress } from "../dispatch/dispatcher.js";
-import { formatDuration } from "../util/duration.js";
+import type { AttemptEvent } from "../../delivery/types.js";
+import type { DispatchProgress } from "../../dispatch/dispatcher.js";
+import { formatDuration } from "../../util/duration.js";
 import type { Output, Spinner } from "./output.js";
 
 /** How often a status line is printed where no spinner can be drawn (CI logs). */

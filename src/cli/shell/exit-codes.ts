@@ -1,6 +1,6 @@
 import { CommanderError } from "commander";
-import { WebhookCliError, type ErrorCode } from "../errors.js";
-import { flagOfField } from "./options/fields.js";
+import { WebhookCliError, type ErrorCode } from "../../errors.js";
+import { flagOfField } from "./field-flags.js";
 
 /** The one place errors become exit statuses (docs/exit-codes.md#error-classes). */
 const EXIT_CODES: Record<ErrorCode, number> = {

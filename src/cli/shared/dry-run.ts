@@ -1,11 +1,11 @@
-import type { Target } from "../config/destination.js";
-import type { DeliveryEngine } from "../delivery/deliver.js";
-import { Batcher, type Batch } from "../dispatch/batcher.js";
-import type { DispatchEntry, Slot } from "../dispatch/types.js";
-import { batchingFor, requestOf, unitOf } from "../dispatch/units.js";
-import { InputError } from "../errors.js";
-import { printDryRun } from "./attempt-log.js";
-import type { Output } from "./output.js";
+import type { Target } from "../../config/destination.js";
+import type { DeliveryEngine } from "../../delivery/deliver.js";
+import { Batcher, type Batch } from "../../dispatch/batcher.js";
+import type { DispatchEntry, Slot } from "../../dispatch/types.js";
+import { batchingFor, requestOf, unitOf } from "../../dispatch/units.js";
+import { InputError } from "../../errors.js";
+import { printDryRun } from "../terminal/attempt-log.js";
+import type { Output } from "../terminal/output.js";
 
 /** One message as --dry-run shows it: where it came from, and what would be sent. */
 export interface DryRunInput {

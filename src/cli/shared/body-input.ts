@@ -1,10 +1,10 @@
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { InputError, UsageError } from "../errors.js";
-import type { CliIo } from "./io.js";
-import type { Output } from "./output.js";
+import { InputError, UsageError } from "../../errors.js";
+import type { CliIo } from "../terminal/io.js";
+import type { Output } from "../terminal/output.js";
 import { type INTERRUPTED, readStdin } from "./stdin.js";
-import { cannotRead } from "../util/readable-file.js";
+import { cannotRead } from "../../util/readable-file.js";
 
 /** One request body is held whole; a webhook's is far smaller (senders cap theirs at a few MiB). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;

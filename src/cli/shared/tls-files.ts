@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
-import { UsageError } from "../errors.js";
-import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
+import { UsageError } from "../../errors.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../util/readable-file.js";
 
 /** The certificate and key of `--tls-cert` and `--tls-key` (listen, serve): both or neither, each readable. */
 export function readTlsFiles(options: { tlsCert?: string | undefined; tlsKey?: string | undefined }, cwd: string): { cert: Buffer; key: Buffer } | undefined {

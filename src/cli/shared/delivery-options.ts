@@ -1,16 +1,16 @@
-import { UsageError } from "../errors.js";
-import type { AttemptEvent } from "../delivery/types.js";
-import type { UndiciEngineOptions } from "../delivery/wire.js";
-import type { AliasKeys } from "../messages/schemas.js";
-import { readCaFiles } from "../config/checks.js";
-import { resolveSettings, type DestinationSettings } from "../config/destination.js";
-import { formatDuration } from "../util/duration.js";
-import type { CliIo } from "./io.js";
-import type { ActionsFlags } from "./options/actions.js";
-import type { DeliveryFlags } from "./options/delivery.js";
-import { stripUndefined } from "../util/strip-undefined.js";
+import { UsageError } from "../../errors.js";
+import type { AttemptEvent } from "../../delivery/types.js";
+import type { UndiciEngineOptions } from "../../delivery/wire.js";
+import type { AliasKeys } from "../../messages/schemas.js";
+import { readCaFiles } from "../../config/checks.js";
+import { resolveSettings, type DestinationSettings } from "../../config/destination.js";
+import { formatDuration } from "../../util/duration.js";
+import type { CliIo } from "../terminal/io.js";
+import type { ActionsFlags } from "../options/actions.js";
+import type { DeliveryFlags } from "../options/delivery.js";
+import { stripUndefined } from "../../util/strip-undefined.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
-import type { Output } from "./output.js";
+import type { Output } from "../terminal/output.js";
 
 export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca">;
 

@@ -1,5 +1,5 @@
-import { COMMANDS } from "../command-table.js";
-import type { CommandDeclaration, GroupDeclaration } from "../declaration.js";
+import { COMMANDS } from "./command-table.js";
+import type { CommandDeclaration, GroupDeclaration } from "../shared/declaration.js";
 
 // Library errors name the input field (`urls`); the CLI shows the flag that fills it (`--url`).
 // A key means the same flag in every table that has it (test/unit/option-tables.test.ts).

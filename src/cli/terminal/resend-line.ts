@@ -1,5 +1,5 @@
-import type { Inspected } from "../receiver/history/store.js";
-import { formatDuration } from "../util/duration.js";
+import type { Inspected } from "../../receiver/history/store.js";
+import { formatDuration } from "../../util/duration.js";
 import type { Output } from "./output.js";
 
 /** `↻ R1 resend of #3 → http://localhost:3000/webhook  200  12ms` (or a `resend` JSON event): listen's `r` and page, and inspect's page. */

@@ -1,7 +1,7 @@
-import { redactHeaders } from "../safe-text/redact.js";
-import type { AttemptEvent, PreparedRequest } from "../delivery/types.js";
-import { formatDuration } from "../util/duration.js";
-import { printable, printableLines } from "../safe-text/printable.js";
+import { redactHeaders } from "../../safe-text/redact.js";
+import type { AttemptEvent, PreparedRequest } from "../../delivery/types.js";
+import { formatDuration } from "../../util/duration.js";
+import { printable, printableLines } from "../../safe-text/printable.js";
 import type { Output } from "./output.js";
 
 /** A request's headers as `Name: value` lines, credentials redacted. */

@@ -1,5 +1,5 @@
-import type { CliIo } from "./io.js";
-import type { Output } from "./output.js";
+import type { CliIo } from "../terminal/io.js";
+import type { Output } from "../terminal/output.js";
 
 const STDIN_HINT = "reading messages from stdin; end with Ctrl-D";
 

@@ -1,13 +1,13 @@
 import { isUtf8 } from "node:buffer";
 import { createReadStream } from "node:fs";
 import { resolve } from "node:path";
-import { InputError } from "../errors.js";
-import { type InputMessage, parseMessages } from "../messages/input.js";
-import { describeBound, readAtMost } from "../util/bounded-read.js";
-import type { CliIo } from "./io.js";
-import type { Output } from "./output.js";
+import { InputError } from "../../errors.js";
+import { type InputMessage, parseMessages } from "../../messages/input.js";
+import { describeBound, readAtMost } from "../../util/bounded-read.js";
+import type { CliIo } from "../terminal/io.js";
+import type { Output } from "../terminal/output.js";
 import { INTERRUPTED, readStdin } from "./stdin.js";
-import { cannotRead } from "../util/readable-file.js";
+import { cannotRead } from "../../util/readable-file.js";
 
 /** A command reading messages checks its whole input first, so it holds it: at most this (docs/commands/send.md#input); past it, replay streams. */
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;

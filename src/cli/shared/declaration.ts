@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import type { CliIo } from "./io.js";
-import type { OptionsOf, OptionTable } from "./options/spec.js";
+import type { CliIo } from "../terminal/io.js";
+import type { OptionsOf, OptionTable } from "../options/spec.js";
 
 /** A positional argument as commander spells it (`<file>`, `[types...]`), with its help. */
 export interface ArgumentDeclaration {

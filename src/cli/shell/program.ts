@@ -1,10 +1,10 @@
 import { Command } from "commander";
-import { terminalSafe } from "../safe-text/printable.js";
+import { terminalSafe } from "../../safe-text/printable.js";
 import { exitReportFor } from "./exit-codes.js";
-import type { CliIo, CommandContext } from "./io.js";
+import type { CliIo, CommandContext } from "../terminal/io.js";
 import { COMMANDS } from "./command-table.js";
-import type { CommandDeclaration, GroupDeclaration } from "./declaration.js";
-import { addOptions, withFixedValues } from "./options/spec.js";
+import type { CommandDeclaration, GroupDeclaration } from "../shared/declaration.js";
+import { addOptions, withFixedValues } from "../options/spec.js";
 import { VERSION } from "./version.js";
 
 /**
@@ -80,7 +80,7 @@ function declare(parent: Command, declaration: CommandDeclaration | GroupDeclara
     .addHelpText("after", `\nExamples:\n${examples}${limits}`)
     .action(async (...params: unknown[]) => {
       // commander passes the arguments, then the option bag, then the command.
-      const { parseTable } = await import("./options/parse.js");
+      const { parseTable } = await import("../options/parse.js");
       const options = parseTable(declaration.options, params[params.length - 2] as Record<string, unknown>);
       context.exitCode = await declaration.run(options, params.slice(0, -2), { io: context.io, program });
     });
