@@ -3,7 +3,7 @@ import type { ReceivedRequest } from "../receiver/server.js";
 import type { ControlApi } from "../control/api.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
-import { RequestStore, receivedRow, type DropNotice, type Inspected, type StoreLimits } from "../receiver/history/store.js";
+import { RequestStore, receivedRow, type DropNotice, type Inspected, type StoreLimits } from "../receiver/history/index.js";
 
 export interface InspectionOptions extends StoreLimits {
   secret: string | undefined;

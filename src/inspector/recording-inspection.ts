@@ -1,12 +1,11 @@
 import { basename } from "node:path";
 import { UsageError } from "../errors.js";
-import { rowFromLine } from "../receiver/history/recorded-row.js";
+import { rowFromLine, inspectedRow, RequestStore, type Inspected } from "../receiver/history/index.js";
 import { RecordingIndex } from "./recording-index.js";
 import { resend } from "./resend.js";
 import { storeNewestFirst, type RowSource } from "./rows.js";
 import type { Candidate } from "./search.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
-import { inspectedRow, RequestStore, type Inspected } from "../receiver/history/store.js";
 import { recordLine } from "./view.js";
 
 /** Resends kept in memory while a recording is open, as listen's page keeps its rows. */

@@ -6,7 +6,7 @@ import { DEFAULT_USER_AGENT, HTTP_METHODS, type HttpMethod } from "../config/des
 import type { DeliverCall } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
 import { firstElementBytes, isJsonArrayBody } from "../json/first-element.js";
-import type { Inspected, NewInspected, PeerResponse } from "../receiver/history/store.js";
+import type { Inspected, NewInspected, PeerResponse } from "../receiver/history/index.js";
 
 // Set by the delivery engine itself, or about the original connection only.
 const NOT_CARRIED = new Set(["user-agent", "accept-encoding", "proxy-connection", "te", "trailer", "proxy-authorization"]);

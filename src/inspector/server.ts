@@ -12,7 +12,7 @@ import { readJson, refuse, SECURITY_HEADERS, send, sendJson, TooLarge } from "..
 import { MAX_EDITED_BODY_BYTES } from "./resend.js";
 import { liveRows, type RowSource } from "./rows.js";
 import { MAX_SEARCH_ROWS, MAX_SEARCHES, search, searchQuery } from "./search.js";
-import type { Inspected, RequestStore } from "../receiver/history/store.js";
+import type { Inspected, RequestStore } from "../receiver/history/index.js";
 import { detail, summarize } from "./view.js";
 
 export interface InspectorServerOptions {

@@ -8,7 +8,7 @@ import { redactResponseHeaders } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
 import { elementViews, MAX_LISTED_ELEMENTS } from "./elements.js";
-import type { Inspected, KeptResponse } from "../receiver/history/store.js";
+import type { Inspected, KeptResponse } from "../receiver/history/index.js";
 
 /** What the list needs of a row (the page filters on these fields). */
 export interface RowSummary {

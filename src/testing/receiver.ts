@@ -1,5 +1,5 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
-import { RequestStore, receivedRow, type Inspected } from "../receiver/history/store.js";
+import { RequestStore, receivedRow, type Inspected } from "../receiver/history/index.js";
 import type { Message } from "../messages/schemas.js";
 import { AnswerPlan } from "../receiver/answers.js";
 import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";

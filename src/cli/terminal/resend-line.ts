@@ -1,4 +1,4 @@
-import type { Inspected } from "../../receiver/history/store.js";
+import type { Inspected } from "../../receiver/history/index.js";
 import { formatDuration } from "../../util/duration.js";
 import type { Output } from "./output.js";
 

@@ -2,7 +2,8 @@ import { FIRST_ELEMENT_NOTE } from "../signature-check.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "../verdict.js";
 import { isPlainObject } from "../../json/plain-object.js";
 import { parseJson } from "../../json/parse.js";
-import type { KeptResponse, NewInspected } from "./store.js";
+import type { KeptResponse } from "./kept.js";
+import type { NewInspected } from "./store.js";
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

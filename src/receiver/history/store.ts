@@ -2,8 +2,6 @@ import type { ReceivedRequest } from "../server.js";
 import type { RequestHeaders, RequestVerdict } from "../verdict.js";
 import { keepResponse, keepVerdict, rowBytes, type KeptResponse, type KeptVerdict, type PeerResponse } from "./kept.js";
 
-export type { KeptResponse, KeptVerdict, PeerResponse } from "./kept.js";
-
 /** Default of `--ui-keep` (its option table repeats it, to stay light): the recording file is the full history, the page the recent one. */
 export const DEFAULT_KEEP = 1_000;
 /** Default of `--ui-history-mb` (likewise): what the kept rows may cost in memory (raw bodies, kept answers, headers). */

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../errors.js";
 import { RecordingInspection } from "../../../inspector/recording-inspection.js";
-import type { Inspected } from "../../../receiver/history/store.js";
+import type { Inspected } from "../../../receiver/history/index.js";
 import { isReadableFile } from "../../../util/readable-file.js";
 import type { CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
