@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { holdProcess } from "../../src/util/keep-alive.js";
+import { holdProcess } from "../../src/util/hold-process.js";
 
 const timers = (): number => process.getActiveResourcesInfo().filter((name) => name === "Timeout").length;
 
