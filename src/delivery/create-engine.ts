@@ -103,7 +103,7 @@ export async function createDeliveryEngine(options: DeliveryEngineOptions): Prom
     const { DeliveryEngine } = await import("./deliver.js");
     return new DeliveryEngine(settings, { ...engine, transport });
   }
-  const { undiciEngine } = await import("./wire.js");
+  const { undiciEngine } = await import("./undici-engine.js");
   return undiciEngine(settings, { ...engine, ...(ca !== undefined ? { ca } : {}), ...(connections !== undefined ? { connections } : {}) });
 }
 

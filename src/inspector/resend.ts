@@ -1,5 +1,5 @@
 import type { AttemptEvent } from "../delivery/types.js";
-import { undiciEngine } from "../delivery/wire.js";
+import { undiciEngine } from "../delivery/undici-engine.js";
 import { judgeRequest } from "../receiver/verdict.js";
 import { validateHeader, validateUrl } from "../config/checks.js";
 import { DEFAULT_USER_AGENT, HTTP_METHODS, type HttpMethod } from "../config/destination.js";

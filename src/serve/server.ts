@@ -3,7 +3,7 @@ import { errorBody, type Collector, type IngestRoute } from "./collector.js";
 import { Admission, DEFAULT_REQUESTS_AT_ONCE, MAX_WAIT_MS } from "./admission.js";
 import { ANY_ORIGIN, corsFor, corsRequestOf, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
-import { routeRequest, type Route } from "./routes.js";
+import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { readEncodedBody } from "../http/body-reader.js";

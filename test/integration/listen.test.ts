@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryEngine } from "../../src/delivery/deliver.js";
-import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/wire.js";
+import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/undici-engine.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { buildExamples } from "../../src/messages/examples.js";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";

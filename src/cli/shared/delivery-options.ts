@@ -1,6 +1,6 @@
 import { UsageError } from "../../errors.js";
 import type { AttemptEvent } from "../../delivery/types.js";
-import type { UndiciEngineOptions } from "../../delivery/wire.js";
+import type { UndiciEngineOptions } from "../../delivery/undici-engine.js";
 import type { AliasKeys } from "../../messages/schemas.js";
 import { readCaFiles } from "../../config/checks.js";
 import { resolveSettings, type DestinationSettings } from "../../config/destination.js";

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import { snakeName, type MembershipChange } from "../../../audience/audience.js";
 import { planAudienceSync, readMembersFile, runAudienceSync, type AudienceSyncResult } from "../../../audience/audience-sync.js";

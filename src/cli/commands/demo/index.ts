@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { DeliveryResult } from "../../../delivery/types.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import { dispatch, type DispatchEntry } from "../../../dispatch/dispatcher.js";
 import { buildExamples } from "../../../messages/examples.js";
 import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";

@@ -11,7 +11,7 @@ import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/ju
 import type { Clock } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
 import { isReadableFile } from "../../../util/readable-file.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DestinationSettings } from "../../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../shared/delivery-options.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";

@@ -1,6 +1,6 @@
 import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../../dispatch/dispatcher.js";
 import { batchingFor } from "../../../dispatch/units.js";
 import { userIdOf } from "../../../messages/check.js";

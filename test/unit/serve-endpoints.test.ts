@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizePath, routeFor, routeRequest } from "../../src/serve/routes.js";
+import { normalizePath, routeFor, routeRequest } from "../../src/serve/endpoints.js";
 import { cpuMs } from "../helpers/cpu-time.js";
 
 describe("routeRequest", () => {

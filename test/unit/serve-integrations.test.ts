@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDestinationEnabled } from "../../src/serve/routing.js";
+import { isDestinationEnabled } from "../../src/serve/integrations.js";
 
 describe("isDestinationEnabled (docs/serve-api.md#routing)", () => {
   it("enables by default: no integrations, empty, or unrelated keys", () => {
