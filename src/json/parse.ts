@@ -43,7 +43,7 @@ class JsonDepthError extends SyntaxError {
  * JSON.parse with the nesting limit: the one way untrusted JSON is read.
  * Throws a SyntaxError (as JSON.parse does) for bad or too deeply nested text.
  */
-export function parseJson(text: string, limit = MAX_JSON_DEPTH): unknown {
+export function parseUntrustedJson(text: string, limit = MAX_JSON_DEPTH): unknown {
   if (jsonTooDeep(text, limit)) throw new JsonDepthError(limit);
   return JSON.parse(text) as unknown;
 }

@@ -25,7 +25,7 @@
  * would refuse every event).
  */
 import { ConfigError, UsageError, type ErrorSource } from "../errors.js";
-import { parseJson } from "../json/parse.js";
+import { parseUntrustedJson } from "../json/parse.js";
 import { isPlainObject } from "../json/plain-object.js";
 import { followPath, splitPath } from "./mapping-path.js";
 
@@ -94,7 +94,7 @@ export function parseMapping(text: string, source: ErrorSource): Mapping {
   if (trimmed.startsWith("{")) {
     let value: unknown;
     try {
-      value = parseJson(trimmed);
+      value = parseUntrustedJson(trimmed);
     } catch (error) {
       throw refusal(`not valid JSON: ${(error as Error).message}`, source);
     }
@@ -102,7 +102,7 @@ export function parseMapping(text: string, source: ErrorSource): Mapping {
   }
   let value: unknown;
   try {
-    value = parseJson(trimmed);
+    value = parseUntrustedJson(trimmed);
   } catch {
     throw refusal(`${JSON.stringify(text)} is neither a path starting with "$." (such as "$.properties") nor a JSON object`, source);
   }

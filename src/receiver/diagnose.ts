@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { sign } from "../signing.js";
-import { parseJson } from "../json/parse.js";
+import { parseUntrustedJson } from "../json/parse.js";
 import type { ByteSpan } from "../json/first-element.js";
 
 /** The likely reason an X-Signature did not verify. */
@@ -120,7 +120,7 @@ function bodyVariant(raw: Uint8Array, digest: string, secret: string, what: stri
 
   let parsed: unknown;
   try {
-    parsed = parseJson(text);
+    parsed = parseUntrustedJson(text);
   } catch {
     return null;
   }

@@ -3,7 +3,7 @@ import { MAX_BATCH_CALLS, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messag
 import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
 import type { Source } from "../config/destination.js";
 import { isPlainObject } from "../json/plain-object.js";
-import { parseJson } from "../json/parse.js";
+import { parseUntrustedJson } from "../json/parse.js";
 
 /**
  * The inbound collection API's request bodies (docs/serve-api.md#endpoints, docs/serve-api.md#call-validation), pure: raw bytes
@@ -66,7 +66,7 @@ export function parseJsonBody(raw: Buffer): JsonBodyResult {
   if (raw.length === 0) return { ok: false, status: 400, code: "invalid_request", error: "request body is empty: expected a JSON object" };
   let value: unknown;
   try {
-    value = parseJson(raw.toString("utf8"));
+    value = parseUntrustedJson(raw.toString("utf8"));
   } catch (error) {
     return { ok: false, status: 400, code: "invalid_request", error: `request body is not valid JSON: ${(error as Error).message}` };
   }

@@ -1,7 +1,7 @@
 import { FIRST_ELEMENT_NOTE } from "../signature-check.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "../verdict.js";
 import { isPlainObject } from "../../json/plain-object.js";
-import { parseJson } from "../../json/parse.js";
+import { parseUntrustedJson } from "../../json/parse.js";
 import type { KeptResponse } from "./kept.js";
 import type { NewInspected } from "./store.js";
 
@@ -21,7 +21,7 @@ export interface RecordedRowOptions {
 export function rowFromLine(text: string, number: number, options: RecordedRowOptions): Omit<NewInspected, "label"> {
   let value: unknown;
   try {
-    value = parseJson(text);
+    value = parseUntrustedJson(text);
   } catch (error) {
     return unreadable(`line ${number} is not JSON: ${(error as Error).message}`);
   }

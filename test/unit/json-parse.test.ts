@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { jsonTooDeep, parseJson } from "../../src/json/parse.js";
+import { jsonTooDeep, parseUntrustedJson } from "../../src/json/parse.js";
 
-describe("jsonTooDeep / parseJson", () => {
+describe("jsonTooDeep / parseUntrustedJson", () => {
   const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
 
   it("counts arrays and objects, up to the limit inclusive", () => {
@@ -16,10 +16,10 @@ describe("jsonTooDeep / parseJson", () => {
     expect(jsonTooDeep(`["\\\\", [[]]]`, 2)).toBe(true);
   });
 
-  it("parseJson throws a SyntaxError naming the limit, and parses the rest like JSON.parse", () => {
-    expect(() => parseJson(nested(100_000))).toThrow(/nested deeper than 512 levels/);
-    expect(() => parseJson(nested(100_000))).toThrow(SyntaxError);
-    expect(parseJson(`{"a":[1,"]"]}`)).toEqual({ a: [1, "]"] });
-    expect(() => parseJson("{oops")).toThrow(SyntaxError);
+  it("parseUntrustedJson throws a SyntaxError naming the limit, and parses the rest like JSON.parse", () => {
+    expect(() => parseUntrustedJson(nested(100_000))).toThrow(/nested deeper than 512 levels/);
+    expect(() => parseUntrustedJson(nested(100_000))).toThrow(SyntaxError);
+    expect(parseUntrustedJson(`{"a":[1,"]"]}`)).toEqual({ a: [1, "]"] });
+    expect(() => parseUntrustedJson("{oops")).toThrow(SyntaxError);
   });
 });
