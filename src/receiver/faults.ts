@@ -1,6 +1,6 @@
 import { UsageError } from "../errors.js";
 import type { Random } from "../util/clock.js";
-import type { ScriptedAnswer } from "./answers.js";
+import type { ScriptedAnswer } from "./scripted-answers.js";
 
 /** One entry of `--script`: answer with a status, hold until the sender gives up, or close the connection. */
 export type ScriptStep = { kind: "status"; status: number } | { kind: "timeout" } | { kind: "drop" };

@@ -1,5 +1,5 @@
 import type { Clock } from "../util/clock.js";
-import type { AnswerPlan } from "./answers.js";
+import type { ScriptedAnswers } from "./scripted-answers.js";
 import type { ConnectionLimits } from "../http/limits.js";
 import type { FaultPlan } from "./faults.js";
 import type { ForwardRequest, ForwardResult } from "./forward.js";
@@ -43,7 +43,7 @@ export interface ReceiverOptions extends ConnectionLimits {
    * the signature rule and whose signature did not fail, the first matching rule answers (even
    * when forwarding), else --respond with the plan's headers and body (not when forwarding).
    */
-  answers?: AnswerPlan;
+  scriptedAnswers?: ScriptedAnswers;
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Gets the lines of one or more requests (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
   recording?: RecordingSink;

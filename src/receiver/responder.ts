@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import { lingeringClose } from "../http/limits.js";
-import type { ScriptedAnswer } from "./answers.js";
+import type { ScriptedAnswer } from "./scripted-answers.js";
 import type { FaultAction } from "./faults.js";
 import type { ForwardResult } from "./forward.js";
 import type { RequestHeaders, RequestVerdict } from "./verdict.js";

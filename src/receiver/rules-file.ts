@@ -5,7 +5,7 @@ import { MESSAGE_TYPES } from "../messages/names.js";
 import { durationOf } from "../util/duration.js";
 import { parseUntrustedJson } from "../json/parse.js";
 import { MAX_ANSWER_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
-import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
+import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./scripted-answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";
 
 /* The rules of --responses (docs/receiver.md#scripted-answers), checked with zod; an error names the file and the rule's key. */

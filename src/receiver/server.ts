@@ -149,7 +149,7 @@ class ReceiverCore {
     // What the fault flags leave to the signature rule, a scripted answer may take (docs/receiver.md#scripted-answers).
     const picked =
       action.kind === "answer" && !action.injected && verdict.signatureValid !== false
-        ? this.options.answers?.pick({ method, path, verdict }, action.status)
+        ? this.options.scriptedAnswers?.pick({ method, path, verdict }, action.status)
         : undefined;
     // A request --forward-to routes to an app is answered by a rule only; the app answers the rest.
     if (picked && action.kind === "answer" && (picked.rule !== null || !this.forwardOf(verdict)))

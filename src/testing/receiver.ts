@@ -1,7 +1,7 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
 import { RequestStore, receivedRow, type Inspected } from "../receiver/history/index.js";
 import type { Message } from "../messages/schemas.js";
-import { AnswerPlan } from "../receiver/answers.js";
+import { ScriptedAnswers } from "../receiver/scripted-answers.js";
 import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";
 import { FaultPlan, parseScript } from "../receiver/faults.js";
 import { createForwarder } from "../receiver/forward.js";
@@ -28,7 +28,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
   const fallback = libraryCall(() => parseAnswer(respond, { field: "respond" }));
   const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
   const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
-  const answers = new AnswerPlan(startRules, hasFallback ? fallback : undefined);
+  const scriptedAnswers = new ScriptedAnswers(startRules, hasFallback ? fallback : undefined);
   const faults = libraryCall(() => new ResettableFaults(() => faultPlanOf(options.faults ?? {}, fallback.status)));
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo) : undefined;
   const history = new History(options.history ?? {});
@@ -42,7 +42,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       secret: options.secret,
       strict: options.strict ?? false,
       faults,
-      answers,
+      scriptedAnswers,
       clock,
       ...(options.tls ? { tls: options.tls } : {}),
       ...(forwarder ? { forward: forwarder.forward } : {}),
@@ -76,11 +76,11 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
     }) as TestReceiver["waitFor"],
     respondWith(rules) {
-      answers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
+      scriptedAnswers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
     },
     reset() {
       history.clear();
-      answers.setRules(startRules);
+      scriptedAnswers.setRules(startRules);
       faults.reset();
     },
     async close() {

@@ -17,7 +17,7 @@ import { onceEach } from "../../shared/once-each.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { writeReadyFile } from "../../shared/ready-file.js";
 import { resolveListenSecret, warnUnsigned } from "../../shared/secret.js";
-import { answerPlanOf } from "./answers.js";
+import { scriptedAnswersOf } from "./scripted-answers.js";
 import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
@@ -35,7 +35,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTlsFiles(options, io.cwd);
-  const answers = answerPlanOf(options, io.cwd);
+  const scriptedAnswers = scriptedAnswersOf(options, io.cwd);
   const routes = parseForwardRoutes(options.forwardTo ?? []);
   const router = hasRoutes(routes) ? createRouter(routes, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
@@ -54,7 +54,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         secret,
         strict: options.strict,
         faults: faultPlan(options),
-        answers,
+        scriptedAnswers,
         tls,
         recording,
         route: router?.route,

@@ -31,7 +31,7 @@ export interface PickedAnswer {
 }
 
 /** The rules (first match wins) and the default answer's extra headers and body; swapped whole by setRules. */
-export class AnswerPlan {
+export class ScriptedAnswers {
   private rules: readonly AnswerRule[];
 
   constructor(
