@@ -1,7 +1,7 @@
 import type { Clock } from "../util/clock.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
 import type { ConnectionLimits } from "../http/limits.js";
-import type { FaultPlan } from "./faults.js";
+import type { AnswerPlan } from "./answer-plan.js";
 import type { ForwardRequest, ForwardResult } from "./forward.js";
 import type { RecordingSink } from "./record-batcher.js";
 import type { RequestHeaders, RequestVerdict } from "./verdict.js";
@@ -37,9 +37,9 @@ export interface ReceiverOptions extends ConnectionLimits {
   port?: number;
   secret?: string | undefined;
   strict?: boolean;
-  faults?: FaultPlan;
+  answerPlan?: AnswerPlan;
   /**
-   * Scripted answers (docs/receiver.md#scripted-answers): for a request the fault plan leaves to
+   * Scripted answers (docs/receiver.md#scripted-answers): for a request the answer plan leaves to
    * the signature rule and whose signature did not fail, the first matching rule answers (even
    * when forwarding), else --respond with the plan's headers and body (not when forwarding).
    */

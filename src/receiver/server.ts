@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { sleep, systemClock, type Clock } from "../util/clock.js";
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from "../http/limits.js";
 import { readBody } from "../http/body-reader.js";
-import { FaultPlan, type FaultAction } from "./faults.js";
+import { AnswerPlan, type PlannedAnswer } from "./answer-plan.js";
 import { startHttpServer } from "../http/server.js";
 import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./forward.js";
 import { RecordBatcher } from "./record-batcher.js";
@@ -26,7 +26,7 @@ interface Decided {
   req: IncomingMessage;
   res: ServerResponse;
   request: ReceivedRequest;
-  action: FaultAction;
+  action: PlannedAnswer;
 }
 
 /** The node:http(s) adapter around the verifier: POST, PUT or PATCH on any path, verdict, record, answer. */
@@ -51,7 +51,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 /** What the receiver does with each request: read, decide, record, answer. */
 class ReceiverCore {
   private readonly responder: Responder;
-  private readonly faults: FaultPlan;
+  private readonly plan: AnswerPlan;
   private readonly maxBody: number;
   private readonly budget: BodyBudget;
   private readonly clock: Clock;
@@ -66,7 +66,7 @@ class ReceiverCore {
   constructor(private readonly options: ReceiverOptions) {
     this.clock = options.clock ?? systemClock;
     this.responder = new Responder(this.clock);
-    this.faults = options.faults ?? new FaultPlan();
+    this.plan = options.answerPlan ?? new AnswerPlan();
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
@@ -140,12 +140,12 @@ class ReceiverCore {
     return this.options.route ? this.options.route(verdict) : this.options.forward;
   }
 
-  /** Decides the answer to one complete request: the verdict, then the fault plan. */
+  /** Decides the answer to one complete request: the verdict, then the answer plan. */
   private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
     const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
     const method = req.method ?? "POST";
     const path = req.url ?? "/";
-    let action = this.faults.next(verdict.signatureValid !== false);
+    let action = this.plan.next(verdict.signatureValid !== false);
     // What the fault flags leave to the signature rule, a scripted answer may take (docs/receiver.md#scripted-answers).
     const picked =
       action.kind === "answer" && !action.injected && verdict.signatureValid !== false

@@ -3,7 +3,7 @@ import { RequestStore, receivedRow, type Inspected } from "../receiver/history/i
 import type { Message } from "../messages/schemas.js";
 import { ScriptedAnswers } from "../receiver/scripted-answers.js";
 import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";
-import { FaultPlan, parseScript } from "../receiver/faults.js";
+import { AnswerPlan, parseScript } from "../receiver/answer-plan.js";
 import { createForwarder } from "../receiver/forward.js";
 import { describeMatch, factsOf, matches } from "../receiver/match.js";
 import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
@@ -19,7 +19,7 @@ const DEFAULT_WAIT_MS = 4_000;
 
 /**
  * `startReceiver` of `webhook-cli/testing` (docs/library.md#a-receiver-in-your-tests): listen's
- * receiver (the same server, verifier, fault plan and answers) in the test's own process, with
+ * receiver (the same server, verifier, answer plan and scripted answers) in the test's own process, with
  * the requests kept for assertions within the history's bounds and a waitFor on the arrivals.
  */
 export async function startTestReceiver(options: StartReceiverOptions = {}): Promise<TestReceiver> {
@@ -29,7 +29,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
   const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
   const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
   const scriptedAnswers = new ScriptedAnswers(startRules, hasFallback ? fallback : undefined);
-  const faults = libraryCall(() => new ResettableFaults(() => faultPlanOf(options.faults ?? {}, fallback.status)));
+  const answerPlan = libraryCall(() => new ResettableAnswerPlan(() => answerPlanOf(options.faults ?? {}, fallback.status)));
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo) : undefined;
   const history = new History(options.history ?? {});
   const waiters = new Waiters(clock);
@@ -41,7 +41,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       port: options.port ?? 0,
       secret: options.secret,
       strict: options.strict ?? false,
-      faults,
+      answerPlan,
       scriptedAnswers,
       clock,
       ...(options.tls ? { tls: options.tls } : {}),
@@ -81,7 +81,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
     reset() {
       history.clear();
       scriptedAnswers.setRules(startRules);
-      faults.reset();
+      answerPlan.reset();
     },
     async close() {
       waiters.rejectAll("the receiver was closed");
@@ -170,14 +170,14 @@ function viewOf(row: Inspected): ReceivedWebhook {
   };
 }
 
-/** The fault plan of the options, made again by reset(). */
-function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
+/** The answer plan of the options' faults, made again by reset(). */
+function answerPlanOf(faults: ReceiverFaults, respond: number): AnswerPlan {
   if (faults.failRate !== undefined && !(faults.failRate >= 0 && faults.failRate <= 1))
     throw new ConfigError(`failRate must be from 0 to 1, got ${faults.failRate}`, { field: "faults" });
   if (faults.failStatus !== undefined) parseAnswer({ status: faults.failStatus }, { field: "faults", key: "failStatus" });
   const script = faults.script === undefined ? undefined : parseScript(typeof faults.script === "string" ? faults.script : faults.script.join(","));
   const delayMs = faults.delay === undefined ? undefined : durationOf(faults.delay, { field: "delay" });
-  return new FaultPlan({
+  return new AnswerPlan({
     respond,
     ...(delayMs !== undefined ? { delayMs } : {}),
     ...(faults.failFirst !== undefined ? { failFirst: faults.failFirst } : {}),
@@ -188,16 +188,16 @@ function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
   });
 }
 
-/** A fault plan that starts over on reset(): each test gets the faults from the start. */
-class ResettableFaults extends FaultPlan {
-  private plan: FaultPlan;
+/** An answer plan that starts over on reset(): each test gets the faults from the start. */
+class ResettableAnswerPlan extends AnswerPlan {
+  private plan: AnswerPlan;
 
-  constructor(private readonly make: () => FaultPlan) {
+  constructor(private readonly make: () => AnswerPlan) {
     super();
     this.plan = make();
   }
 
-  override next(signatureOk: boolean): ReturnType<FaultPlan["next"]> {
+  override next(signatureOk: boolean): ReturnType<AnswerPlan["next"]> {
     return this.plan.next(signatureOk);
   }
 

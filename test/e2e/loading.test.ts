@@ -58,7 +58,7 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(code).toBe(0);
     expect(stdout.trim()).toBe("401 missing X-Signature header");
     const dist = distModulesOf(urls);
-    for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/faults.js", "receiver/scripted-answers.js"])
+    for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/answer-plan.js", "receiver/scripted-answers.js"])
       expect(dist).toContain(path);
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora"]) expect(packages).not.toContain(name);

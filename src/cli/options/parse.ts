@@ -1,7 +1,7 @@
 import { UsageError } from "../../errors.js";
 import { MESSAGE_TYPES, type MessageType } from "../../messages/names.js";
 import type { AliasKeys } from "../../messages/schemas.js";
-import { parseScript } from "../../receiver/faults.js";
+import { parseScript } from "../../receiver/answer-plan.js";
 import { schemeNamed } from "../../signing/schemes.js";
 import { parseDuration } from "../../util/duration.js";
 import { parseUntrustedJson } from "../../json/parse.js";

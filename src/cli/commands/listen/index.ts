@@ -3,7 +3,7 @@ import { ArrivalLog } from "../../../control/arrival-log.js";
 import { ControlApi } from "../../../control/api.js";
 import { sendJson } from "../../../http/loopback-api.js";
 import type { Inspection } from "../../../inspector/inspection.js";
-import { FaultPlan } from "../../../receiver/faults.js";
+import { AnswerPlan } from "../../../receiver/answer-plan.js";
 import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";
 import { RecordingFile } from "../../../receiver/record.js";
 import { startReceiver, type Receiver } from "../../../receiver/server.js";
@@ -53,7 +53,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         port: options.port,
         secret,
         strict: options.strict,
-        faults: faultPlan(options),
+        answerPlan: answerPlanOf(options),
         scriptedAnswers,
         tls,
         recording,
@@ -95,11 +95,11 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   return summarize(options, io, output, tally, reason);
 }
 
-/** The fault plan of the flags; `--seed` makes `--fail-rate` repeatable. */
-function faultPlan(options: ListenOptions): FaultPlan {
+/** The answer plan of the fault flags; `--seed` makes `--fail-rate` repeatable. */
+function answerPlanOf(options: ListenOptions): AnswerPlan {
   const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
-  return new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
+  return new AnswerPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
 }
 
 /** Says where listen is, then offers the `r` key on a terminal; returns what stops watching the keys. */

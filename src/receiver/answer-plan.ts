@@ -5,7 +5,7 @@ import type { ScriptedAnswer } from "./scripted-answers.js";
 /** One entry of `--script`: answer with a status, hold until the sender gives up, or close the connection. */
 export type ScriptStep = { kind: "status"; status: number } | { kind: "timeout" } | { kind: "drop" };
 
-export interface FaultOptions {
+export interface AnswerPlanOptions {
   /** Status for normal requests (default 200); a failed signature gets 401 instead. */
   respond?: number;
   /** Hold every answer this long. */
@@ -26,17 +26,17 @@ export interface FaultOptions {
  * What to do with one request. `injected` answers come from the fault flags, not the signature rule;
  * `scripted` ones from --responses or --respond-header/--respond-body (their headers and body).
  */
-export type FaultAction =
+export type PlannedAnswer =
   | { kind: "answer"; status: number; injected: boolean; delayMs: number; scripted?: ScriptedAnswer }
   | { kind: "timeout" }
   | { kind: "drop"; delayMs: number };
 
 /**
- * The fault plan (docs/receiver.md#fault-injection), pure and in request order: `--script`
- * first, then `--fail-first`, then `--fail-rate`, else the signature rule
- * (`--respond`, or 401 for a failed signature). `--delay` holds every answer.
+ * The plan that decides every answer, pure and in request order: the fault flags
+ * (docs/receiver.md#fault-injection) `--script` first, then `--fail-first`, then `--fail-rate`, else
+ * the signature rule (`--respond`, or 401 for a failed signature). `--delay` holds every answer.
  */
-export class FaultPlan {
+export class AnswerPlan {
   private index = 0;
   private readonly respond: number;
   private readonly delayMs: number;
@@ -46,10 +46,10 @@ export class FaultPlan {
   private readonly script: readonly ScriptStep[];
   private readonly random: Random;
   // The two common answers, allocated once: this runs for every request.
-  private readonly normal: FaultAction;
-  private readonly unauthorized: FaultAction;
+  private readonly normal: PlannedAnswer;
+  private readonly unauthorized: PlannedAnswer;
 
-  constructor(options: FaultOptions = {}) {
+  constructor(options: AnswerPlanOptions = {}) {
     this.respond = options.respond ?? 200;
     this.delayMs = options.delayMs ?? 0;
     this.failFirst = options.failFirst ?? 0;
@@ -62,7 +62,7 @@ export class FaultPlan {
   }
 
   /** The answer to the next request; `signatureOk` is false only for a failed signature. */
-  next(signatureOk: boolean): FaultAction {
+  next(signatureOk: boolean): PlannedAnswer {
     const index = this.index++;
     const delayMs = this.delayMs;
     if (this.script.length > 0) {
