@@ -47,7 +47,7 @@ class BodyRead {
 
   start(): void {
     const { req } = this;
-    holdUntilClosed(req.socket, this);
+    releaseWhenSocketCloses(req.socket, this);
     const declared = req.headers["content-length"];
     if (declared !== undefined && Number(declared) > this.maxBytes) return this.handlers.onTooLarge(Number(declared));
     req.on("data", (chunk: Buffer) => this.data(chunk));
@@ -100,7 +100,7 @@ class BodyRead {
 const HELD = Symbol("bodies held");
 type Holding = Socket & { [HELD]?: Set<BodyRead> };
 
-function holdUntilClosed(socket: Holding, read: BodyRead): void {
+function releaseWhenSocketCloses(socket: Holding, read: BodyRead): void {
   let reads = socket[HELD];
   if (reads === undefined) {
     reads = socket[HELD] = new Set();

@@ -120,7 +120,7 @@ export class BodyBudget {
   }
 
   /** Gives `bytes` back once the response has gone out or its connection closed (at once if it already has). */
-  holdUntilClosed(res: ServerResponse, bytes: number): void {
+  giveBackWhenAnswered(res: ServerResponse, bytes: number): void {
     if (res.destroyed || res.writableFinished) this.give(bytes);
     else res.once("close", () => this.give(bytes));
   }

@@ -186,7 +186,7 @@ class ReceiverCore {
         ? interruptedAnswer(0)
         : await forward({ method: request.method, rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
       // The app's answer is in the budget until it has gone out (or the sender has gone).
-      if (result.fromApp) this.budget.holdUntilClosed(res, result.body.length);
+      if (result.fromApp) this.budget.giveBackWhenAnswered(res, result.body.length);
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
       const send = (): void => {
         this.notify(relayed.request);
