@@ -23,7 +23,7 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(dist).toContain("client/analytics.js");
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora"]) expect(packages).not.toContain(name);
-    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|answer-plan)\.js$/.test(path))).toEqual([]);
     // Of delivery/, only the pure retry policy, the retry rules and TLS classifier the client shares
     // with it, and the engine's door (createDeliveryEngine, which loads the engine, its transports
     // and their wiring when called) load.
