@@ -124,11 +124,13 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(distModulesOf(replay.urls).filter((path) => path.startsWith("cli/commands/send/") && !isDeclaration(path))).toEqual([]);
   });
 
-  it("demo loads its own command modules, not listen's or the inspector", async () => {
+  it("demo loads its own command modules, not listen's, the inspector, the control API or the request history", async () => {
     const demo = await modulesLoadedBy(["bin/webhook-cli.js", "demo", "--json"]);
     expect(demo.code).toBe(0);
     const demoModules = distModulesOf(demo.urls);
     expect(demoModules).toContain("cli/commands/demo/index.js");
-    expect(demoModules.filter((path) => (path.startsWith("cli/commands/listen/") && !isDeclaration(path)) || path.startsWith("inspector/"))).toEqual([]);
+    expect(
+      demoModules.filter((path) => (path.startsWith("cli/commands/listen/") && !isDeclaration(path)) || /^(inspector|control|receiver\/history)\//.test(path)),
+    ).toEqual([]);
   });
 });
