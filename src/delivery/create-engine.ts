@@ -1,7 +1,7 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
 import type { Destination, HttpMethod, Target } from "../config/destination.js";
 import type { Clock, Random } from "../util/clock.js";
-import { isPlainObject } from "../json/plain-object.js";
+import { isPlainObject } from "../json/parse.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
 import type { DeliveryEngine } from "./deliver.js";
 import type { DeliveryTransport } from "./transport.js";

@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import { formatRequestLine, redactHeaders } from "../receiver/record.js";
 import { userIdOf } from "../messages/check.js";
 import { readJsonBody } from "../receiver/verdict.js";
-import { isPlainObject } from "../json/plain-object.js";
+import { isPlainObject } from "../json/parse.js";
 import { MAX_PRETTY_CHARS, prettyJson } from "../json/pretty.js";
 import { redactResponseHeaders } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";

@@ -1,5 +1,7 @@
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "./char-codes.js";
 
+/* JSON from outside (request bodies, files, flags): parsed within a nesting bound, and an object told from arrays and null. */
+
 /**
  * Nesting limit for every JSON document read from outside (request bodies,
  * input files, flags). JSON.parse is iterative in V8, but JSON.stringify and
@@ -46,4 +48,9 @@ class JsonDepthError extends SyntaxError {
 export function parseUntrustedJson(text: string, limit = MAX_JSON_DEPTH): unknown {
   if (jsonTooDeep(text, limit)) throw new JsonDepthError(limit);
   return JSON.parse(text) as unknown;
+}
+
+/** A JSON object: not null, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

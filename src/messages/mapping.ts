@@ -25,8 +25,7 @@
  * would refuse every event).
  */
 import { ConfigError, UsageError, type ErrorSource } from "../errors.js";
-import { parseUntrustedJson } from "../json/parse.js";
-import { isPlainObject } from "../json/plain-object.js";
+import { parseUntrustedJson, isPlainObject } from "../json/parse.js";
 import { followPath, splitPath } from "./mapping-path.js";
 
 /** The real mapping kit's other directives: none of them is supported by `--data`. */

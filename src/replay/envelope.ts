@@ -6,8 +6,7 @@ import { isRecordedRequest } from "../messages/recorded-request.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { ACTIONS_USER_AGENT } from "../config/destination.js";
-import { isPlainObject } from "../json/plain-object.js";
-import { parseUntrustedJson } from "../json/parse.js";
+import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
 import { redactText } from "../safe-text/redact.js";
 
 /**

@@ -2,8 +2,7 @@ import { checkMessage } from "../messages/check.js";
 import { MAX_BATCH_CALLS, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
 import type { Source } from "../config/destination.js";
-import { isPlainObject } from "../json/plain-object.js";
-import { parseUntrustedJson } from "../json/parse.js";
+import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
 
 /**
  * The inbound collection API's request bodies (docs/serve-api.md#endpoints, docs/serve-api.md#call-validation), pure: raw bytes

@@ -1,4 +1,4 @@
-import { isPlainObject } from "../json/plain-object.js";
+import { isPlainObject } from "../json/parse.js";
 
 /** The destination's name in a call's `integrations` object (docs/serve-api.md#routing). */
 const DESTINATION_NAME = "Webhooks";

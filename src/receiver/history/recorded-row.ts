@@ -1,7 +1,6 @@
 import { FIRST_ELEMENT_NOTE } from "../signature-check.js";
 import { judgeRequest, type RequestHeaders, type RequestVerdict } from "../verdict.js";
-import { isPlainObject } from "../../json/plain-object.js";
-import { parseUntrustedJson } from "../../json/parse.js";
+import { isPlainObject, parseUntrustedJson } from "../../json/parse.js";
 import type { KeptResponse } from "./kept.js";
 import type { NewInspected } from "./store.js";
 
