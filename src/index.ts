@@ -33,7 +33,7 @@ export type {
 export type { Clock, Random, TimerHandle } from "./util/clock.js";
 
 // Signing and verifying X-Signature; signingKey makes the key once for many bodies.
-export { sign, verify, signingKey, type BodyBytes, type SecretKey } from "./signing.js";
+export { sign, verify, signingKey, type BodyBytes, type SecretKey } from "./signing/x-signature.js";
 
 // The webhook messages and their shape check.
 export {

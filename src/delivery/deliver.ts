@@ -1,6 +1,6 @@
 import type { Destination, Target } from "../config/destination.js";
 import { InputError } from "../errors.js";
-import { sign, signingKey, type SecretKey } from "../signing.js";
+import { sign, signingKey, type SecretKey } from "../signing/x-signature.js";
 import { onAbort } from "../util/abort-listeners.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/hold-process.js";

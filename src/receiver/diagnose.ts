@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { sign } from "../signing.js";
+import { sign } from "../signing/x-signature.js";
 import { parseUntrustedJson } from "../json/parse.js";
 import type { ByteSpan } from "../json/first-element.js";
 

@@ -1,4 +1,4 @@
-import { signingKey, verify, type SecretKey } from "../signing.js";
+import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
 import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
 import type { RequestVerdict } from "./verdict.js";

@@ -19,7 +19,7 @@ import { sendRaw } from "../helpers/hostile-requests.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
 const SECRET = "integration-secret";
-// Computed with node:crypto here, independently of src/signing.ts.
+// Computed with node:crypto here, independently of src/signing/x-signature.ts.
 const hmac = (body: string | Buffer, secret = SECRET, algorithm = "sha1") => createHmac(algorithm, secret).update(body).digest("hex");
 const track = JSON.stringify({
   version: 1,

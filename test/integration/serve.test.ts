@@ -8,7 +8,7 @@ import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
 import type { MessageQueue } from "../../src/serve/queue/message-queue.js";
 import { listenCollector, type ServeServer } from "../../src/serve/server.js";
 import type { DestinationSettings } from "../../src/config/destination.js";
-import { verify } from "../../src/signing.js";
+import { verify } from "../../src/signing/x-signature.js";
 import { startServer, statuses, type Responder, type TestServer } from "../helpers/http-server.js";
 import { sendRaw } from "../helpers/hostile-requests.js";
 import { slowUpload, trickle } from "../helpers/slow-upload.js";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { sign, signingKey, verify } from "../../src/signing.js";
+import { sign, signingKey, verify } from "../../src/signing/x-signature.js";
 import { firstElementBytes } from "../../src/json/first-element.js";
 
 interface BatchVector {
