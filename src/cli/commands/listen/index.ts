@@ -4,7 +4,7 @@ import { ControlApi } from "../../../control/api.js";
 import { sendJson } from "../../../http/loopback-api.js";
 import type { Inspection } from "../../../inspector/inspection.js";
 import { AnswerPlan } from "../../../receiver/answer-plan.js";
-import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";
+import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes, type Router } from "../../../receiver/forward-routes.js";
 import { RecordingFile } from "../../../receiver/record.js";
 import { startReceiver, type Receiver } from "../../../receiver/server.js";
 import { countNotReachedCase, writeJunitFile } from "../../../report/junit.js";
@@ -21,7 +21,7 @@ import { scriptedAnswersOf } from "./scripted-answers.js";
 import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
-import { stopSwitch, untilStopped, type StopReason } from "./stop.js";
+import { stopSwitch, untilStopped, type StopReason, type StopSwitch } from "./stop.js";
 import { Tally } from "./tally.js";
 
 export type ListenOptions = ListenFlags;
@@ -45,6 +45,39 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   // Every request in brief, for the control API and `expect` (docs/receiver.md#control-api).
   const arrivals = new ArrivalLog();
   const api = new ControlApi(arrivals, sendJson);
+  const receiver = await openReceiver(options, output, { secret, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper });
+  inspection?.setReceiverUrl(receiver.url);
+  const control = await serveControl(inspection, options, api, [receiver, router], recording);
+  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, secret });
+  tally.startSpinner();
+
+  const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
+  stopKeys?.();
+  await receiver.close();
+  // Waits still held are answered with the final counts.
+  api.close();
+  await Promise.all([control.close(), inspection?.close(), router?.close()]);
+  recording?.close();
+  tally.finish();
+  return summarize(options, io, output, tally, reason);
+}
+
+/** What listen's receiver is given, and what each request it takes is told to. */
+interface ReceiverParts {
+  secret: string | undefined;
+  tls: ReturnType<typeof readTlsFiles>;
+  scriptedAnswers: ReturnType<typeof scriptedAnswersOf>;
+  recording: RecordingFile | undefined;
+  router: Router | undefined;
+  tally: Tally;
+  inspection: Inspection | undefined;
+  arrivals: ArrivalLog;
+  stopper: StopSwitch;
+}
+
+/** Starts the receiver; when it cannot start, what listen opened for it (the recording, the router) is closed first. */
+async function openReceiver(options: ListenOptions, output: Output, parts: ReceiverParts): Promise<Receiver> {
+  const { secret, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper } = parts;
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
@@ -79,20 +112,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     await router?.close();
     throw error;
   }
-  inspection?.setReceiverUrl(receiver.url);
-  const control = await serveControl(inspection, options, api, [receiver, router], recording);
-  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, secret });
-  tally.startSpinner();
-
-  const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
-  stopKeys?.();
-  await receiver.close();
-  // Waits still held are answered with the final counts.
-  api.close();
-  await Promise.all([control.close(), inspection?.close(), router?.close()]);
-  recording?.close();
-  tally.finish();
-  return summarize(options, io, output, tally, reason);
+  return receiver;
 }
 
 /** The answer plan of the fault flags; `--seed` makes `--fail-rate` repeatable. */

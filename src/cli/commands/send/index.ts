@@ -62,12 +62,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
   const started = performance.now();
   try {
-    if (options.dryRun) {
-      const dryRun = new DryRun(output, engine, settings);
-      for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true } });
-      dryRun.end();
-      return 0;
-    }
+    if (options.dryRun) return showDryRun(new DryRun(output, engine, settings), messages, options);
     const dispatcher = new Dispatcher<SendEntry>({
       // In input order, one at a time. Without --raw, each body is JSON.stringify of its message.
       source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input, canonical: options.raw !== true })),
@@ -83,21 +78,31 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     status?.start();
     const summary = await dispatcher.run().finally(() => status?.stop());
     const code = printSummary(output, messages.length, summary, io.signal);
-    if (options.junit !== undefined) {
-      const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
-      writeJunitFile(io.cwd, options.junit, {
-        name: `webhook-cli send ${name}`,
-        cases: reporter.cases,
-        timestamp: new Date(),
-        time: (performance.now() - started) / 1000,
-        secret: settings.secret,
-      });
-    }
+    if (options.junit !== undefined) writeJunit(options.junit, options, io, { cases: reporter.cases, started, secret: settings.secret });
     return code;
   } finally {
     reporter.stopSpinner();
     await engine.close();
   }
+}
+
+/** --dry-run: what each message would send, nothing sent; 0. */
+function showDryRun(dryRun: DryRun, messages: readonly InputMessage[], options: SendOptions): number {
+  for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true } });
+  dryRun.end();
+  return 0;
+}
+
+/** --junit: one case per message, the suite named by the input. */
+function writeJunit(file: string, options: SendOptions, io: CliIo, run: { cases: JunitCase[]; started: number; secret: string | undefined }): void {
+  const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
+  writeJunitFile(io.cwd, file, {
+    name: `webhook-cli send ${name}`,
+    cases: run.cases,
+    timestamp: new Date(),
+    time: (performance.now() - run.started) / 1000,
+    secret: run.secret,
+  });
 }
 
 interface SendEntry extends DispatchEntry {
