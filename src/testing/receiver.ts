@@ -1,7 +1,7 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
 import { RequestStore, receivedRow, type Inspected } from "../receiver/history/index.js";
 import type { Message } from "../messages/schemas.js";
-import { ScriptedAnswers } from "../receiver/scripted-answers.js";
+import { ScriptedAnswers, type AnswerRule } from "../receiver/scripted-answers.js";
 import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";
 import { AnswerPlan, parseScript } from "../receiver/answer-plan.js";
 import { createForwarder } from "../receiver/forward.js";
@@ -24,12 +24,7 @@ const DEFAULT_WAIT_MS = 4_000;
  */
 export async function startTestReceiver(options: StartReceiverOptions = {}): Promise<TestReceiver> {
   const clock = options.clock ?? systemClock;
-  const respond = typeof options.respond === "number" ? { status: options.respond } : (options.respond ?? {});
-  const fallback = libraryCall(() => parseAnswer(respond, { field: "respond" }));
-  const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
-  const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
-  const scriptedAnswers = new ScriptedAnswers(startRules, hasFallback ? fallback : undefined);
-  const answerPlan = libraryCall(() => new ResettableAnswerPlan(() => answerPlanOf(options.faults ?? {}, fallback.status)));
+  const { startRules, scriptedAnswers, answerPlan } = answersOf(options);
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo) : undefined;
   const history = new History(options.history ?? {});
   const waiters = new Waiters(clock);
@@ -54,27 +49,13 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
     throw error;
   }
 
-  const report = (what: string, found: number, count: number, matcher: string): string => {
-    const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
-    return `waitFor: ${what}: ${found} of ${count} request${count === 1 ? "" : "s"} matching ${matcher}.\n${history.report()}${problems}`;
-  };
-
   return {
     url: server.url,
     port: server.port,
     get requests() {
       return history.views();
     },
-    // Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each passed by the
-    // matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
-    waitFor: (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
-      const { test, shown } = libraryCall(() => testOf(matcher));
-      const count = wait.count ?? 1;
-      if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
-      const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
-      const found = history.views().filter(test);
-      return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
-    }) as TestReceiver["waitFor"],
+    waitFor: waitForOf(history, waiters, errors),
     respondWith(rules) {
       scriptedAnswers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
     },
@@ -89,6 +70,36 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       await forwarder?.close();
     },
   };
+}
+
+/** The scripted answers and the answer plan of the options, checked; `startRules` are what reset() goes back to. */
+function answersOf(options: StartReceiverOptions): { startRules: AnswerRule[]; scriptedAnswers: ScriptedAnswers; answerPlan: ResettableAnswerPlan } {
+  const respond = typeof options.respond === "number" ? { status: options.respond } : (options.respond ?? {});
+  const fallback = libraryCall(() => parseAnswer(respond, { field: "respond" }));
+  const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
+  const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
+  const scriptedAnswers = new ScriptedAnswers(startRules, hasFallback ? fallback : undefined);
+  const answerPlan = libraryCall(() => new ResettableAnswerPlan(() => answerPlanOf(options.faults ?? {}, fallback.status)));
+  return { startRules, scriptedAnswers, answerPlan };
+}
+
+/**
+ * The receiver's waitFor. Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each
+ * passed by the matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
+ */
+function waitForOf(history: History, waiters: Waiters, errors: readonly string[]): TestReceiver["waitFor"] {
+  const report = (what: string, found: number, count: number, matcher: string): string => {
+    const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
+    return `waitFor: ${what}: ${found} of ${count} request${count === 1 ? "" : "s"} matching ${matcher}.\n${history.report()}${problems}`;
+  };
+  return (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
+    const { test, shown } = libraryCall(() => testOf(matcher));
+    const count = wait.count ?? 1;
+    if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
+    const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
+    const found = history.views().filter(test);
+    return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
+  }) as TestReceiver["waitFor"];
 }
 
 /** Runs a check of the library's input; its error's message names where the bad value is (`matcher: unknown key "tpye"`). */
