@@ -111,87 +111,101 @@ export interface Inflater {
  * zlib has not consumed yet (bounded by backpressure: see `write`).
  */
 export function createInflater(coding: "gzip" | "deflate", limits: InflateLimits, handlers: InflateHandlers): Inflater {
-  const maxCompressed = limits.maxCompressedBytes ?? maxCompressedBytes(limits.maxBytes);
-  let zlib: Gunzip | Inflate | InflateRaw | undefined;
+  return new BodyInflater(coding, limits, handlers);
+}
+
+class BodyInflater implements Inflater {
+  private readonly maxCompressed: number;
+  private zlib: Gunzip | Inflate | InflateRaw | undefined;
   // deflate: the first byte(s), held until two tell a zlib header from raw deflate.
-  let head: Buffer | undefined;
-  let compressed = 0;
-  let inflated = 0;
-  let finished = false;
+  private head: Buffer | undefined;
+  private compressed = 0;
+  private inflated = 0;
+  private finished = false;
   // Bytes written after end() would be zlib's "write after end", not the sender's fault: ignored.
-  let ended = false;
+  private ended = false;
 
-  const finish = (): void => {
-    finished = true;
-    head = undefined;
-    zlib?.destroy();
-  };
+  constructor(
+    private readonly coding: "gzip" | "deflate",
+    private readonly limits: InflateLimits,
+    private readonly handlers: InflateHandlers,
+  ) {
+    this.maxCompressed = limits.maxCompressedBytes ?? maxCompressedBytes(limits.maxBytes);
+  }
 
-  const start = (first: Buffer): Gunzip | Inflate | InflateRaw => {
+  get compressedBytes(): number {
+    return this.compressed;
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.finished || this.ended || chunk.length === 0) return true;
+    this.compressed += chunk.length;
+    if (this.compressed > this.maxCompressed) {
+      this.finish();
+      this.handlers.onTooLarge("compressed");
+      return true;
+    }
+    if (this.zlib !== undefined) return this.zlib.write(chunk);
+    const seen = this.head === undefined ? chunk : Buffer.concat([this.head, chunk]);
+    if (this.coding === "deflate" && seen.length < 2) {
+      this.head = seen;
+      return true;
+    }
+    this.head = undefined;
+    this.zlib = this.start(seen);
+    return this.zlib.write(seen);
+  }
+
+  end(): void {
+    if (this.finished || this.ended) return;
+    this.ended = true;
+    // A deflate body of one byte (or none) ends before its kind is known: zlib says what is wrong with it.
+    const rest = this.head;
+    this.head = undefined;
+    this.zlib ??= this.start(rest ?? Buffer.alloc(0));
+    this.zlib.end(rest);
+  }
+
+  destroy(): void {
+    if (!this.finished) this.finish();
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.head = undefined;
+    this.zlib?.destroy();
+  }
+
+  private start(first: Buffer): Gunzip | Inflate | InflateRaw {
+    const { coding, handlers } = this;
     const stream = coding === "gzip" ? createGunzip() : looksLikeZlib(first) ? createInflate() : createInflateRaw();
-    stream.on("data", (chunk: Buffer) => {
-      if (finished) return;
-      if (inflated + chunk.length > limits.maxBytes) {
-        finish();
-        handlers.onTooLarge("inflated");
-        return;
-      }
-      inflated += chunk.length;
-      if (!handlers.onData(chunk, inflated)) finish();
-    });
+    stream.on("data", (chunk: Buffer) => this.data(chunk));
     stream.on("end", () => {
-      if (finished) return;
-      finished = true;
-      handlers.onEnd(inflated);
+      if (this.finished) return;
+      this.finished = true;
+      handlers.onEnd(this.inflated);
     });
     stream.on("error", (error: NodeJS.ErrnoException) => {
-      if (finished) return;
-      finish();
+      if (this.finished) return;
+      this.finish();
       handlers.onCorrupt(`request body is not valid ${coding} data (Content-Encoding: ${coding}): ${error.message}`, error.code);
     });
     stream.on("drain", () => {
-      if (!finished) handlers.onDrain?.();
+      if (!this.finished) handlers.onDrain?.();
     });
     return stream;
-  };
+  }
 
-  return {
-    write(chunk) {
-      if (finished || ended || chunk.length === 0) return true;
-      compressed += chunk.length;
-      if (compressed > maxCompressed) {
-        finish();
-        handlers.onTooLarge("compressed");
-        return true;
-      }
-      if (zlib === undefined) {
-        const seen = head === undefined ? chunk : Buffer.concat([head, chunk]);
-        if (coding === "deflate" && seen.length < 2) {
-          head = seen;
-          return true;
-        }
-        head = undefined;
-        zlib = start(seen);
-        return zlib.write(seen);
-      }
-      return zlib.write(chunk);
-    },
-    end() {
-      if (finished || ended) return;
-      ended = true;
-      // A deflate body of one byte (or none) ends before its kind is known: zlib says what is wrong with it.
-      const rest = head;
-      head = undefined;
-      zlib ??= start(rest ?? Buffer.alloc(0));
-      zlib.end(rest);
-    },
-    destroy() {
-      if (!finished) finish();
-    },
-    get compressedBytes() {
-      return compressed;
-    },
-  };
+  private data(chunk: Buffer): void {
+    if (this.finished) return;
+    if (this.inflated + chunk.length > this.limits.maxBytes) {
+      this.finish();
+      this.handlers.onTooLarge("inflated");
+      return;
+    }
+    this.inflated += chunk.length;
+    if (!this.handlers.onData(chunk, this.inflated)) this.finish();
+  }
 }
 
 /**
