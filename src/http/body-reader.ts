@@ -123,6 +123,7 @@ function releaseAll(this: Holding): void {
  * inflation stops as soon as either is passed, so a small compressed bomb
  * costs one zlib chunk. Exactly one handler is called, unless the sender aborts.
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the second body reader, to be folded into readBody (one reader with an optional inflater)
 export function readEncodedBody(
   req: IncomingMessage,
   coding: ContentCoding,

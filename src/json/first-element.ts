@@ -47,6 +47,7 @@ const IN_OBJECT = 1;
  * stack, so 100,000 levels of nesting cost 100 KB, never the call stack. Bytes of 0x80 and above
  * are accepted in strings as they are (UTF-8 is not checked: the caller decodes the body anyway).
  */
+// biome-ignore lint/complexity/noExcessiveLinesPerFunction: one scanner loop over the bytes, its states side by side; position, depth, stack and span stay in locals on this hot path
 export function firstElementBytes(raw: Uint8Array): ByteSpan | null {
   const length = raw.length;
   let i = skipWhitespace(raw, 0);
