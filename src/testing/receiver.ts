@@ -119,7 +119,7 @@ function testOf(matcher: WebhookMatcher): { test: (request: ReceivedWebhook) => 
   return { test: (request) => matches(match, factsOf(request), "valid"), shown: describeMatch(match, "valid") };
 }
 
-/** The requests kept for `requests` and for what waitFor finds at its start: the inspector's bounded store. */
+/** The requests kept for `requests` and for what waitFor finds at its start: the receiver's bounded request history. */
 class History {
   private store: RequestStore;
   /** Requests received since the last clear, kept or not. */

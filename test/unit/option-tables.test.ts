@@ -112,7 +112,7 @@ describe("option tables", () => {
     expect(flagOfField("nothing")).toBeUndefined();
   });
 
-  it("a key names the same flag in every table, so which table fields.ts reads first does not matter", () => {
+  it("a key names the same flag in every table, so which table field-flags.ts reads first does not matter", () => {
     const flags = new Map<string, Set<string>>();
     for (const table of Object.values(TABLES)) for (const spec of table) flags.set(spec.key, (flags.get(spec.key) ?? new Set()).add(spec.flag));
     expect([...flags].filter(([, seen]) => seen.size > 1)).toEqual([]);

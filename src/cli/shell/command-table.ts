@@ -15,7 +15,7 @@ import type { CommandDeclaration, GroupDeclaration } from "../shared/declaration
 
 /**
  * Every command, in the order `--help` lists them. program.ts declares them
- * to commander in one loop; options/fields.ts reads their option tables.
+ * to commander in one loop; field-flags.ts reads their option tables.
  */
 export const COMMANDS: readonly (CommandDeclaration | GroupDeclaration)[] = [
   generateCommand,
