@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { Pool } from "undici";
-import { undiciEngine } from "../dist/delivery/wire.js";
+import { undiciEngine } from "../dist/delivery/undici-engine.js";
 
 // Many short interleaved rounds, compared pairwise: the shared machine's load swings a lot.
 const SECONDS = Number(process.env.DELIVERY_BENCH_SECONDS ?? 1.2);

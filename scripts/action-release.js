@@ -24,7 +24,7 @@ async function buildInto(into) {
   for (const output of OUTPUTS) rmSync(join(into, output), { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: ["src/cli/main.ts"],
+    entryPoints: ["src/cli/shell/main.ts"],
     outfile: join(into, "action/cli/webhook-cli.js"),
     bundle: true,
     format: "esm",

@@ -1,9 +1,9 @@
 // The second half of `npm run build` (after tsc has built the library and its .d.ts into dist/):
 // the command-line entry as one bundle with code splitting, built by esbuild into dist/cli/.
 //
-// src/cli/main.ts is the one entry point. Each command's declaration (command.ts) loads its
+// src/cli/shell/main.ts is the one entry point. Each command's declaration (command.ts) loads its
 // implementation with import("./index.js"), and esbuild splits every dynamic import into its own
-// chunk, so a new command registered in src/cli/command-table.ts is picked up with no build
+// chunk, so a new command registered in src/cli/shell/command-table.ts is picked up with no build
 // configuration; a folder under src/cli/commands/ whose implementation the bundle does not reach
 // (not registered) fails the build. Start-up then reads main.js and a few chunks, not a hundred
 // modules. commander and chalk are bundled (start-up needs them); undici, zod and ora stay
@@ -22,7 +22,7 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const OUT = join(ROOT, "dist/cli");
 // Installed packages the bundle imports at run time (package.json's dependencies).
 const EXTERNAL = ["undici", "zod", "ora"];
-const PROGRAM = join(ROOT, "src/cli/program.ts");
+const PROGRAM = join(ROOT, "src/cli/shell/program.ts");
 
 /** Builds every module loaded with import() from src/ as if it imported the program first (see above). */
 const afterProgram = {
@@ -44,7 +44,7 @@ const afterProgram = {
 rmSync(OUT, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: ROOT,
-  entryPoints: ["src/cli/main.ts"],
+  entryPoints: ["src/cli/shell/main.ts"],
   outdir: OUT,
   bundle: true,
   splitting: true,
@@ -80,8 +80,8 @@ const unreached = readdirSync(join(ROOT, "src/cli/commands"), { withFileTypes: t
   .map((entry) => entry.name);
 if (unreached.length > 0) {
   console.error(
-    `build-cli: ${unreached.map((name) => `src/cli/commands/${name}/index.ts`).join(", ")} ${unreached.length === 1 ? "is" : "are"} not reached from src/cli/main.ts: ` +
-      "register the command in src/cli/command-table.ts (its command.ts loads ./index.js with import())",
+    `build-cli: ${unreached.map((name) => `src/cli/commands/${name}/index.ts`).join(", ")} ${unreached.length === 1 ? "is" : "are"} not reached from src/cli/shell/main.ts: ` +
+      "register the command in src/cli/shell/command-table.ts (its command.ts loads ./index.js with import())",
   );
   process.exit(1);
 }

@@ -3,7 +3,7 @@
 //
 //   node scripts/build-sea.js [--node PATH] [--output PATH] [--no-strip] [--no-code-cache]
 //
-// 1. esbuild bundles src/cli/main.ts with every dependency into one CommonJS script: no chunks, no
+// 1. esbuild bundles src/cli/shell/main.ts with every dependency into one CommonJS script: no chunks, no
 //    installed packages (a single executable's require() and import() reach Node's built-in modules
 //    only; the commands' import("./index.js") are folded into the bundle, still run on first use).
 //    CommonJS, not an ES module ("mainFormat": "module"): on Node.js 26 the code cache made at build
@@ -75,7 +75,7 @@ async function bundle() {
   const file = join(WORK, "webhook-cli.cjs");
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: ["src/cli/main.ts"],
+    entryPoints: ["src/cli/shell/main.ts"],
     outfile: file,
     bundle: true,
     format: "cjs",
@@ -106,7 +106,7 @@ function seaConfig(main, executable) {
     disableExperimentalSEAWarning: true,
     useCodeCache: codeCache,
     useSnapshot: false,
-    // Node's own flags come from NODE_OPTIONS only (replay's relaunch puts its flag there: src/cli/relaunch.ts).
+    // Node's own flags come from NODE_OPTIONS only (replay's relaunch puts its flag there: src/cli/shell/relaunch.ts).
     execArgvExtension: "env",
     assets: assets(),
   };

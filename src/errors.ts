@@ -1,6 +1,6 @@
 /**
  * One base error; every class has its own stable `code`. The CLI maps codes to
- * exit statuses in one place (src/cli/exit-codes.ts); library users can switch on `code`.
+ * exit statuses in one place (src/cli/shell/exit-codes.ts); library users can switch on `code`.
  */
 
 /** Where a bad value came from, so a message can name it. */

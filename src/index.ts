@@ -21,19 +21,19 @@ export type {
   CommonFields,
   Identity,
   Integrations,
-  // The client's call types; the outgoing webhook bodies keep the *Message names below.
-  IdentifyMessage as IdentifyCall,
-  TrackMessage as TrackCall,
-  PageMessage as PageCall,
-  ScreenMessage as ScreenCall,
-  GroupMessage as GroupCall,
-  AliasMessage as AliasCall,
+  // The client's call types (the outgoing webhook bodies are the *Message types below).
+  IdentifyCall,
+  TrackCall,
+  PageCall,
+  ScreenCall,
+  GroupCall,
+  AliasCall,
 } from "./client/types.js";
 // What AnalyticsOptions' and the engine's `clock` and `random` take.
 export type { Clock, Random, TimerHandle } from "./util/clock.js";
 
 // Signing and verifying X-Signature; signingKey makes the key once for many bodies.
-export { sign, verify, signingKey, type BodyBytes, type SecretKey } from "./signing.js";
+export { sign, verify, signingKey, type BodyBytes, type SecretKey } from "./signing/x-signature.js";
 
 // The webhook messages and their shape check.
 export {
@@ -87,7 +87,7 @@ export {
   mayStartAt,
   planNextRound,
   parseRetryAfter,
-  type Verdict as AttemptVerdict,
+  type AttemptVerdict,
   type NextRound,
 } from "./delivery/policy.js";
 // The retry rules the policy reads, as data: the destination's and the client's side by side.

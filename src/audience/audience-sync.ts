@@ -8,7 +8,7 @@ import { dispatch, type DispatchEntry, type DispatchSummary } from "../dispatch/
 import type { IdentifyMessage } from "../messages/schemas.js";
 import type { Clock } from "../util/clock.js";
 import { applyChanges, membershipChanges, parseMembers, type MembershipChange } from "./audience.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseUntrustedJson } from "../json/parse.js";
 
 /**
  * `audience sync` (docs/messages.md#audience-sync) without the terminal: the members and state
@@ -50,7 +50,7 @@ function readAudienceState(path: string, name: string): AudienceStateFile {
   if (!existsSync(path)) return { version: 1, audiences: {} };
   let value: unknown;
   try {
-    value = parseJson(readFileSync(path, "utf8"));
+    value = parseUntrustedJson(readFileSync(path, "utf8"));
   } catch (error) {
     throw new InputError(`not a valid state file: ${(error as Error).message}`, { field: "state", file: name });
   }

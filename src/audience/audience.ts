@@ -3,7 +3,7 @@
  * between the delivered state and the current members.
  */
 
-import { parseJson } from "../util/json-depth.js";
+import { parseUntrustedJson } from "../json/parse.js";
 
 /** `VIP-Users 2024` → `vip_users_2024`: lower-case, each run of other characters one `_`, trimmed. */
 export function snakeName(name: string): string {
@@ -63,7 +63,7 @@ export function parseMembers(text: string): { ok: true; members: string[] } | { 
   if (body.trimStart().startsWith("[")) {
     let value: unknown;
     try {
-      value = parseJson(body);
+      value = parseUntrustedJson(body);
     } catch (error) {
       return { ok: false, error: `not a valid JSON array: ${(error as Error).message}` };
     }

@@ -6,17 +6,17 @@ import { resolveOptions, type ClientSettings } from "./options.js";
 import { Outbox } from "./outbox.js";
 import { Transport } from "./transport.js";
 import type {
-  AliasMessage,
+  AliasCall,
   AnalyticsEvents,
   AnalyticsOptions,
   AnalyticsStats,
   Callback,
   CallType,
-  GroupMessage,
-  IdentifyMessage,
-  PageMessage,
-  ScreenMessage,
-  TrackMessage,
+  GroupCall,
+  IdentifyCall,
+  PageCall,
+  ScreenCall,
+  TrackCall,
 } from "./types.js";
 import { checkMessageSize, validateCall, wireIds } from "./validate.js";
 
@@ -53,32 +53,32 @@ export class Analytics extends EventEmitter<AnalyticsEvents> {
   // message type and doc, so they stay written out rather than generated.
 
   /** Records who a user is and their traits. */
-  identify(message: IdentifyMessage, callback?: Callback): void {
+  identify(message: IdentifyCall, callback?: Callback): void {
     this.enqueue("identify", message, callback);
   }
 
   /** Records an action the user performed. */
-  track(message: TrackMessage, callback?: Callback): void {
+  track(message: TrackCall, callback?: Callback): void {
     this.enqueue("track", message, callback);
   }
 
   /** Records a page view. */
-  page(message: PageMessage, callback?: Callback): void {
+  page(message: PageCall, callback?: Callback): void {
     this.enqueue("page", message, callback);
   }
 
   /** Records a mobile app screen view (the page of apps). */
-  screen(message: ScreenMessage, callback?: Callback): void {
+  screen(message: ScreenCall, callback?: Callback): void {
     this.enqueue("screen", message, callback);
   }
 
   /** Associates a user with a group. */
-  group(message: GroupMessage, callback?: Callback): void {
+  group(message: GroupCall, callback?: Callback): void {
     this.enqueue("group", message, callback);
   }
 
   /** Merges a previous identity into a new one. */
-  alias(message: AliasMessage, callback?: Callback): void {
+  alias(message: AliasCall, callback?: Callback): void {
     this.enqueue("alias", message, callback);
   }
 

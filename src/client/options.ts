@@ -1,7 +1,7 @@
 import { RETRY_RULES } from "../delivery/retry-rules.js";
 import { ConfigError } from "../errors.js";
 import { systemClock, type Clock, type Random } from "../util/clock.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
 import type { AnalyticsOptions } from "./types.js";
 import { describeType } from "./validate.js";

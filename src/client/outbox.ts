@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import { sleep, type TimerHandle } from "../util/clock.js";
-import { holdProcess } from "../util/keep-alive.js";
+import { holdProcess } from "../util/hold-process.js";
 import { Batcher, batchBody, envelopeOverhead, type SealedBatch } from "./batcher.js";
 import { BatchDeliveryError, QueueFullError } from "./errors.js";
 import { LIBRARY } from "./library.js";

@@ -25,37 +25,37 @@ export interface Identity {
   anonymousId?: string | number;
 }
 
-export interface IdentifyMessage extends CommonFields, Identity {
+export interface IdentifyCall extends CommonFields, Identity {
   traits?: Record<string, unknown>;
 }
 
-export interface TrackMessage extends CommonFields, Identity {
+export interface TrackCall extends CommonFields, Identity {
   /** Name of the tracked event. Required. */
   event: string;
   properties?: Record<string, unknown>;
 }
 
-export interface PageMessage extends CommonFields, Identity {
+export interface PageCall extends CommonFields, Identity {
   name?: string;
   category?: string;
   /** Page properties (docs/messages.md#message-types): recognized keys `url`, `title`, `referrer`, `path`; custom keys allowed. */
   properties?: Record<string, unknown>;
 }
 
-export interface ScreenMessage extends CommonFields, Identity {
+export interface ScreenCall extends CommonFields, Identity {
   /** The screen's name, e.g. "Home". */
   name?: string;
   category?: string;
   properties?: Record<string, unknown>;
 }
 
-export interface GroupMessage extends CommonFields, Identity {
+export interface GroupCall extends CommonFields, Identity {
   /** The company, organization, account, project or team. Required. */
   groupId: string | number;
   traits?: Record<string, unknown>;
 }
 
-export interface AliasMessage extends CommonFields {
+export interface AliasCall extends CommonFields {
   /** The new id. Required. */
   userId: string | number;
   /** The id to alias from. Required. */

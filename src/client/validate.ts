@@ -1,6 +1,6 @@
 import { ValidationError } from "../errors.js";
 import { MAX_MESSAGE_BYTES } from "../messages/limits.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import type { CallType } from "./types.js";
 
 /**

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { UsageError, type ErrorSource } from "../errors.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
-import { redactUrl } from "../util/redact.js";
+import { redactUrl } from "../safe-text/redact.js";
 
 /** Checks of the destination's values, from flags or the config file: static headers, URLs, the User-Agent, CA files. */
 

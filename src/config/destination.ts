@@ -76,41 +76,7 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
   const config: ConfigFile = configFile ? loadConfig(configFile, input.configPath !== undefined) : {};
   const { destination, batchWaitMs } = resolveDestination(input, config, configFile ?? "");
 
-  let targets: Target[];
-  if (input.urls && input.urls.length > 0) {
-    const headers: Record<string, string> = {};
-    for (const text of input.headers ?? []) {
-      const [name, value] = parseHeaderFlag(text);
-      headers[name] = value;
-    }
-    if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
-      throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { field: "headers" });
-    }
-    const parts = flagTargetParts(input);
-    targets = input.urls.map((url) => ({ url: validateUrl(url, { field: "urls" }), headers: { ...headers }, ...parts }));
-    if (targets.length > MAX_TARGETS) {
-      throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { field: "urls" });
-    }
-  } else {
-    if (input.headers && input.headers.length > 0) {
-      throw new UsageError("`headers` applies to `urls` targets; give `urls` too, or put headers in the config file", { field: "headers" });
-    }
-    refuseFlagsWithoutUrls(input);
-    const webhooks = config.webhooks ?? [];
-    if (webhooks.length > MAX_TARGETS) {
-      throw new ConfigError(`${webhooks.length} webhooks configured; at most ${MAX_TARGETS}`, { file: configFile ?? "", key: "webhooks" });
-    }
-    targets = webhooks.map((hook, index) => {
-      const source = { file: configFile ?? "", key: `webhooks[${index}]` };
-      validateUrl(hook.url, { ...source, key: `webhooks[${index}].url` });
-      const headers = hook.headers ?? {};
-      if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
-        throw new ConfigError(`at most ${MAX_HEADERS_PER_TARGET} headers per URL`, { ...source, key: `webhooks[${index}].headers` });
-      }
-      for (const [name, value] of Object.entries(headers)) validateHeader(name, value, { ...source, key: `webhooks[${index}].headers.${name}` });
-      return { url: hook.url, headers: { ...headers }, ...configTargetParts(hook, index, configFile ?? "") };
-    });
-  }
+  const targets = input.urls && input.urls.length > 0 ? flagTargets(input, input.urls) : configTargets(input, config, configFile ?? "");
   if (input.requireTargets && targets.length === 0) {
     throw new UsageError(`no webhook URL: give \`urls\` or a config file with "webhooks"`, { field: "urls" });
   }
@@ -131,4 +97,44 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
     enabled: config.enabled ?? true,
     sources: config.sources ?? [],
   };
+}
+
+/** `--url` (and `--header`): the targets the flags give, each checked. */
+function flagTargets(input: SettingsInput, urls: readonly string[]): Target[] {
+  const headers: Record<string, string> = {};
+  for (const text of input.headers ?? []) {
+    const [name, value] = parseHeaderFlag(text);
+    headers[name] = value;
+  }
+  if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
+    throw new UsageError(`${Object.keys(headers).length} headers given; at most ${MAX_HEADERS_PER_TARGET} per URL`, { field: "headers" });
+  }
+  const parts = flagTargetParts(input);
+  const targets = urls.map((url) => ({ url: validateUrl(url, { field: "urls" }), headers: { ...headers }, ...parts }));
+  if (targets.length > MAX_TARGETS) {
+    throw new UsageError(`${targets.length} URLs given; the destination takes at most ${MAX_TARGETS}`, { field: "urls" });
+  }
+  return targets;
+}
+
+/** The config file's `webhooks`, each checked (no target flag may be given without `--url`). */
+function configTargets(input: SettingsInput, config: ConfigFile, configFile: string): Target[] {
+  if (input.headers && input.headers.length > 0) {
+    throw new UsageError("`headers` applies to `urls` targets; give `urls` too, or put headers in the config file", { field: "headers" });
+  }
+  refuseFlagsWithoutUrls(input);
+  const webhooks = config.webhooks ?? [];
+  if (webhooks.length > MAX_TARGETS) {
+    throw new ConfigError(`${webhooks.length} webhooks configured; at most ${MAX_TARGETS}`, { file: configFile, key: "webhooks" });
+  }
+  return webhooks.map((hook, index) => {
+    const source = { file: configFile, key: `webhooks[${index}]` };
+    validateUrl(hook.url, { ...source, key: `webhooks[${index}].url` });
+    const headers = hook.headers ?? {};
+    if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
+      throw new ConfigError(`at most ${MAX_HEADERS_PER_TARGET} headers per URL`, { ...source, key: `webhooks[${index}].headers` });
+    }
+    for (const [name, value] of Object.entries(headers)) validateHeader(name, value, { ...source, key: `webhooks[${index}].headers.${name}` });
+    return { url: hook.url, headers: { ...headers }, ...configTargetParts(hook, index, configFile) };
+  });
 }

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseUntrustedJson } from "../json/parse.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** The config file (docs/cli.md#config-file): read, validated with zod, named in every error with the key at fault. */
@@ -37,7 +37,7 @@ export function loadConfig(path: string, given: boolean): ConfigFile {
   const text = readRegularFile(path, given ? { field: "config", file: path } : { file: path }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
   let json: unknown;
   try {
-    json = parseJson(text.replace(/^\uFEFF/, ""));
+    json = parseUntrustedJson(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new ConfigError(`not valid JSON: ${(error as Error).message}`, { file: path });
   }

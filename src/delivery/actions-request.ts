@@ -1,7 +1,7 @@
 import type { HttpMethod, Target } from "../config/destination.js";
 import { DEFAULT_MAPPING, resolveMapping, type Mapping } from "../messages/mapping.js";
-import { firstElementBytes } from "../util/json-first-element.js";
-import { parseJson } from "../util/json-depth.js";
+import { firstElementBytes } from "../json/first-element.js";
+import { parseUntrustedJson } from "../json/parse.js";
 
 /**
  * What a Webhooks (Actions) request carries (docs/actions.md#the-request), built from events the
@@ -91,7 +91,7 @@ function eventData(mapping: Mapping, event: ActionsEvent): string | typeof NO_DA
   }
   let message: unknown;
   try {
-    message = parseJson(typeof event.body === "string" ? event.body : Buffer.from(event.body).toString("utf8"));
+    message = parseUntrustedJson(typeof event.body === "string" ? event.body : Buffer.from(event.body).toString("utf8"));
   } catch {
     return { refused: "not sent: the body is not JSON, and data must be an object" };
   }

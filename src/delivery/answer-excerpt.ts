@@ -1,5 +1,5 @@
-import { printable } from "../util/printable.js";
-import { redactText } from "../util/redact.js";
+import { printable } from "../safe-text/printable.js";
+import { redactText } from "../safe-text/redact.js";
 
 /**
  * The error of an attempt answered with a status other than 2xx (docs/delivery.md#attempt-outcomes): `HTTP 500`;

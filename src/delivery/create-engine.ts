@@ -1,7 +1,7 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
 import type { Destination, HttpMethod, Target } from "../config/destination.js";
 import type { Clock, Random } from "../util/clock.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import { MAX_TIMER_MS } from "../util/numbers.js";
 import type { DeliveryEngine } from "./deliver.js";
 import type { DeliveryTransport } from "./transport.js";
@@ -103,7 +103,7 @@ export async function createDeliveryEngine(options: DeliveryEngineOptions): Prom
     const { DeliveryEngine } = await import("./deliver.js");
     return new DeliveryEngine(settings, { ...engine, transport });
   }
-  const { undiciEngine } = await import("./wire.js");
+  const { undiciEngine } = await import("./undici-engine.js");
   return undiciEngine(settings, { ...engine, ...(ca !== undefined ? { ca } : {}), ...(connections !== undefined ? { connections } : {}) });
 }
 

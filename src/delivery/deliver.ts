@@ -1,9 +1,9 @@
 import type { Destination, Target } from "../config/destination.js";
 import { InputError } from "../errors.js";
-import { sign, signingKey, type SecretKey } from "../signing.js";
+import { sign, signingKey, type SecretKey } from "../signing/x-signature.js";
 import { onAbort } from "../util/abort-listeners.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
-import { holdProcess } from "../util/keep-alive.js";
+import { holdProcess } from "../util/hold-process.js";
 import { recordedRequest, singleRequest, type RequestContent } from "./actions-request.js";
 import { classifyOutcome, deliveredRound, planNextRound, type NextRound } from "./policy.js";
 import { RETRY_RULES, type RetryRules } from "./retry-rules.js";

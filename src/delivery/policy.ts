@@ -22,10 +22,10 @@ export { parseRetryAfter } from "../util/retry-after.js";
 const RULES = RETRY_RULES.classic;
 
 /** What an attempt's outcome means for its URL. */
-export type Verdict = "delivered" | "retry" | "permanent";
+export type AttemptVerdict = "delivered" | "retry" | "permanent";
 
 /** Classifies one attempt: 2xx delivered; timeout, network and the row's statuses (classic: 5xx, 408, 429) retried; the rest permanent. */
-export function classifyOutcome(outcome: AttemptOutcome, rules: RetryRules = RULES): Verdict {
+export function classifyOutcome(outcome: AttemptOutcome, rules: RetryRules = RULES): AttemptVerdict {
   switch (outcome.kind) {
     case "status": {
       const { status } = outcome;

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { systemClock, type Clock } from "../util/clock.js";
-import { holdProcess } from "../util/keep-alive.js";
+import { holdProcess } from "../util/hold-process.js";
 import { Batcher } from "./batcher.js";
 import { defaultMaxBuffered, Scheduler } from "./scheduler.js";
 import { ResumeMark } from "./resume.js";

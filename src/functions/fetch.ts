@@ -1,5 +1,5 @@
 import { type Dispatcher, fetch as undiciFetch, Headers, Request, type RequestInit, type Response } from "undici";
-import { type SecretKey, sign } from "../signing.js";
+import { type SecretKey, sign } from "../signing/x-signature.js";
 import type { Clock } from "../util/clock.js";
 import type { InvocationState } from "./invocation.js";
 import type { FetchRecord } from "./types.js";

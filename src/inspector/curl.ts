@@ -1,8 +1,8 @@
 import { relayedHeaders } from "../receiver/forward.js";
 import { isOriginForm } from "../receiver/request-target.js";
 import { isAcceptedMethod } from "../receiver/methods.js";
-import { redactHeaders, REDACTED } from "../util/redact.js";
-import type { Inspected } from "./store.js";
+import { redactHeaders, REDACTED } from "../safe-text/redact.js";
+import type { Inspected } from "../receiver/history/index.js";
 
 /** The command, or why the request cannot be copied as one (the page says so). */
 export type CurlCopy = { command: string; problem: null } | { command: null; problem: string };

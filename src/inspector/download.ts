@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { writeOrWait } from "./http.js";
+import { writeOrWait } from "../http/loopback-api.js";
 
 /** Downloads answered at once; each holds one recording line while its client reads. */
 export const MAX_DOWNLOADS = 4;

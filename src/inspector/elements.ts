@@ -1,6 +1,6 @@
 import { userIdOf } from "../messages/check.js";
 import { judgeElement } from "../receiver/body-shape.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 
 /** Elements of a batch listed in a row's detail; the rest are counted (a batch holds up to 4,000). */
 export const MAX_LISTED_ELEMENTS = 1_000;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
-import { writeOrWait } from "./http.js";
-import type { DropNotice, Inspected, RequestStore } from "./store.js";
+import { writeOrWait } from "../http/loopback-api.js";
+import type { DropNotice, Inspected, RequestStore } from "../receiver/history/index.js";
 import { summarize, type RowSummary } from "./view.js";
 
 /** Live streams open at once (one per open page); more are refused. */

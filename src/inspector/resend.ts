@@ -1,12 +1,12 @@
 import type { AttemptEvent } from "../delivery/types.js";
-import { undiciEngine } from "../delivery/wire.js";
+import { undiciEngine } from "../delivery/undici-engine.js";
 import { judgeRequest } from "../receiver/verdict.js";
 import { validateHeader, validateUrl } from "../config/checks.js";
 import { DEFAULT_USER_AGENT, HTTP_METHODS, type HttpMethod } from "../config/destination.js";
 import type { DeliverCall } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
-import { firstElementBytes, isJsonArrayBody } from "../util/json-first-element.js";
-import type { Inspected, NewInspected, PeerResponse } from "./store.js";
+import { firstElementBytes, isJsonArrayBody } from "../json/first-element.js";
+import type { Inspected, NewInspected, PeerResponse } from "../receiver/history/index.js";
 
 // Set by the delivery engine itself, or about the original connection only.
 const NOT_CARRIED = new Set(["user-agent", "accept-encoding", "proxy-connection", "te", "trailer", "proxy-authorization"]);

@@ -1,6 +1,6 @@
 import type { Candidate } from "./search.js";
 import { liveText } from "./search.js";
-import type { Inspected, RequestStore } from "./store.js";
+import type { Inspected, RequestStore } from "../receiver/history/index.js";
 import { recordLine } from "./view.js";
 
 /**

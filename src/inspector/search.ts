@@ -1,5 +1,5 @@
 import { listSummary } from "./events.js";
-import type { Inspected } from "./store.js";
+import type { Inspected } from "../receiver/history/index.js";
 import type { RowSummary } from "./view.js";
 
 /** Rows one search answer holds at most; the page asks again from `next` for more. */

@@ -2,17 +2,17 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseHttpUrl } from "../config/checks.js";
 import { WebhookCliError } from "../errors.js";
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
-import { startHttpServer } from "../util/http-server.js";
+import { startHttpServer } from "../http/server.js";
 import { shippedFile } from "../util/shipped-file.js";
 import type { CurlTarget } from "./curl.js";
 import { downloadIds, MAX_DOWNLOADS, writeLines } from "./download.js";
-import type { ControlApi } from "./control-api.js";
+import type { ControlApi } from "../control/api.js";
 import { EventStreams } from "./events.js";
-import { readJson, refuse, SECURITY_HEADERS, send, sendJson, TooLarge } from "./http.js";
+import { readJson, refuse, SECURITY_HEADERS, send, sendJson, TooLarge } from "../http/loopback-api.js";
 import { MAX_EDITED_BODY_BYTES } from "./resend.js";
 import { liveRows, type RowSource } from "./rows.js";
 import { MAX_SEARCH_ROWS, MAX_SEARCHES, search, searchQuery } from "./search.js";
-import type { Inspected, RequestStore } from "./store.js";
+import type { Inspected, RequestStore } from "../receiver/history/index.js";
 import { detail, summarize } from "./view.js";
 
 export interface InspectorServerOptions {

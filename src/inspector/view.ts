@@ -2,13 +2,13 @@ import { isUtf8 } from "node:buffer";
 import { formatRequestLine, redactHeaders } from "../receiver/record.js";
 import { userIdOf } from "../messages/check.js";
 import { readJsonBody } from "../receiver/verdict.js";
-import { isPlainObject } from "../util/json.js";
-import { MAX_PRETTY_CHARS, prettyJson } from "../util/pretty-json.js";
-import { redactResponseHeaders } from "../util/redact.js";
+import { isPlainObject } from "../json/parse.js";
+import { MAX_PRETTY_CHARS, prettyJson } from "../json/pretty.js";
+import { redactResponseHeaders } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
 import { elementViews, MAX_LISTED_ELEMENTS } from "./elements.js";
-import type { Inspected, KeptResponse } from "./store.js";
+import type { Inspected, KeptResponse } from "../receiver/history/index.js";
 
 /** What the list needs of a row (the page filters on these fields). */
 export interface RowSummary {

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { checkMessage, hasIdentity, type ShapeCheck } from "./check.js";
 import { FIELDS, MESSAGE_TYPES, timestampSchema, versionSchema, type FieldSpec, type MessageType } from "./schemas.js";
 import { isIsoDateTime } from "./timestamps.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 
 /**
  * The shape check on the hot paths (listen per request, replay's validation

@@ -1,4 +1,4 @@
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import { FIELDS, NULLABLE_COMMON_KEYS, isMessageType, type FieldSpec, type MessageType } from "./schemas.js";
 
 export interface ShapeIssue {

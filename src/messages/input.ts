@@ -2,7 +2,7 @@ import { InputError } from "../errors.js";
 import { checkMessage, type ShapeIssue } from "./check.js";
 import { isRecordedRequest } from "./recorded-request.js";
 import type { Message } from "./schemas.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseUntrustedJson } from "../json/parse.js";
 
 /** One message read from input, with where it came from. */
 export interface InputMessage {
@@ -181,7 +181,7 @@ function valueEnd(text: string, start: number): number {
 
 function tryParse(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
-    return { ok: true, value: parseJson(text) };
+    return { ok: true, value: parseUntrustedJson(text) };
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }

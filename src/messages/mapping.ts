@@ -25,8 +25,7 @@
  * would refuse every event).
  */
 import { ConfigError, UsageError, type ErrorSource } from "../errors.js";
-import { parseJson } from "../util/json-depth.js";
-import { isPlainObject } from "../util/json.js";
+import { parseUntrustedJson, isPlainObject } from "../json/parse.js";
 import { followPath, splitPath } from "./mapping-path.js";
 
 /** The real mapping kit's other directives: none of them is supported by `--data`. */
@@ -94,7 +93,7 @@ export function parseMapping(text: string, source: ErrorSource): Mapping {
   if (trimmed.startsWith("{")) {
     let value: unknown;
     try {
-      value = parseJson(trimmed);
+      value = parseUntrustedJson(trimmed);
     } catch (error) {
       throw refusal(`not valid JSON: ${(error as Error).message}`, source);
     }
@@ -102,7 +101,7 @@ export function parseMapping(text: string, source: ErrorSource): Mapping {
   }
   let value: unknown;
   try {
-    value = parseJson(trimmed);
+    value = parseUntrustedJson(trimmed);
   } catch {
     throw refusal(`${JSON.stringify(text)} is neither a path starting with "$." (such as "$.properties") nor a JSON object`, source);
   }

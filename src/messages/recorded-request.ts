@@ -1,4 +1,4 @@
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 
 /**
  * A line of a `listen --record` recording or a dead-letter file, as opposed to a message: a JSON

@@ -1,5 +1,5 @@
-import { clipText } from "../util/clip.js";
-import { printable } from "../util/printable.js";
+import { clipText } from "../safe-text/clip.js";
+import { printable } from "../safe-text/printable.js";
 import type { RequestFacts } from "./match.js";
 import type { RequestVerdict } from "./verdict.js";
 
@@ -39,7 +39,7 @@ export interface ArrivalSource {
   rule?: number | null | undefined;
 }
 
-/** A request in brief (listen's log stores the same fields by column: inspector/arrival-ring.ts). */
+/** A request in brief (listen's log stores the same fields by column: control/arrival-ring.ts). */
 export function arrivalOf(request: ArrivalSource): Arrival {
   const v = request.verdict;
   return {

@@ -1,7 +1,7 @@
 import { checkShape } from "../messages/check-fast.js";
 import type { ShapeIssue } from "../messages/check.js";
 import { isMessageType, type MessageType } from "../messages/names.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import type { RequestVerdict } from "./verdict.js";
 
 /*

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { sign } from "../signing.js";
-import { parseJson } from "../util/json-depth.js";
-import type { ByteSpan } from "../util/json-first-element.js";
+import { sign } from "../signing/x-signature.js";
+import { parseUntrustedJson } from "../json/parse.js";
+import type { ByteSpan } from "../json/first-element.js";
 
 /** The likely reason an X-Signature did not verify. */
 /** `neither-rule`: a batch whose X-Signature matches neither the whole body nor element 0, for no reason found. */
@@ -120,7 +120,7 @@ function bodyVariant(raw: Uint8Array, digest: string, secret: string, what: stri
 
   let parsed: unknown;
   try {
-    parsed = parseJson(text);
+    parsed = parseUntrustedJson(text);
   } catch {
     return null;
   }

@@ -2,8 +2,8 @@ import { Agent, request } from "undici";
 import { keepBody, MAX_KEPT_BODY_BYTES } from "../delivery/captured-body.js";
 import { validateUrl } from "../config/checks.js";
 import { formatDuration } from "../util/duration.js";
-import type { BodyBudget } from "../util/http-limits.js";
-import { redactResponseHeaders } from "../util/redact.js";
+import type { BodyBudget } from "../http/limits.js";
+import { redactResponseHeaders } from "../safe-text/redact.js";
 
 /** What to do instead of user:password@ in a --forward-to URL: listen relays the sender's headers, Authorization included. */
 const RELAYED_CREDENTIALS = "listen would not send them; have the sender send them as a header (send --header 'Authorization: Basic …'), which listen relays";
@@ -109,22 +109,7 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
       const body = await readCapped(response.body, input.budget);
       return { status: response.statusCode, fromApp: true, ms: elapsed(), headers: relayedResponseHeaders(response.headers), body, error: null };
     } catch (error) {
-      const ms = elapsed();
-      if (relay.signal.reason === INTERRUPTED) return interruptedAnswer(ms);
-      if ((error as { code?: unknown } | null)?.code === OVER_BUDGET && input.budget) {
-        const bound = `listen's ${input.budget.describe()}`;
-        const reason = `answer not relayed: it would pass ${bound}`;
-        return {
-          ...ourAnswer(503, ms, reason, { error: `the app's answer was not relayed: it would pass ${bound}; retry later`, reason }),
-          headers: { "content-type": "application/json", "retry-after": "1" },
-        };
-      }
-      if (relay.signal.aborted) {
-        const reason = `no answer within ${formatDuration(timeoutMs)}`;
-        return ourAnswer(504, ms, reason, { error: `the app at ${shown} did not answer in time`, reason });
-      }
-      const reason = failureReason(error);
-      return ourAnswer(502, ms, reason, { error: `the app at ${shown} could not be reached`, reason });
+      return failedRelay(error, { signal: relay.signal, ms: elapsed(), budget: input.budget, timeoutMs, shown });
     } finally {
       clearTimeout(timer);
       input.signal?.removeEventListener("abort", interrupt);
@@ -139,6 +124,29 @@ export function createForwarder(url: string, options: { timeoutMs?: number | und
   };
 
   return { url: shown, forward, close };
+}
+
+/** listen's own answer when a relay failed: interrupted (503), the app's answer over the budget (503), no answer in time (504), unreachable (502). */
+function failedRelay(
+  error: unknown,
+  relay: { signal: AbortSignal; ms: number; budget: ForwardRequest["budget"]; timeoutMs: number; shown: string },
+): ForwardResult {
+  const { ms, budget, shown } = relay;
+  if (relay.signal.reason === INTERRUPTED) return interruptedAnswer(ms);
+  if ((error as { code?: unknown } | null)?.code === OVER_BUDGET && budget) {
+    const bound = `listen's ${budget.describe()}`;
+    const reason = `answer not relayed: it would pass ${bound}`;
+    return {
+      ...ourAnswer(503, ms, reason, { error: `the app's answer was not relayed: it would pass ${bound}; retry later`, reason }),
+      headers: { "content-type": "application/json", "retry-after": "1" },
+    };
+  }
+  if (relay.signal.aborted) {
+    const reason = `no answer within ${formatDuration(relay.timeoutMs)}`;
+    return ourAnswer(504, ms, reason, { error: `the app at ${shown} did not answer in time`, reason });
+  }
+  const reason = failureReason(error);
+  return ourAnswer(502, ms, reason, { error: `the app at ${shown} could not be reached`, reason });
 }
 
 /**

@@ -1,9 +1,9 @@
 import { writeSync } from "node:fs";
 import { AppendFile, type WriteFunction } from "../util/append-file.js";
-import { redactHeaders, redactUrl } from "../util/redact.js";
+import { redactHeaders, redactUrl } from "../safe-text/redact.js";
 import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
-export { REDACTED, redactHeaders } from "../util/redact.js";
+export { REDACTED, redactHeaders } from "../safe-text/redact.js";
 
 export interface RecordInput {
   receivedAt: Date;

@@ -3,9 +3,9 @@ import { validateAnswerHeader } from "../config/checks.js";
 import { ConfigError, WebhookCliError, type ErrorSource } from "../errors.js";
 import { MESSAGE_TYPES } from "../messages/names.js";
 import { durationOf } from "../util/duration.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseUntrustedJson } from "../json/parse.js";
 import { MAX_ANSWER_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
-import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./answers.js";
+import { answerHeaders, type AnswerRule, type ScriptedAnswer } from "./scripted-answers.js";
 import { BODY_KINDS, VERDICT_FILTERS, type BodyKind, type RequestMatch, type VerdictFilter } from "./match.js";
 
 /* The rules of --responses (docs/receiver.md#scripted-answers), checked with zod; an error names the file and the rule's key. */
@@ -61,7 +61,7 @@ export function loadRulesFile(path: string, shownAs: string = path): AnswerRule[
   const text = readRegularFile(path, { field: "responses", file: shownAs }, MAX_ANSWER_FILE_BYTES).toString("utf8");
   let json: unknown;
   try {
-    json = parseJson(text.replace(/^\uFEFF/, ""));
+    json = parseUntrustedJson(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new ConfigError(`not valid JSON: ${(error as Error).message}`, { file: shownAs });
   }

@@ -1,23 +1,106 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sleep, systemClock, type Clock } from "../util/clock.js";
-import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES } from "../util/http-limits.js";
-import { readBody } from "../util/body-reader.js";
-import { FaultPlan, type FaultAction } from "./faults.js";
-import { startHttpServer } from "../util/http-server.js";
-import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S } from "./forward.js";
-import { RecordBatcher } from "./record-batcher.js";
+import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES, type ConnectionLimits } from "../http/limits.js";
+import { readBody } from "../http/body-reader.js";
+import { AnswerPlan, type PlannedAnswer } from "./answer-plan.js";
+import { startHttpServer } from "../http/server.js";
+import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
+import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
-import type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
-import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
+import type { ScriptedAnswers } from "./scripted-answers.js";
+import { judgeRequest, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
-export type { Receiver, ReceivedRequest, ReceiverOptions } from "./receiver-types.js";
+/* What a receiver takes, what it tells of each request, and what it gives back; then the server. */
+
+export interface ReceivedRequest {
+  /** 1-based, in arrival order of complete requests. */
+  index: number;
+  receivedAt: Date;
+  /** POST, PUT or PATCH; any other for a request refused with 405. */
+  method: string;
+  path: string;
+  headers: RequestHeaders;
+  verdict: RequestVerdict;
+  /** The status answered (or about to be), or null for `timeout` and `drop`. */
+  status: number | null;
+  /** An injected hold or dropped connection. */
+  fault: "timeout" | "drop" | null;
+  /** The status came from a fault flag rather than the signature rule. */
+  injected: boolean;
+  /** The exact body bytes received (empty for a 413). */
+  raw: Buffer;
+  /** With `forward`: the app's answer (or the 502/504 given for it); otherwise null. */
+  forwarded: ForwardResult | null;
+  /** The index of the --responses rule that answered, or null. */
+  rule: number | null;
+}
+
+export interface ReceiverOptions extends ConnectionLimits {
+  host?: string;
+  /** 0 = any free port. */
+  port?: number;
+  secret?: string | undefined;
+  strict?: boolean;
+  answerPlan?: AnswerPlan;
+  /**
+   * Scripted answers (docs/receiver.md#scripted-answers): for a request the answer plan leaves to
+   * the signature rule and whose signature did not fail, the first matching rule answers (even
+   * when forwarding), else --respond with the plan's headers and body (not when forwarding).
+   */
+  scriptedAnswers?: ScriptedAnswers;
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Gets the lines of one or more requests (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
+  recording?: RecordingSink;
+  maxBodyBytes?: number;
+  /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
+  bodyBudgetBytes?: number;
+  clock?: Clock;
+  /**
+   * Called once per POST, PUT or PATCH, and per request refused unread (405 for another method but the health
+   * check, 400 for a request-target that is not a path, 413), before its answer is sent; when
+   * forwarding, once the app has answered.
+   */
+  onRequest?: (request: ReceivedRequest) => void;
+  /**
+   * Answers the requests the fault flags leave alone (not injected, held or
+   * dropped) in place of --respond and the signature rule: listen --forward-to.
+   * The request is recorded and reported with the result, then answered with it.
+   */
+  forward?: (request: ForwardRequest) => Promise<ForwardResult>;
+  /**
+   * Routing (listen --forward-to TYPE=URL): the relay for each request by its verdict, in place of
+   * `forward`; undefined answers the request as without forwarding (docs/receiver.md#routing).
+   */
+  route?: (verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
+  /** A request could not be handled (answered 500) or recorded (answered 507). */
+  onError?: (error: Error) => void;
+  /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
+  health?: () => Record<string, unknown>;
+}
+
+export interface Receiver {
+  /** `http://127.0.0.1:PORT` (no trailing slash). */
+  url: string;
+  port: number;
+  /**
+   * Stops accepting and answers what is in flight at once: relays are interrupted (503), --delay
+   * answers sent, `timeout` holds cut; then closes every connection.
+   */
+  close(): Promise<void>;
+  /**
+   * Refuses new requests (503) and resolves once the answers in flight have gone out on their own
+   * time (held by --delay, waiting for the app); close() afterwards. listen's --count stops this way.
+   */
+  finish(): Promise<void>;
+}
 
 /** Bodies above this get 413 without being buffered (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** After a stop, how long connections still busy (an upload, a sender not reading its answer) are waited for. */
 const CLOSE_GRACE_MS = 1_000;
 const EMPTY = Buffer.alloc(0);
 
@@ -26,7 +109,7 @@ interface Decided {
   req: IncomingMessage;
   res: ServerResponse;
   request: ReceivedRequest;
-  action: FaultAction;
+  action: PlannedAnswer;
 }
 
 /** The node:http(s) adapter around the verifier: POST, PUT or PATCH on any path, verdict, record, answer. */
@@ -51,7 +134,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
 /** What the receiver does with each request: read, decide, record, answer. */
 class ReceiverCore {
   private readonly responder: Responder;
-  private readonly faults: FaultPlan;
+  private readonly plan: AnswerPlan;
   private readonly maxBody: number;
   private readonly budget: BodyBudget;
   private readonly clock: Clock;
@@ -66,7 +149,7 @@ class ReceiverCore {
   constructor(private readonly options: ReceiverOptions) {
     this.clock = options.clock ?? systemClock;
     this.responder = new Responder(this.clock);
-    this.faults = options.faults ?? new FaultPlan();
+    this.plan = options.answerPlan ?? new AnswerPlan();
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
@@ -140,16 +223,16 @@ class ReceiverCore {
     return this.options.route ? this.options.route(verdict) : this.options.forward;
   }
 
-  /** Decides the answer to one complete request: the verdict, then the fault plan. */
+  /** Decides the answer to one complete request: the verdict, then the answer plan. */
   private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
     const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
     const method = req.method ?? "POST";
     const path = req.url ?? "/";
-    let action = this.faults.next(verdict.signatureValid !== false);
+    let action = this.plan.next(verdict.signatureValid !== false);
     // What the fault flags leave to the signature rule, a scripted answer may take (docs/receiver.md#scripted-answers).
     const picked =
       action.kind === "answer" && !action.injected && verdict.signatureValid !== false
-        ? this.options.answers?.pick({ method, path, verdict }, action.status)
+        ? this.options.scriptedAnswers?.pick({ method, path, verdict }, action.status)
         : undefined;
     // A request --forward-to routes to an app is answered by a rule only; the app answers the rest.
     if (picked && action.kind === "answer" && (picked.rule !== null || !this.forwardOf(verdict)))
@@ -186,7 +269,7 @@ class ReceiverCore {
         ? interruptedAnswer(0)
         : await forward({ method: request.method, rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
       // The app's answer is in the budget until it has gone out (or the sender has gone).
-      if (result.fromApp) this.budget.holdUntilClosed(res, result.body.length);
+      if (result.fromApp) this.budget.giveBackWhenAnswered(res, result.body.length);
       const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
       const send = (): void => {
         this.notify(relayed.request);

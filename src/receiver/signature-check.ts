@@ -1,5 +1,5 @@
-import { signingKey, verify, type SecretKey } from "../signing.js";
-import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../util/json-first-element.js";
+import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
+import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
 import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
 import type { RequestVerdict } from "./verdict.js";
 

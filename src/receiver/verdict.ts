@@ -4,7 +4,7 @@ import type { MessageType } from "../messages/schemas.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
 import { checkSignature } from "./signature-check.js";
-import { parseJson } from "../util/json-depth.js";
+import { parseUntrustedJson } from "../json/parse.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -106,7 +106,7 @@ export function readJsonBody(raw: Uint8Array): JsonBody {
   if (text === null) return { text, body: undefined, problem: "the body is not valid UTF-8" };
   if (text.length === 0) return { text, body: undefined, problem: "the body is empty" };
   try {
-    return { text, body: parseJson(text), problem: null };
+    return { text, body: parseUntrustedJson(text), problem: null };
   } catch (error) {
     return { text, body: undefined, problem: `not JSON: ${(error as Error).message}` };
   }

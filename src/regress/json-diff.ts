@@ -1,4 +1,4 @@
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import { segmentMatches, type JsonPath, type PathSegment } from "./jsonpath.js";
 
 /**

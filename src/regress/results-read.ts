@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { InputError } from "../errors.js";
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 import { userIdOf } from "../messages/check.js";
 import type { Line, SplitStart } from "../util/ndjson.js";
 import { contentTypeOf, messageFacts, type MessageFacts, type ResultLine } from "./results.js";

@@ -26,7 +26,7 @@ export class ResultsSink {
   private readonly secret: string | undefined;
 
   constructor(
-    /** `secret`: masked in URLs, errors and answers (4+ characters, see util/redact.ts). */
+    /** `secret`: masked in URLs, errors and answers (4+ characters, see safe-text/redact.ts). */
     options: { path?: string | undefined; input: string; secret?: string | undefined },
     private readonly onResults: ((lines: readonly ResultLine[]) => void) | undefined,
     /** Finished results held for an earlier line before the reader waits (ResultsOrder's limit). */

@@ -1,5 +1,5 @@
 import type { CapturedResponse } from "../delivery/captured-body.js";
-import { maskSecret, redactText, redactUrl } from "../util/redact.js";
+import { maskSecret, redactText, redactUrl } from "../safe-text/redact.js";
 
 export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
 

@@ -6,9 +6,8 @@ import { isRecordedRequest } from "../messages/recorded-request.js";
 import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { ACTIONS_USER_AGENT } from "../config/destination.js";
-import { isPlainObject } from "../util/json.js";
-import { parseJson } from "../util/json-depth.js";
-import { redactText } from "../util/redact.js";
+import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
+import { redactText } from "../safe-text/redact.js";
 
 /**
  * What one input line means for replay (docs/recording.md#replay-input): a recording envelope
@@ -108,7 +107,7 @@ function parseChecked(text: string, line: number, check: boolean, parts: EntryPa
   const withTime = parts.time !== false;
   let value: unknown;
   try {
-    value = parseJson(text);
+    value = parseUntrustedJson(text);
   } catch (error) {
     return { ok: false, reason: `not JSON: ${(error as Error).message}` };
   }
@@ -148,7 +147,7 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
   if ((message === null || message === undefined) && bytes !== undefined) {
     // The recorded body was not JSON-parsable by listen, or was left out: the raw bytes decide.
     try {
-      message = parseJson(bytes.toString("utf8"));
+      message = parseUntrustedJson(bytes.toString("utf8"));
     } catch (error) {
       return { ok: false, reason: `not a known message: the recorded body (rawBody) is not JSON: ${(error as Error).message}` };
     }
@@ -263,7 +262,7 @@ export function deadLetterLine(text: string, failure: Failure, secret?: string, 
 
 function jsonObjectOrUndefined(text: string): Record<string, unknown> | undefined {
   try {
-    const value = parseJson(text);
+    const value = parseUntrustedJson(text);
     return isPlainObject(value) ? value : undefined;
   } catch {
     return undefined;

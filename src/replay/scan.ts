@@ -1,5 +1,5 @@
 import type { MessageType } from "../messages/schemas.js";
-import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../util/char-codes.js";
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from "../json/char-codes.js";
 
 /**
  * What the sending pass needs from a bare message whose line the validation

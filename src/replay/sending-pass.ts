@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { failureOf, type Failure } from "../delivery/failure.js";
 import type { DeliveryResult } from "../delivery/types.js";
-import { undiciEngine } from "../delivery/wire.js";
+import { undiciEngine } from "../delivery/undici-engine.js";
 import { DEFAULT_DELIVERY_CONCURRENCY, Dispatcher, type DispatchSummary } from "../dispatch/dispatcher.js";
 import { batchingFor } from "../dispatch/units.js";
 import { InputError } from "../errors.js";

@@ -4,7 +4,7 @@ import type { DeliveryResult } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
 import type { ReceivedRequest } from "../receiver/server.js";
 import { formatComparison, type MessageComparison } from "../regress/message-comparison.js";
-import { redactText } from "../util/redact.js";
+import { redactText } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
 
 /**

@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { DeliveryEngine } from "../delivery/deliver.js";
 import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
-import { undiciEngine, type UndiciEngineOptions } from "../delivery/wire.js";
+import { undiciEngine, type UndiciEngineOptions } from "../delivery/undici-engine.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../config/destination.js";
 import { systemClock, type Clock } from "../util/clock.js";
 import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
-import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue.js";
-import type { Route } from "./routes.js";
-import { isDestinationEnabled } from "./routing.js";
+import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue/message-queue.js";
+import type { Route } from "./endpoints.js";
+import { isDestinationEnabled } from "./integrations.js";
 import { clientName, libraryOf, Traffic, UNKNOWN_LIBRARY, type TrafficCounts } from "./traffic.js";
 import { deleteMessage, toMessage } from "./transform.js";
 import { TargetHealth, type TargetChange } from "./target-health.js";
@@ -40,7 +40,7 @@ export interface CollectorOptions {
   newMessageId?: () => string;
 }
 
-/** The routes the collector handles (src/serve/routes.ts). */
+/** The routes the collector handles (src/serve/endpoints.ts). */
 export type IngestRoute = Extract<Route, { kind: "single" | "batch" | "delete" }>;
 
 /** One HTTP request as the adapter hands it over, already routed (a POST to an ingest path). */

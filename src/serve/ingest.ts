@@ -2,8 +2,7 @@ import { checkMessage } from "../messages/check.js";
 import { MAX_BATCH_CALLS, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { CALL_TYPES, normalizeTimestamp, type CallType } from "../messages/schemas.js";
 import type { Source } from "../config/destination.js";
-import { isPlainObject } from "../util/json.js";
-import { parseJson } from "../util/json-depth.js";
+import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
 
 /**
  * The inbound collection API's request bodies (docs/serve-api.md#endpoints, docs/serve-api.md#call-validation), pure: raw bytes
@@ -66,7 +65,7 @@ export function parseJsonBody(raw: Buffer): JsonBodyResult {
   if (raw.length === 0) return { ok: false, status: 400, code: "invalid_request", error: "request body is empty: expected a JSON object" };
   let value: unknown;
   try {
-    value = parseJson(raw.toString("utf8"));
+    value = parseUntrustedJson(raw.toString("utf8"));
   } catch (error) {
     return { ok: false, status: 400, code: "invalid_request", error: `request body is not valid JSON: ${(error as Error).message}` };
   }

@@ -3,10 +3,10 @@ import { errorBody, type Collector, type IngestRoute } from "./collector.js";
 import { Admission, DEFAULT_REQUESTS_AT_ONCE, MAX_WAIT_MS } from "./admission.js";
 import { ANY_ORIGIN, corsFor, corsRequestOf, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
-import { routeRequest, type Route } from "./routes.js";
+import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
-import { readEncodedBody } from "../util/body-reader.js";
+import { readEncodedBody } from "../http/body-reader.js";
 import {
   BodyBudget,
   DEFAULT_BODY_BUDGET_BYTES,
@@ -14,10 +14,10 @@ import {
   lingeringClose,
   pastConnectionCap,
   type ConnectionLimits,
-} from "../util/http-limits.js";
-import { startHttpServer, type HttpServer } from "../util/http-server.js";
-import { contentCodingOf } from "../util/inflate.js";
-import { isLoopbackAddress, isLoopbackHost } from "../util/loopback.js";
+} from "../http/limits.js";
+import { startHttpServer, type HttpServer } from "../http/server.js";
+import { contentCodingOf } from "../http/inflate.js";
+import { isLoopbackAddress, isLoopbackHost } from "../http/loopback.js";
 
 export type ServeServer = HttpServer;
 

@@ -1,4 +1,4 @@
-import { isPlainObject } from "../util/json.js";
+import { isPlainObject } from "../json/parse.js";
 
 /**
  * Which clients reached serve, and where: requests counted by route (a fixed

@@ -3,12 +3,12 @@ import type { DestinationSettings, Target } from "../config/destination.js";
 import type { RequestContent } from "../delivery/actions-request.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
-import { redactText } from "../util/redact.js";
+import { redactText } from "../safe-text/redact.js";
 import type { AttemptEvent, DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { Dispatcher, type DispatchEntry, type DispatchOptions } from "../dispatch/dispatcher.js";
 import { batchingFor } from "../dispatch/units.js";
 import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
-import type { MessageQueue, QueuedMessage } from "./queue.js";
+import type { MessageQueue, QueuedMessage } from "./queue/message-queue.js";
 
 export interface WorkerOptions {
   queue: MessageQueue;

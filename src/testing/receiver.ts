@@ -1,9 +1,9 @@
 import { ConfigError, WebhookCliError } from "../errors.js";
-import { RequestStore, receivedRow, type Inspected } from "../inspector/store.js";
+import { RequestStore, receivedRow, type Inspected } from "../receiver/history/index.js";
 import type { Message } from "../messages/schemas.js";
-import { AnswerPlan } from "../receiver/answers.js";
+import { ScriptedAnswers, type AnswerRule } from "../receiver/scripted-answers.js";
 import { arrivalOf, arrivalsReport } from "../receiver/arrivals.js";
-import { FaultPlan, parseScript } from "../receiver/faults.js";
+import { AnswerPlan, parseScript } from "../receiver/answer-plan.js";
 import { createForwarder } from "../receiver/forward.js";
 import { describeMatch, factsOf, matches } from "../receiver/match.js";
 import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
@@ -19,17 +19,12 @@ const DEFAULT_WAIT_MS = 4_000;
 
 /**
  * `startReceiver` of `webhook-cli/testing` (docs/library.md#a-receiver-in-your-tests): listen's
- * receiver (the same server, verifier, fault plan and answers) in the test's own process, with
+ * receiver (the same server, verifier, answer plan and scripted answers) in the test's own process, with
  * the requests kept for assertions within the history's bounds and a waitFor on the arrivals.
  */
 export async function startTestReceiver(options: StartReceiverOptions = {}): Promise<TestReceiver> {
   const clock = options.clock ?? systemClock;
-  const respond = typeof options.respond === "number" ? { status: options.respond } : (options.respond ?? {});
-  const fallback = libraryCall(() => parseAnswer(respond, { field: "respond" }));
-  const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
-  const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
-  const answers = new AnswerPlan(startRules, hasFallback ? fallback : undefined);
-  const faults = libraryCall(() => new ResettableFaults(() => faultPlanOf(options.faults ?? {}, fallback.status)));
+  const { startRules, scriptedAnswers, answerPlan } = answersOf(options);
   const forwarder = options.forwardTo !== undefined ? createForwarder(options.forwardTo) : undefined;
   const history = new History(options.history ?? {});
   const waiters = new Waiters(clock);
@@ -41,8 +36,8 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       port: options.port ?? 0,
       secret: options.secret,
       strict: options.strict ?? false,
-      faults,
-      answers,
+      answerPlan,
+      scriptedAnswers,
       clock,
       ...(options.tls ? { tls: options.tls } : {}),
       ...(forwarder ? { forward: forwarder.forward } : {}),
@@ -54,34 +49,20 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
     throw error;
   }
 
-  const report = (what: string, found: number, count: number, matcher: string): string => {
-    const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
-    return `waitFor: ${what}: ${found} of ${count} request${count === 1 ? "" : "s"} matching ${matcher}.\n${history.report()}${problems}`;
-  };
-
   return {
     url: server.url,
     port: server.port,
     get requests() {
       return history.views();
     },
-    // Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each passed by the
-    // matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
-    waitFor: (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
-      const { test, shown } = libraryCall(() => testOf(matcher));
-      const count = wait.count ?? 1;
-      if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
-      const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
-      const found = history.views().filter(test);
-      return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
-    }) as TestReceiver["waitFor"],
+    waitFor: waitForOf(history, waiters, errors),
     respondWith(rules) {
-      answers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
+      scriptedAnswers.setRules(libraryCall(() => parseRules(rules, { field: "rules" })));
     },
     reset() {
       history.clear();
-      answers.setRules(startRules);
-      faults.reset();
+      scriptedAnswers.setRules(startRules);
+      answerPlan.reset();
     },
     async close() {
       waiters.rejectAll("the receiver was closed");
@@ -89,6 +70,36 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       await forwarder?.close();
     },
   };
+}
+
+/** The scripted answers and the answer plan of the options, checked; `startRules` are what reset() goes back to. */
+function answersOf(options: StartReceiverOptions): { startRules: AnswerRule[]; scriptedAnswers: ScriptedAnswers; answerPlan: ResettableAnswerPlan } {
+  const respond = typeof options.respond === "number" ? { status: options.respond } : (options.respond ?? {});
+  const fallback = libraryCall(() => parseAnswer(respond, { field: "respond" }));
+  const startRules = options.responses ? libraryCall(() => parseRules(options.responses, { field: "responses" })) : [];
+  const hasFallback = Object.keys(fallback.headers).length > 0 || fallback.body !== null;
+  const scriptedAnswers = new ScriptedAnswers(startRules, hasFallback ? fallback : undefined);
+  const answerPlan = libraryCall(() => new ResettableAnswerPlan(() => answerPlanOf(options.faults ?? {}, fallback.status)));
+  return { startRules, scriptedAnswers, answerPlan };
+}
+
+/**
+ * The receiver's waitFor. Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each
+ * passed by the matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
+ */
+function waitForOf(history: History, waiters: Waiters, errors: readonly string[]): TestReceiver["waitFor"] {
+  const report = (what: string, found: number, count: number, matcher: string): string => {
+    const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
+    return `waitFor: ${what}: ${found} of ${count} request${count === 1 ? "" : "s"} matching ${matcher}.\n${history.report()}${problems}`;
+  };
+  return (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
+    const { test, shown } = libraryCall(() => testOf(matcher));
+    const count = wait.count ?? 1;
+    if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
+    const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
+    const found = history.views().filter(test);
+    return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
+  }) as TestReceiver["waitFor"];
 }
 
 /** Runs a check of the library's input; its error's message names where the bad value is (`matcher: unknown key "tpye"`). */
@@ -108,7 +119,7 @@ function testOf(matcher: WebhookMatcher): { test: (request: ReceivedWebhook) => 
   return { test: (request) => matches(match, factsOf(request), "valid"), shown: describeMatch(match, "valid") };
 }
 
-/** The requests kept for `requests` and for what waitFor finds at its start: the inspector's bounded store. */
+/** The requests kept for `requests` and for what waitFor finds at its start: the receiver's bounded request history. */
 class History {
   private store: RequestStore;
   /** Requests received since the last clear, kept or not. */
@@ -170,14 +181,14 @@ function viewOf(row: Inspected): ReceivedWebhook {
   };
 }
 
-/** The fault plan of the options, made again by reset(). */
-function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
+/** The answer plan of the options' faults, made again by reset(). */
+function answerPlanOf(faults: ReceiverFaults, respond: number): AnswerPlan {
   if (faults.failRate !== undefined && !(faults.failRate >= 0 && faults.failRate <= 1))
     throw new ConfigError(`failRate must be from 0 to 1, got ${faults.failRate}`, { field: "faults" });
   if (faults.failStatus !== undefined) parseAnswer({ status: faults.failStatus }, { field: "faults", key: "failStatus" });
   const script = faults.script === undefined ? undefined : parseScript(typeof faults.script === "string" ? faults.script : faults.script.join(","));
   const delayMs = faults.delay === undefined ? undefined : durationOf(faults.delay, { field: "delay" });
-  return new FaultPlan({
+  return new AnswerPlan({
     respond,
     ...(delayMs !== undefined ? { delayMs } : {}),
     ...(faults.failFirst !== undefined ? { failFirst: faults.failFirst } : {}),
@@ -188,16 +199,16 @@ function faultPlanOf(faults: ReceiverFaults, respond: number): FaultPlan {
   });
 }
 
-/** A fault plan that starts over on reset(): each test gets the faults from the start. */
-class ResettableFaults extends FaultPlan {
-  private plan: FaultPlan;
+/** An answer plan that starts over on reset(): each test gets the faults from the start. */
+class ResettableAnswerPlan extends AnswerPlan {
+  private plan: AnswerPlan;
 
-  constructor(private readonly make: () => FaultPlan) {
+  constructor(private readonly make: () => AnswerPlan) {
     super();
     this.plan = make();
   }
 
-  override next(signatureOk: boolean): ReturnType<FaultPlan["next"]> {
+  override next(signatureOk: boolean): ReturnType<AnswerPlan["next"]> {
     return this.plan.next(signatureOk);
   }
 

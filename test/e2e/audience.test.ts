@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { verify } from "../../src/signing.js";
+import { verify } from "../../src/signing/x-signature.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 

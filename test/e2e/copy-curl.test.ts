@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Inspection } from "../../src/inspector/session.js";
+import { Inspection } from "../../src/inspector/inspection.js";
 import { startReceiver, type ReceivedRequest, type Receiver } from "../../src/receiver/server.js";
 import { hostileRequests, sendRaw, wireBytes } from "../helpers/hostile-requests.js";
 import { startServer } from "../helpers/http-server.js";

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { functionRun } from "../../src/cli/commands/function/index.js";
 import { InputError } from "../../src/errors.js";
-import { verify } from "../../src/signing.js";
+import { verify } from "../../src/signing/x-signature.js";
 import { VirtualClock } from "../../src/util/clock.js";
 import { fakeIo, jsonEvents, runInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";

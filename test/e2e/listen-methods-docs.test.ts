@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { sign } from "../../src/signing.js";
+import { sign } from "../../src/signing/x-signature.js";
 import { markdownFiles } from "../helpers/markdown.js";
 import { startInProcess } from "../helpers/run-cli.js";
 

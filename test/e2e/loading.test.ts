@@ -23,7 +23,7 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(dist).toContain("client/analytics.js");
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora"]) expect(packages).not.toContain(name);
-    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|faults)\.js$/.test(path))).toEqual([]);
+    expect(dist.filter((path) => /^(cli|replay|regress|serve|audience)\/|^receiver\/(server|record|answer-plan)\.js$/.test(path))).toEqual([]);
     // Of delivery/, only the pure retry policy, the retry rules and TLS classifier the client shares
     // with it, and the engine's door (createDeliveryEngine, which loads the engine, its transports
     // and their wiring when called) load.
@@ -58,7 +58,7 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(code).toBe(0);
     expect(stdout.trim()).toBe("401 missing X-Signature header");
     const dist = distModulesOf(urls);
-    for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/faults.js", "receiver/answers.js"])
+    for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/answer-plan.js", "receiver/scripted-answers.js"])
       expect(dist).toContain(path);
     const packages = packagesOf(urls);
     for (const name of ["commander", "chalk", "ora"]) expect(packages).not.toContain(name);
@@ -70,9 +70,9 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const dist = distModulesOf(urls);
-    expect(dist).toContain("cli/main.js");
-    expect(dist).toContain("cli/version.js");
-    expect(dist.filter((path) => path.startsWith("cli/commands/") || path === "cli/program.js" || path === "cli/command-table.js")).toEqual([]);
+    expect(dist).toContain("cli/shell/main.js");
+    expect(dist).toContain("cli/shell/version.js");
+    expect(dist.filter((path) => path.startsWith("cli/commands/") || path === "cli/shell/program.js" || path === "cli/shell/command-table.js")).toEqual([]);
     expect([...packagesOf(urls)]).toEqual([]);
   });
 
@@ -81,7 +81,7 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(flag === "--version" ? /^\d+\.\d+\.\d+/ : /Usage: webhook-cli/);
     const dist = distModulesOf(urls);
-    expect(dist).toContain("cli/main.js");
+    expect(dist).toContain("cli/shell/main.js");
     const packages = packagesOf(urls);
     if (flag === "--help") expect(packages).toContain("commander");
     for (const name of ["undici", "zod", "ora", "chalk"]) expect(packages).not.toContain(name);
@@ -124,11 +124,13 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     expect(distModulesOf(replay.urls).filter((path) => path.startsWith("cli/commands/send/") && !isDeclaration(path))).toEqual([]);
   });
 
-  it("demo loads its own command modules, not listen's or the inspector", async () => {
+  it("demo loads its own command modules, not listen's, the inspector, the control API or the request history", async () => {
     const demo = await modulesLoadedBy(["bin/webhook-cli.js", "demo", "--json"]);
     expect(demo.code).toBe(0);
     const demoModules = distModulesOf(demo.urls);
     expect(demoModules).toContain("cli/commands/demo/index.js");
-    expect(demoModules.filter((path) => (path.startsWith("cli/commands/listen/") && !isDeclaration(path)) || path.startsWith("inspector/"))).toEqual([]);
+    expect(
+      demoModules.filter((path) => (path.startsWith("cli/commands/listen/") && !isDeclaration(path)) || /^(inspector|control|receiver\/history)\//.test(path)),
+    ).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const child = fileURLToPath(new URL("../helpers/queue-gc-child.mjs", import.meta.url));
-const queueModule = pathToFileURL(fileURLToPath(new URL("../../dist/serve/durable-queue.js", import.meta.url))).href;
+const queueModule = pathToFileURL(fileURLToPath(new URL("../../dist/serve/queue/durable-queue.js", import.meta.url))).href;
 
 // A native object freed at the wrong time aborts the whole process (a SQLite addon once did on
 // Node.js 24: "Assertion failed: (env) != nullptr"), which no in-process test would survive to report.

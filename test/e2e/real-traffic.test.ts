@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
-import { sign } from "../../src/signing.js";
+import { sign } from "../../src/signing/x-signature.js";
 import { runInProcess, startInProcess, type InProcessResult, type InProcessRun } from "../helpers/run-cli.js";
 import { tempDir } from "../helpers/setup.js";
 

@@ -123,7 +123,7 @@ describe("soak: hundreds of stalled uploads", () => {
   // +75 and +103. Before the budget every stalled body was held: 250 × 1 MiB for listen (+255 MB on Node
   // 20), 250 × 500 KB for serve (+124). The listen bound still fails that; serve's no longer separates the
   // two. The budget itself is asserted on each receiver (503 past it): test/integration/receiver-failures.test.ts
-  // for listen, test/integration/serve.test.ts for serve; both read bodies through src/util/body-reader.ts.
+  // for listen, test/integration/serve.test.ts for serve; both read bodies through src/http/body-reader.ts.
   it.each([
     ["listen", () => start(listenArgs()), "/hook", 1024 * 1024, track, 240],
     ["serve", () => start(serveArgs()), "/v1/track", 500 * 1024, '{"userId":"u","event":"E"}', 150],

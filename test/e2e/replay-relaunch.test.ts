@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SEMI_SPACE_FLAG } from "../../src/cli/relaunch.js";
+import { SEMI_SPACE_FLAG } from "../../src/cli/shell/relaunch.js";
 import { collect, spawnCli, type CliResult } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
 import { hook } from "../helpers/loaded-modules.js";

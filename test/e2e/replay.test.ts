@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
-import { sign } from "../../src/signing.js";
+import { sign } from "../../src/signing/x-signature.js";
 import { startServer } from "../helpers/http-server.js";
 import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";

@@ -5,14 +5,14 @@ import { describe, expect, it } from "vitest";
 import { collect, runCli, spawnCli, waitForLine } from "../helpers/cli.js";
 import { tempDir } from "../helpers/setup.js";
 
-// serve's durable queue is Node's built-in node:sqlite (src/serve/sqlite-database.ts).
+// serve's durable queue is Node's built-in node:sqlite (src/serve/queue/sqlite-database.ts).
 describe("serve's SQLite (node:sqlite)", () => {
   const { dir } = tempDir("webhook-cli-serve-sqlite-");
 
   it("the library loads it only when a durable queue is opened", () => {
     const dist = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
     // openSqliteQueue is internal: imported from its module, beside the library's face.
-    const queue = fileURLToPath(new URL("../../dist/serve/durable-queue.js", import.meta.url));
+    const queue = fileURLToPath(new URL("../../dist/serve/queue/durable-queue.js", import.meta.url));
     const script = `
       await import(${JSON.stringify(dist)});
       const lib = await import(${JSON.stringify(queue)});

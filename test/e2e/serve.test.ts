@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Analytics } from "../../src/client/analytics.js";
-import { verify } from "../../src/signing.js";
+import { verify } from "../../src/signing/x-signature.js";
 import { collect, spawnCli, waitForLine } from "../helpers/cli.js";
 import { startServer } from "../helpers/http-server.js";
 import { runInProcess, startInProcess, type InProcessRun } from "../helpers/run-cli.js";

@@ -51,9 +51,9 @@ export function packagesOf(urls: readonly string[]): Set<string> {
 }
 
 /**
- * The project modules the process loaded, as paths relative to dist/ (`cli/main.js`…): the library's
+ * The project modules the process loaded, as paths relative to dist/ (`cli/shell/main.js`…): the library's
  * modules as resolved, and for each command-line chunk resolved, the source modules bundled into it
- * (src/cli/program.ts as `cli/program.js`), so the checks read the same whether or not a module was bundled.
+ * (src/cli/shell/program.ts as `cli/shell/program.js`), so the checks read the same whether or not a module was bundled.
  */
 export function distModulesOf(urls: readonly string[]): string[] {
   const contents = bundleContents();

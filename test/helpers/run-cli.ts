@@ -1,7 +1,7 @@
 import { PassThrough, Writable } from "node:stream";
 import { onTestFinished } from "vitest";
-import { main } from "../../src/cli/program.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { main } from "../../src/cli/shell/program.js";
+import type { CliIo } from "../../src/cli/terminal/io.js";
 
 /**
  * Runs a command line through the real command table in this process, with

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HttpMethod, Target } from "../../src/config/destination.js";
 import type { DeliveryEngine } from "../../src/delivery/deliver.js";
-import { undiciEngine } from "../../src/delivery/wire.js";
+import { undiciEngine } from "../../src/delivery/undici-engine.js";
 import { VirtualClock } from "../../src/util/clock.js";
 
 /** Redirects followed by Webhooks (Actions), against real servers on loopback (docs/actions.md#redirects). */

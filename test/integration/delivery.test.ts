@@ -3,7 +3,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from "
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryEngine } from "../../src/delivery/deliver.js";
 import type { AttemptEvent } from "../../src/delivery/types.js";
-import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/wire.js";
+import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/undici-engine.js";
 import { seededRandom, VirtualClock } from "../../src/util/clock.js";
 import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
 import { httpsServersClosedAfterAll } from "../helpers/https-server.js";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { sign, verify } from "../../src/signing.js";
+import { sign, verify } from "../../src/signing/x-signature.js";
 import { FunctionModule, type FunctionOptions } from "../../src/functions/runtime.js";
 import { VirtualClock } from "../../src/util/clock.js";
 import { closeServersAfterEach } from "../helpers/setup.js";

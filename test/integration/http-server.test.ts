@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { PortError, type WebhookCliError } from "../../src/errors.js";
 import { startInspectorServer } from "../../src/inspector/server.js";
-import { RequestStore } from "../../src/inspector/store.js";
+import { RequestStore } from "../../src/receiver/history/store.js";
 import { startReceiver } from "../../src/receiver/server.js";
 import { Collector } from "../../src/serve/collector.js";
-import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
 import { listenCollector } from "../../src/serve/server.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 
@@ -23,7 +23,7 @@ async function refusal(start: Promise<unknown>): Promise<WebhookCliError> {
   return error as WebhookCliError;
 }
 
-describe("the one HTTP server helper (util/http-server.ts)", () => {
+describe("the one HTTP server helper (http/server.ts)", () => {
   it("listen's receiver, serve and the inspector word a port in use the same way", async () => {
     const busy = await startServer();
     opened.push(busy);

@@ -3,8 +3,8 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES } from "../../src/messages/limits.js";
-import { lingeringClose } from "../../src/util/http-limits.js";
-import { contentCodingOf, inflateStream } from "../../src/util/inflate.js";
+import { lingeringClose } from "../../src/http/limits.js";
+import { contentCodingOf, inflateStream } from "../../src/http/inflate.js";
 import { cpuMsAsync } from "../helpers/cpu-time.js";
 
 /**

@@ -2,7 +2,7 @@ import { get as httpGet, request as httpRequest, type IncomingMessage } from "no
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { startInspectorServer, type InspectorServer } from "../../src/inspector/server.js";
-import { RequestStore, type NewInspected } from "../../src/inspector/store.js";
+import { RequestStore, type NewInspected } from "../../src/receiver/history/store.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 
 const opened: InspectorServer[] = [];

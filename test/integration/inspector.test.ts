@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { Inspection } from "../../src/inspector/session.js";
+import { Inspection } from "../../src/inspector/inspection.js";
 import { startReceiver, type Receiver } from "../../src/receiver/server.js";
 import { closeServersAfterEach } from "../helpers/setup.js";
 

@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryEngine } from "../../src/delivery/deliver.js";
-import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/wire.js";
+import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/undici-engine.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { buildExamples } from "../../src/messages/examples.js";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
-import { FaultPlan, parseScript } from "../../src/receiver/faults.js";
+import { AnswerPlan, parseScript } from "../../src/receiver/answer-plan.js";
 import { RecordingFile } from "../../src/receiver/record.js";
 import { startReceiver, type ReceivedRequest, type Receiver, type ReceiverOptions } from "../../src/receiver/server.js";
 import { seededRandom } from "../../src/util/clock.js";
@@ -19,7 +19,7 @@ import { sendRaw } from "../helpers/hostile-requests.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
 const SECRET = "integration-secret";
-// Computed with node:crypto here, independently of src/signing.ts.
+// Computed with node:crypto here, independently of src/signing/x-signature.ts.
 const hmac = (body: string | Buffer, secret = SECRET, algorithm = "sha1") => createHmac(algorithm, secret).update(body).digest("hex");
 const track = JSON.stringify({
   version: 1,
@@ -205,12 +205,12 @@ describe("listen's receiver over real HTTP", () => {
 
 describe("fault injection, driven by the delivery engine", () => {
   it("--respond sets the status of normal answers", async () => {
-    const { receiver: r } = await receiver({ faults: new FaultPlan({ respond: 202 }) });
+    const { receiver: r } = await receiver({ answerPlan: new AnswerPlan({ respond: 202 }) });
     expect((await post(r.url, track, { "x-signature": hmac(track) })).status).toBe(202);
   });
 
   it("--fail-first 2 with --fail-status 500: the engine delivers on the third attempt; verdicts unchanged", async () => {
-    const { receiver: r, events } = await receiver({ faults: new FaultPlan({ failFirst: 2, failStatus: 500 }) });
+    const { receiver: r, events } = await receiver({ answerPlan: new AnswerPlan({ failFirst: 2, failStatus: 500 }) });
     const result = await engine(r.url).deliver(track);
     expect(result).toMatchObject({ delivered: true, rounds: 3 });
     expect(events.map((e) => [e.status, e.injected, e.verdict.valid])).toEqual([
@@ -222,7 +222,7 @@ describe("fault injection, driven by the delivery engine", () => {
 
   it("--fail-rate with --seed fails the same requests on every run", async () => {
     const run = async () => {
-      const { receiver: r } = await receiver({ faults: new FaultPlan({ failRate: 0.5, random: seededRandom(7) }) });
+      const { receiver: r } = await receiver({ answerPlan: new AnswerPlan({ failRate: 0.5, random: seededRandom(7) }) });
       const statuses: number[] = [];
       for (let i = 0; i < 16; i++) statuses.push((await post(r.url, track, { "x-signature": hmac(track) })).status);
       return statuses;
@@ -241,14 +241,14 @@ describe("fault injection, driven by the delivery engine", () => {
   });
 
   it("--delay holds every answer", async () => {
-    const { receiver: r } = await receiver({ faults: new FaultPlan({ delayMs: 300 }) });
+    const { receiver: r } = await receiver({ answerPlan: new AnswerPlan({ delayMs: 300 }) });
     const started = Date.now();
     expect((await post(r.url, track, { "x-signature": hmac(track) })).status).toBe(200);
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
   });
 
   it("--script 503,timeout,drop,200: the engine sees a 503, a timeout, a dropped connection, then delivers", async () => {
-    const { receiver: r, events } = await receiver({ faults: new FaultPlan({ script: parseScript("503,timeout,drop,200") }) });
+    const { receiver: r, events } = await receiver({ answerPlan: new AnswerPlan({ script: parseScript("503,timeout,drop,200") }) });
     const attempts: string[] = [];
     const result = await engine(r.url, { timeoutMs: 400 }).deliver(track, {
       onAttempt: (a) => attempts.push(a.outcome.kind === "status" ? String(a.outcome.status) : a.outcome.kind),

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkMessage } from "../../src/messages/check.js";
-import { sign, signingKey } from "../../src/signing.js";
+import { sign, signingKey } from "../../src/signing/x-signature.js";
 import { startServer } from "../helpers/http-server.js";
 import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSqliteQueue } from "../../src/serve/durable-queue.js";
-import { MemoryQueue } from "../../src/serve/memory-queue.js";
-import type { MessageQueue } from "../../src/serve/queue.js";
-import { loadSqlite } from "../../src/serve/sqlite-database.js";
+import { openSqliteQueue } from "../../src/serve/queue/durable-queue.js";
+import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
+import type { MessageQueue } from "../../src/serve/queue/message-queue.js";
+import { loadSqlite } from "../../src/serve/queue/sqlite-database.js";
 
 const dirs: string[] = [];
 function stateDir(): string {
@@ -100,7 +100,7 @@ describe("sqlite queue durability", () => {
   });
 });
 
-describe("the database as the queue uses it (src/serve/sqlite-database.ts)", () => {
+describe("the database as the queue uses it (src/serve/queue/sqlite-database.ts)", () => {
   it("prepares a statement once per SQL text, and a transaction that throws leaves nothing behind", async () => {
     const db = (await loadSqlite())(":memory:");
     const first = db.statement("SELECT 1 AS x");

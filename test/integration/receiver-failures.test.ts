@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
-import { FaultPlan } from "../../src/receiver/faults.js";
+import { AnswerPlan } from "../../src/receiver/answer-plan.js";
 import { RecordingFile } from "../../src/receiver/record.js";
 import { startReceiver, type Receiver } from "../../src/receiver/server.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
@@ -33,7 +33,7 @@ describe("a request never stops the receiver", () => {
   it("an error while handling one request answers it 500, records its raw bytes, and the next is answered", async () => {
     const dir = tempDir();
     const recording = RecordingFile.open(join(dir, "rec.ndjson"));
-    class Broken extends FaultPlan {
+    class Broken extends AnswerPlan {
       calls = 0;
       override next(signatureOk: boolean) {
         if (++this.calls === 1) throw new Error("boom");
@@ -41,7 +41,7 @@ describe("a request never stops the receiver", () => {
       }
     }
     const errors: string[] = [];
-    const receiver = await startReceiver({ port: 0, faults: new Broken(), recording, onError: (error) => errors.push(error.message) });
+    const receiver = await startReceiver({ port: 0, answerPlan: new Broken(), recording, onError: (error) => errors.push(error.message) });
     receivers.push(receiver);
     expect((await post(`${receiver.url}/a`, track)).status).toBe(500);
     expect((await post(`${receiver.url}/b`, track)).status).toBe(200);

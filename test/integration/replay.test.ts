@@ -5,7 +5,7 @@ import { InputError } from "../../src/errors.js";
 import { replay } from "../../src/replay/replay.js";
 import { createSelection } from "../../src/replay/select.js";
 import type { ReplayOptions } from "../../src/replay/types.js";
-import { sign } from "../../src/signing.js";
+import { sign } from "../../src/signing/x-signature.js";
 import { VirtualClock } from "../../src/util/clock.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";

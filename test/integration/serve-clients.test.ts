@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { DestinationSettings } from "../../src/config/destination.js";
 import { Collector } from "../../src/serve/collector.js";
 import { allowedOrigins, type AllowedOrigins } from "../../src/serve/cors.js";
-import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
 import { listenCollector, type ServeServerOptions } from "../../src/serve/server.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 import { generateCertificates } from "../helpers/tls.js";

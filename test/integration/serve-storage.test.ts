@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Collector } from "../../src/serve/collector.js";
-import { openSqliteQueue } from "../../src/serve/durable-queue.js";
+import { openSqliteQueue } from "../../src/serve/queue/durable-queue.js";
 import { listenCollector } from "../../src/serve/server.js";
-import type { SqlDatabase } from "../../src/serve/sqlite-database.js";
+import type { SqlDatabase } from "../../src/serve/queue/sqlite-database.js";
 import { runInProcess } from "../helpers/run-cli.js";
 
 const dirs: string[] = [];

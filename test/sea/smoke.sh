@@ -99,7 +99,7 @@ done
 curl -fsS "$ui/api/received?type=track" | grep -q '"matched":1' || fail "the control API does not list the track"
 ok "listen --ui served its page, scripts and styles byte for byte; send delivered 7, expect saw them"
 
-# replay, started again with its young-generation flag in NODE_OPTIONS (src/cli/relaunch.ts)
+# replay, started again with its young-generation flag in NODE_OPTIONS (src/cli/shell/relaunch.ts)
 start webhook-cli listen --port 0 --secret s3cret --delay 250ms --ready-file slow.url >slow.log 2>&1
 slow=$!
 ready slow.url slow.log

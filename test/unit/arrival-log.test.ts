@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ArrivalLog, MAX_ARRIVAL_BYTES, MAX_ARRIVALS } from "../../src/inspector/arrival-log.js";
+import { ArrivalLog, MAX_ARRIVAL_BYTES, MAX_ARRIVALS } from "../../src/control/arrival-log.js";
 import { arrivalOf, arrivalsReport } from "../../src/receiver/arrivals.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 

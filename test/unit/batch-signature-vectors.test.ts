@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { sign, signingKey, verify } from "../../src/signing.js";
-import { firstElementBytes } from "../../src/util/json-first-element.js";
+import { sign, signingKey, verify } from "../../src/signing/x-signature.js";
+import { firstElementBytes } from "../../src/json/first-element.js";
 
 interface BatchVector {
   name: string;

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli/program.js";
+import { buildProgram } from "../../src/cli/shell/program.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
 import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
@@ -15,20 +15,20 @@ import { SERVE_OPTIONS } from "../../src/cli/commands/serve/options.js";
 import { SIGN_OPTIONS } from "../../src/cli/commands/sign/options.js";
 import { VERIFY_OPTIONS } from "../../src/cli/commands/verify/options.js";
 import type { OptionSpec } from "../../src/cli/options/spec.js";
-import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/output.js";
+import { colorLevel, createOutput, resetsBeforeNewlines } from "../../src/cli/terminal/output.js";
 import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS } from "../../src/delivery/types.js";
 import { DEFAULT_USER_AGENT } from "../../src/config/destination.js";
 import { SECRET_ENV as RESOLVER_SECRET_ENV } from "../../src/config/secret.js";
 import { seededRandom } from "../../src/util/clock.js";
 import { parseDuration } from "../../src/util/duration.js";
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/util/http-limits.js";
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_SERVE_MAX_CONNECTIONS } from "../../src/http/limits.js";
 import { closestName } from "../../src/util/suggest.js";
 import { cpuMs } from "../helpers/cpu-time.js";
 import { fakeIo, runInProcess } from "../helpers/run-cli.js";
 import { MAX_BODY_BYTES } from "../../src/receiver/server.js";
 import { MAX_RELAYED_BODY } from "../../src/receiver/forward.js";
-import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/util/http-limits.js";
-import { MAX_PRETTY_CHARS } from "../../src/util/pretty-json.js";
+import { DEFAULT_BODY_BUDGET_BYTES } from "../../src/http/limits.js";
+import { MAX_PRETTY_CHARS } from "../../src/json/pretty.js";
 import { DEFAULT_MAX_STREAMS } from "../../src/inspector/events.js";
 
 // Each command's table (completion has none); a command missing here fails "every command that runs has its table".

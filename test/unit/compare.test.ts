@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { UsageError } from "../../src/errors.js";
 import { compareAnswers, formatComparison } from "../../src/regress/message-comparison.js";
 import { answersInOrder, Comparison, compareResults, comparisonFailed, formatCompareSummary } from "../../src/regress/run-comparison.js";

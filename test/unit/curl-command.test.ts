@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { curlCommand, type CurlTarget } from "../../src/inspector/curl.js";
-import { RequestStore, type Inspected } from "../../src/inspector/store.js";
+import { RequestStore, type Inspected } from "../../src/receiver/history/store.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 import { hostileRequests, type HostileRequest } from "../helpers/hostile-requests.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { exitReportFor } from "../../src/cli/exit-codes.js";
-import { StateError } from "../../src/serve/durable-queue.js";
+import { exitReportFor } from "../../src/cli/shell/exit-codes.js";
+import { StateError } from "../../src/serve/queue/durable-queue.js";
 import { BatchDeliveryError, QueueFullError } from "../../src/client/errors.js";
 import {
   ClosedError,

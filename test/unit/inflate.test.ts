@@ -4,7 +4,7 @@ import { getDefaultHighWaterMark, PassThrough, Readable } from "node:stream";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES } from "../../src/messages/limits.js";
-import { contentCodingOf, createInflater, inflateBuffer, inflateStream, maxCompressedBytes, type InflateHandlers } from "../../src/util/inflate.js";
+import { contentCodingOf, createInflater, inflateBuffer, inflateStream, maxCompressedBytes, type InflateHandlers } from "../../src/http/inflate.js";
 import { cpuMsAsync } from "../helpers/cpu-time.js";
 
 const limits = { maxBytes: MAX_REQUEST_BYTES };

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { sign } from "../../src/signing.js";
-import { firstElementBytes, isJsonArrayBody } from "../../src/util/json-first-element.js";
+import { sign } from "../../src/signing/x-signature.js";
+import { firstElementBytes, isJsonArrayBody } from "../../src/json/first-element.js";
 import { cpuMs } from "../helpers/cpu-time.js";
 
 const bytes = (text: string) => Buffer.from(text, "utf8");

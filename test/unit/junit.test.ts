@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { junitXml, writeJunitFile } from "../../src/report/junit.js";
 import { thrownBy } from "../helpers/errors.js";

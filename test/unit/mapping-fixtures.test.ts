@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../src/errors.js";
 import { mappingFromValue, parseMapping, resolveMapping, type ResolvedData } from "../../src/messages/mapping.js";
-import { sign } from "../../src/signing.js";
+import { sign } from "../../src/signing/x-signature.js";
 
 interface CapturedRequest {
   method: string;

@@ -5,13 +5,13 @@ import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.j
 import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
 import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
 import { thrownBy } from "../helpers/errors.js";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";
 import { LISTEN_OPTIONS } from "../../src/cli/commands/listen/options.js";
 import { EXPECT_OPTIONS } from "../../src/cli/commands/expect/options.js";
-import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/inspector/store.js";
+import { DEFAULT_HISTORY_MB, DEFAULT_KEEP } from "../../src/receiver/history/store.js";
 import { parseTable } from "../../src/cli/options/parse.js";
 import { REPLAY_CONCURRENCY_HELP, REPLAY_OPTIONS } from "../../src/cli/commands/replay/options.js";
 import { SEND_OPTIONS } from "../../src/cli/commands/send/options.js";
@@ -112,7 +112,7 @@ describe("option tables", () => {
     expect(flagOfField("nothing")).toBeUndefined();
   });
 
-  it("a key names the same flag in every table, so which table fields.ts reads first does not matter", () => {
+  it("a key names the same flag in every table, so which table field-flags.ts reads first does not matter", () => {
     const flags = new Map<string, Set<string>>();
     for (const table of Object.values(TABLES)) for (const spec of table) flags.set(spec.key, (flags.get(spec.key) ?? new Set()).add(spec.flag));
     expect([...flags].filter(([, seen]) => seen.size > 1)).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_PRETTY_CHARS, prettyJson } from "../../src/util/pretty-json.js";
+import { MAX_PRETTY_CHARS, prettyJson } from "../../src/json/pretty.js";
 import { cpuMs } from "../helpers/cpu-time.js";
 
 /** A reproducible JSON value of mixed shapes and depths. */

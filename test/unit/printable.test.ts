@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonTerminalSafe, printable, printableLines, terminalSafe } from "../../src/util/printable.js";
+import { jsonTerminalSafe, printable, printableLines, terminalSafe } from "../../src/safe-text/printable.js";
 import { cpuMs } from "../helpers/cpu-time.js";
 
 // What a sender can put in a userId, a path or a body to command a terminal.

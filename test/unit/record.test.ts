@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { describeError } from "../../src/cli/exit-codes.js";
+import { describeError } from "../../src/cli/shell/exit-codes.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { formatRecordLine, RecordingFile, REDACTED } from "../../src/receiver/record.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";

@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { rowFromLine } from "../../src/inspector/recorded-row.js";
+import { rowFromLine } from "../../src/receiver/history/recorded-row.js";
 import { search, type Candidate } from "../../src/inspector/search.js";
-import { inspectedRow } from "../../src/inspector/store.js";
+import { inspectedRow } from "../../src/receiver/history/store.js";
 import { formatRecordLine } from "../../src/receiver/record.js";
 import { TRACK } from "../helpers/messages.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isCredentialName, redactHeaders, redactText, redactUrl } from "../../src/util/redact.js";
+import { isCredentialName, redactHeaders, redactText, redactUrl } from "../../src/safe-text/redact.js";
 
 const SECRET = "s3cr3t-value";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { relaunchPlan, SEMI_SPACE_FLAG, type ProcessFacts } from "../../src/cli/relaunch.js";
+import { relaunchPlan, SEMI_SPACE_FLAG, type ProcessFacts } from "../../src/cli/shell/relaunch.js";
 
 const facts = (argv: string[], more: Partial<ProcessFacts> = {}): ProcessFacts => ({
   argv: ["/usr/bin/node", "/pkg/bin/webhook-cli.js", ...argv],
@@ -11,7 +11,7 @@ const facts = (argv: string[], more: Partial<ProcessFacts> = {}): ProcessFacts =
   ...more,
 });
 
-describe("replay's relaunch with a smaller young generation (src/cli/relaunch.ts)", () => {
+describe("replay's relaunch with a smaller young generation (src/cli/shell/relaunch.ts)", () => {
   it("starts replay again with the flag first, then Node's own flags, the script and the arguments unchanged", () => {
     expect(relaunchPlan(facts(["replay", "log.ndjson", "--url", "http://x/"], { execArgv: ["--enable-source-maps"] }))).toEqual({
       argv: ["/usr/bin/node", SEMI_SPACE_FLAG, "--enable-source-maps", "/pkg/bin/webhook-cli.js", "replay", "log.ndjson", "--url", "http://x/"],

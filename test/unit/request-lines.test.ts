@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { RequestLineMaker, requestLines, type Painter } from "../../src/cli/request-lines.js";
+import { RequestLineMaker, requestLines, type Painter } from "../../src/cli/terminal/request-lines.js";
 import type { ReceivedRequest } from "../../src/receiver/server.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { WebhookCliError } from "../../src/errors.js";
 import { ResultsFile, scanResults } from "../../src/regress/results-file.js";
 import { readAnswers } from "../helpers/old-results.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { flagOfField } from "../../src/cli/options/fields.js";
+import { flagOfField } from "../../src/cli/shell/field-flags.js";
 import { UsageError, type WebhookCliError } from "../../src/errors.js";
 import { userIdOf } from "../../src/messages/check.js";
 import { parseExpectStatus, unexpectedStatuses } from "../../src/regress/expect-status.js";

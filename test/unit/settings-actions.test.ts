@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { describeError as describeForCli, exitReportFor } from "../../src/cli/exit-codes.js";
+import { describeError as describeForCli, exitReportFor } from "../../src/cli/shell/exit-codes.js";
 import { ACTIONS_USER_AGENT, DEFAULT_USER_AGENT, resolveSettings } from "../../src/config/destination.js";
 import { mappingText } from "../../src/messages/mapping.js";
 import { WebhookCliError } from "../../src/errors.js";

@@ -6,7 +6,7 @@ import { ConfigError, UsageError, WebhookCliError } from "../../src/errors.js";
 import { parseHeaderFlag } from "../../src/config/checks.js";
 import { DEFAULT_USER_AGENT, resolveSettings } from "../../src/config/destination.js";
 import { thrownBy } from "../helpers/errors.js";
-import { describeError as describeForCli } from "../../src/cli/exit-codes.js";
+import { describeError as describeForCli } from "../../src/cli/shell/exit-codes.js";
 
 function tempDir(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), "webhook-cli-settings-"));

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { sign, signingKey, verify } from "../../src/signing.js";
+import { sign, signingKey, verify } from "../../src/signing/x-signature.js";
 
 interface Vector {
   name: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../src/util/clock.js";
-import { replaceUrls } from "../../src/util/text-urls.js";
+import { replaceUrls } from "../../src/safe-text/text-urls.js";
 
 // What a URL in running text was defined as: the scanner must find exactly its matches.
 const URL_PATTERN = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+|\/[^\s"'<>?]*\?[^\s"'<>]+/gi;

@@ -16,7 +16,7 @@ const VECTORS = JSON.parse(readFileSync(new URL("../../fixtures/batch-signature-
 const SECRET = "s3cr3t";
 /** The issues of each kind a batch verdict names (src/receiver/body-shape.ts). */
 const MAX_BATCH_ISSUES = 100;
-// Computed with node:crypto here, independently of src/signing.ts.
+// Computed with node:crypto here, independently of src/signing/x-signature.ts.
 const hmac = (body: string | Buffer, secret = SECRET) => createHmac("sha1", secret).update(body).digest("hex");
 const judge = (body: string | Buffer, headers: Record<string, string> = {}, options: { secret?: string; strict?: boolean } = { secret: SECRET }) =>
   judgeRequest(Buffer.from(body), headers, options);

@@ -7,7 +7,7 @@ import { checkShape } from "../../src/messages/check-fast.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 
 const SECRET = "s3cret";
-// Computed independently of src/signing.ts.
+// Computed independently of src/signing/x-signature.ts.
 const hmac = (body: string | Buffer, secret = SECRET) => createHmac("sha1", secret).update(body).digest("hex");
 const track = JSON.stringify({
   version: 1,

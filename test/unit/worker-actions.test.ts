@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Target } from "../../src/config/destination.js";
 import { DeliveryEngine } from "../../src/delivery/deliver.js";
-import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
 import { DeliveryWorker, forwardingBatches } from "../../src/serve/worker.js";
 import { FakeTransport, VirtualClock, type FakeResponder } from "../../src/testing.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DeliveryEngine } from "../../src/delivery/deliver.js";
-import { MemoryQueue } from "../../src/serve/memory-queue.js";
+import { MemoryQueue } from "../../src/serve/queue/memory-queue.js";
 import { DeliveryWorker } from "../../src/serve/worker.js";
 import { FakeTransport, VirtualClock } from "../../src/testing.js";
 

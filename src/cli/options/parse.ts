@@ -1,10 +1,10 @@
 import { UsageError } from "../../errors.js";
 import { MESSAGE_TYPES, type MessageType } from "../../messages/names.js";
 import type { AliasKeys } from "../../messages/schemas.js";
-import { parseScript } from "../../receiver/faults.js";
+import { parseScript } from "../../receiver/answer-plan.js";
 import { schemeNamed } from "../../signing/schemes.js";
 import { parseDuration } from "../../util/duration.js";
-import { parseJson } from "../../util/json-depth.js";
+import { parseUntrustedJson } from "../../json/parse.js";
 import { parseDecimalNumber, parseWholeNumber } from "../../util/numbers.js";
 import { didYouMean } from "../../util/suggest.js";
 import { attributeOf, DESTINATION_NAMES, METHOD_NAMES, type OptionsOf, type OptionSpec, type OptionTable, type ValueKind, type ValueOfKind } from "./spec.js";
@@ -52,7 +52,7 @@ const PARSERS: Parsers = {
     const text = asString(raw, spec);
     let value: unknown;
     try {
-      value = parseJson(text);
+      value = parseUntrustedJson(text);
     } catch (error) {
       throw new UsageError(`not valid JSON (${(error as Error).message})`, { flag: spec.flag });
     }

@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { MESSAGE_TYPES } from "../../messages/names.js";
 import type { Destination, HttpMethod } from "../../config/destination.js";
 import type { AliasKeys, MessageType } from "../../messages/schemas.js";
-import type { ScriptStep } from "../../receiver/faults.js";
+import type { ScriptStep } from "../../receiver/answer-plan.js";
 import { SCHEME_NAMES, type SchemeName } from "../../signing/schemes.js";
 
 /**

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { sign } from "../../../src/signing.js";
+import { sign } from "../../../src/signing/x-signature.js";
 import { BODIES, changedByte, ourSign, ourVerify } from "../../helpers/schemes.js";
 
 // The default scheme is today's X-Signature, unchanged: the one signer and verifier must agree with
-// src/signing.ts's sign/verify and with the openssl-made vectors that judge them (fixtures/signature-vectors.json).
+// src/signing/x-signature.ts's sign/verify and with the openssl-made vectors that judge them (fixtures/signature-vectors.json).
 interface Vector {
   name: string;
   secret: string;

@@ -1,4 +1,4 @@
-import type { CommandDeclaration, GroupDeclaration } from "../../declaration.js";
+import type { CommandDeclaration, GroupDeclaration } from "../../shared/declaration.js";
 import { AUDIENCE_SYNC_OPTIONS } from "./options.js";
 
 const syncCommand: CommandDeclaration<typeof AUDIENCE_SYNC_OPTIONS> = {

@@ -1,14 +1,14 @@
 import { resolve } from "node:path";
 import { UsageError } from "../../../errors.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import { snakeName, type MembershipChange } from "../../../audience/audience.js";
 import { planAudienceSync, readMembersFile, runAudienceSync, type AudienceSyncResult } from "../../../audience/audience-sync.js";
 import { systemClock, type Clock, type Random } from "../../../util/clock.js";
-import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../shared/delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import type { AudienceSyncFlags } from "./options.js";
-import { createOutput, type Output } from "../../output.js";
+import { createOutput, type Output } from "../../terminal/output.js";
 
 export type AudienceSyncOptions = AudienceSyncFlags;
 

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { COMPLETION_OPTIONS, SHELLS } from "./options.js";
 
 export const completionCommand: CommandDeclaration<typeof COMPLETION_OPTIONS, [string]> = {

@@ -5,7 +5,7 @@ import { bashScript } from "./bash.js";
 import { fishScript } from "./fish.js";
 import { completionModel } from "./model.js";
 import { zshScript } from "./zsh.js";
-import type { CliIo } from "../../io.js";
+import type { CliIo } from "../../terminal/io.js";
 import { SHELLS, type Shell } from "./options.js";
 
 const SCRIPTS: Record<Shell, typeof bashScript> = { bash: bashScript, zsh: zshScript, fish: fishScript };

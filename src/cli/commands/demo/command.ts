@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { DEMO_OPTIONS } from "./options.js";
 
 export const demoCommand: CommandDeclaration<typeof DEMO_OPTIONS> = {

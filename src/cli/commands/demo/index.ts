@@ -1,18 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type { DeliveryResult } from "../../../delivery/types.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import { dispatch, type DispatchEntry } from "../../../dispatch/dispatcher.js";
 import { buildExamples } from "../../../messages/examples.js";
 import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";
 import { startReceiver, type ReceivedRequest } from "../../../receiver/server.js";
 import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
 import { formatDuration } from "../../../util/duration.js";
-import type { CliIo } from "../../io.js";
-import { invocation } from "../../invocation.js";
-import { interruptedExitCode } from "../../io.js";
-import { createOutput, type Output } from "../../output.js";
+import type { CliIo } from "../../terminal/io.js";
+import { invocation } from "../../shared/invocation.js";
+import { interruptedExitCode } from "../../terminal/io.js";
+import { createOutput, type Output } from "../../terminal/output.js";
 import type { DemoFlags } from "./options.js";
-import { painter, requestEvent, requestLines } from "../../request-lines.js";
+import { painter, requestEvent, requestLines } from "../../terminal/request-lines.js";
 
 export type DemoOptions = DemoFlags;
 
@@ -67,21 +67,23 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
   const total = MESSAGE_TYPES.length;
   const code = interrupted ? interruptedExitCode(io.signal) : verified === total ? 0 : 1;
   output.event("summary", { sent: total, verified, exitCode: code });
-  if (!options.json) {
-    output.line(
-      `\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`,
-    );
-    if (code === 0) {
-      // Named as it runs here: `npx webhook-cli` in a clone or under npm, where `webhook-cli` is not found.
-      const command = invocation(io.env);
-      output.line("\nNext: run your own receiver and send to it:");
-      // The secret comes from the environment, not the command line, where `ps` would show it.
-      output.line("  export WEBHOOK_SECRET=s3cret");
-      output.line(`  ${command} listen`);
-      output.line(`  ${command} send --type track --url http://127.0.0.1:8080/hook`);
-    }
-  }
+  if (!options.json) printSummary(output, paint, verified, code === 0 ? invocation(io.env) : undefined);
   return code;
+}
+
+/** The closing line, and with every type verified, what to run next (`command`: how webhook-cli runs here). */
+function printSummary(output: Output, paint: ReturnType<typeof painter>, verified: number, command: string | undefined): void {
+  const total = MESSAGE_TYPES.length;
+  output.line(
+    `\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`,
+  );
+  if (command === undefined) return;
+  // Named as it runs here: `npx webhook-cli` in a clone or under npm, where `webhook-cli` is not found.
+  output.line("\nNext: run your own receiver and send to it:");
+  // The secret comes from the environment, not the command line, where `ps` would show it.
+  output.line("  export WEBHOOK_SECRET=s3cret");
+  output.line(`  ${command} listen`);
+  output.line(`  ${command} send --type track --url http://127.0.0.1:8080/hook`);
 }
 
 interface DemoEntry extends DispatchEntry {

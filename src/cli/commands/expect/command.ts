@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { EXPECT_OPTIONS } from "./options.js";
 
 export const expectCommand: CommandDeclaration<typeof EXPECT_OPTIONS> = {

@@ -1,14 +1,14 @@
 import { resolve } from "node:path";
 import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
-import { pollWait, type WaitAnswer } from "../../../inspector/control-client.js";
+import { pollWait, type WaitAnswer } from "../../../control/client.js";
 import { arrivalsReport } from "../../../receiver/arrivals.js";
 import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type VerdictFilter } from "../../../receiver/match.js";
 import { formatDuration, parseDuration } from "../../../util/duration.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { createOutput } from "../../output.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { createOutput, type Output } from "../../terminal/output.js";
 import type { ExpectFlags } from "./options.js";
 import { waitForListen } from "./ready.js";
 
@@ -32,35 +32,55 @@ export async function expectRequests(options: ExpectOptions, io: CliIo): Promise
   if (options.ready) return waitForListen(options, io);
   if (options.pid !== undefined) throw new UsageError("only with --ready, which watches listen's process", { flag: "--pid" });
   const output = createOutput(io, { json: options.json });
-  const match = matchOf(options);
-  const since = options.since !== undefined ? sinceOf(options.since) : undefined;
-  const control = controlUrl(options.from, io.cwd);
+  const wait: Wait = {
+    match: matchOf(options),
+    since: options.since !== undefined ? sinceOf(options.since) : undefined,
+    control: controlUrl(options.from, io.cwd),
+  };
+  const answer = await waitForAnswer(wait, options, io);
+  if (answer === undefined) return interruptedExitCode(io.signal);
+  return report(answer, wait, options, output);
+}
+
+/** What expect waits for, and where it asks. */
+interface Wait {
+  match: RequestMatch;
+  /** Epoch ms, or undefined for "since listen started". */
+  since: number | undefined;
+  control: string;
+}
+
+/** Asks listen until the count is met, listen stops or --timeout passes; undefined when interrupted. */
+async function waitForAnswer(wait: Wait, options: ExpectOptions, io: CliIo): Promise<WaitAnswer | undefined> {
+  const { control } = wait;
   const deadline = Date.now() + options.timeoutMs;
   const gaveUp = AbortSignal.timeout(options.timeoutMs + ANSWER_GRACE_MS);
   const signal = AbortSignal.any([io.signal, gaveUp]);
-  let answer: WaitAnswer;
   for (;;) {
-    if (io.signal.aborted) return interruptedExitCode(io.signal);
+    if (io.signal.aborted) return undefined;
     const remaining = Math.max(0, deadline - Date.now());
-    const params = new URLSearchParams(stripUndefined({ ...match, count: String(options.count), timeout: String(remaining), limit: "20" }));
-    if (since !== undefined) params.set("since", new Date(since).toISOString());
+    const params = new URLSearchParams(stripUndefined({ ...wait.match, count: String(options.count), timeout: String(remaining), limit: "20" }));
+    if (wait.since !== undefined) params.set("since", new Date(wait.since).toISOString());
     const outcome = await pollWait(control, params, signal).catch((error: unknown) => {
       if (io.signal.aborted) return undefined;
       if (gaveUp.aborted) throw new UsageError(`${control} does not answer: ${noAnswerWithin(options.timeoutMs)}: is listen stopped?`, { flag: "--from" });
       throw new UsageError(`${control} does not answer: ${reasonOf(error)}: is listen running?`, { flag: "--from" });
     });
-    if (outcome === undefined) return interruptedExitCode(io.signal);
+    if (outcome === undefined) return undefined;
     if (outcome.kind === "problem") throw new UsageError(`${control}: ${outcome.message}`, { flag: "--from" });
     if (outcome.kind === "busy") {
       if (Date.now() + BUSY_RETRY_MS > deadline) throw new UsageError(`${control} holds as many waits as it takes: try again`, { flag: "--from" });
       await new Promise((done) => setTimeout(done, BUSY_RETRY_MS));
       continue;
     }
-    answer = outcome.answer;
-    if (answer.met || answer.stopped || Date.now() >= deadline) break;
+    if (outcome.answer.met || outcome.answer.stopped || Date.now() >= deadline) return outcome.answer;
   }
-  const wanted = `${describeMatch(match, "any")}`;
-  const window = since !== undefined ? `since ${new Date(since).toISOString()}` : "since listen started";
+}
+
+/** The `expect` event and the line saying whether the count was met (with what did arrive when not): 0 or 1. */
+function report(answer: WaitAnswer, wait: Wait, options: ExpectOptions, output: Output): number {
+  const wanted = `${describeMatch(wait.match, "any")}`;
+  const window = wait.since !== undefined ? `since ${new Date(wait.since).toISOString()}` : "since listen started";
   output.event("expect", {
     met: answer.met,
     count: options.count,

@@ -2,10 +2,10 @@ import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
-import { controlAnswers } from "../../../inspector/control-probe.js";
+import { controlAnswers } from "../../../control/probe.js";
 import { formatDuration } from "../../../util/duration.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { createOutput } from "../../output.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { createOutput } from "../../terminal/output.js";
 import type { ExpectFlags } from "./options.js";
 import { cannotRead } from "../../../util/readable-file.js";
 

@@ -1,4 +1,4 @@
-import type { CommandDeclaration, GroupDeclaration } from "../../declaration.js";
+import type { CommandDeclaration, GroupDeclaration } from "../../shared/declaration.js";
 import { FUNCTION_RUN_OPTIONS } from "./options.js";
 
 const runCommand: CommandDeclaration<typeof FUNCTION_RUN_OPTIONS, [string, string | undefined]> = {

@@ -9,12 +9,12 @@ import { exampleMessage } from "../../../messages/examples.js";
 import type { InputMessage } from "../../../messages/input.js";
 import type { Clock } from "../../../util/clock.js";
 import { readRegularFile } from "../../../util/readable-file.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { readMessages } from "../../message-input.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { readMessages } from "../../shared/message-input.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
-import { createOutput, type Output } from "../../output.js";
-import { resolveListenSecret } from "../../secret.js";
-import { INTERRUPTED } from "../../stdin.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { resolveListenSecret } from "../../shared/secret.js";
+import { INTERRUPTED } from "../../shared/stdin.js";
 import type { FunctionRunFlags } from "./options.js";
 import { InvocationReport } from "./report.js";
 

@@ -3,8 +3,8 @@ import type { InvocationState } from "../../../functions/invocation.js";
 import type { BatchRecord, ConsoleEntry, FetchRecord, InvocationRecord, Outcome } from "../../../functions/types.js";
 import type { InputMessage } from "../../../messages/input.js";
 import { formatDuration } from "../../../util/duration.js";
-import { printable, printableLines } from "../../../util/printable.js";
-import type { Output } from "../../output.js";
+import { printable, printableLines } from "../../../safe-text/printable.js";
+import type { Output } from "../../terminal/output.js";
 
 /** What a human line shows of a return value or a message; --json has it whole up to MAX_JSON_CHARS. */
 const MAX_SHOWN_CHARS = 2000;

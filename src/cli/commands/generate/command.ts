@@ -1,5 +1,5 @@
 import { MESSAGE_TYPES } from "../../../messages/names.js";
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { GENERATE_OPTIONS } from "./options.js";
 
 export const generateCommand: CommandDeclaration<typeof GENERATE_OPTIONS, [string[]]> = {

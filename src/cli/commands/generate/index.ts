@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { UsageError } from "../../../errors.js";
 import { buildExamples } from "../../../messages/examples.js";
 import { MESSAGE_TYPES, type MessageType } from "../../../messages/names.js";
-import type { CliIo } from "../../io.js";
+import type { CliIo } from "../../terminal/io.js";
 import type { GenerateFlags } from "./options.js";
 
 export type GenerateOptions = GenerateFlags & { types: MessageType[] };

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { INSPECT_OPTIONS } from "./options.js";
 
 export const inspectCommand: CommandDeclaration<typeof INSPECT_OPTIONS, [string]> = {

@@ -1,13 +1,13 @@
 import { resolve } from "node:path";
 import { InputError } from "../../../errors.js";
-import { RecordingInspection } from "../../../inspector/recording-session.js";
-import type { Inspected } from "../../../inspector/store.js";
+import { RecordingInspection } from "../../../inspector/recording-inspection.js";
+import type { Inspected } from "../../../receiver/history/index.js";
 import { isReadableFile } from "../../../util/readable-file.js";
-import type { CliIo } from "../../io.js";
-import { createOutput, type Output } from "../../output.js";
-import { formatSize } from "../../request-lines.js";
-import { reportResend } from "../../resend-line.js";
-import { resolveListenSecret } from "../../secret.js";
+import type { CliIo } from "../../terminal/io.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { formatSize } from "../../terminal/request-lines.js";
+import { reportResend } from "../../terminal/resend-line.js";
+import { resolveListenSecret } from "../../shared/secret.js";
 import type { InspectFlags } from "./options.js";
 
 export interface InspectOptions extends InspectFlags {

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { LISTEN_OPTIONS } from "./options.js";
 
 export const listenCommand: CommandDeclaration<typeof LISTEN_OPTIONS> = {

@@ -1,27 +1,27 @@
 import { resolve } from "node:path";
-import { ArrivalLog } from "../../../inspector/arrival-log.js";
-import { ControlApi } from "../../../inspector/control-api.js";
-import { sendJson } from "../../../inspector/http.js";
-import type { Inspection } from "../../../inspector/session.js";
-import { FaultPlan } from "../../../receiver/faults.js";
-import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes } from "../../../receiver/forward-routes.js";
+import { ArrivalLog } from "../../../control/arrival-log.js";
+import { ControlApi } from "../../../control/api.js";
+import { sendJson } from "../../../http/loopback-api.js";
+import type { Inspection } from "../../../inspector/inspection.js";
+import { AnswerPlan } from "../../../receiver/answer-plan.js";
+import { createRouter, hasRoutes, parseForwardRoutes, type ForwardRoutes, type Router } from "../../../receiver/forward-routes.js";
 import { RecordingFile } from "../../../receiver/record.js";
 import { startReceiver, type Receiver } from "../../../receiver/server.js";
 import { countNotReachedCase, writeJunitFile } from "../../../report/junit.js";
 import { seededRandom } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
 import { stripUndefined } from "../../../util/strip-undefined.js";
-import type { CliIo } from "../../io.js";
-import { readTlsFiles } from "../../tls-files.js";
-import { onceEach } from "../../once-each.js";
-import { createOutput, type Output } from "../../output.js";
-import { writeReadyFile } from "../../ready-file.js";
-import { resolveListenSecret, warnUnsigned } from "../../secret.js";
-import { answerPlanOf } from "./answers.js";
+import type { CliIo } from "../../terminal/io.js";
+import { readTlsFiles } from "../../shared/tls-files.js";
+import { onceEach } from "../../shared/once-each.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { writeReadyFile } from "../../shared/ready-file.js";
+import { resolveListenSecret, warnUnsigned } from "../../shared/secret.js";
+import { scriptedAnswersOf } from "./scripted-answers.js";
 import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
 import type { ListenFlags } from "./options.js";
-import { stopSwitch, untilStopped, type StopReason } from "./stop.js";
+import { stopSwitch, untilStopped, type StopReason, type StopSwitch } from "./stop.js";
 import { Tally } from "./tally.js";
 
 export type ListenOptions = ListenFlags;
@@ -35,7 +35,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   const output = createOutput(io, { json: options.json });
   const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTlsFiles(options, io.cwd);
-  const answers = answerPlanOf(options, io.cwd);
+  const scriptedAnswers = scriptedAnswersOf(options, io.cwd);
   const routes = parseForwardRoutes(options.forwardTo ?? []);
   const router = hasRoutes(routes) ? createRouter(routes, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
@@ -45,6 +45,39 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   // Every request in brief, for the control API and `expect` (docs/receiver.md#control-api).
   const arrivals = new ArrivalLog();
   const api = new ControlApi(arrivals, sendJson);
+  const receiver = await openReceiver(options, output, { secret, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper });
+  inspection?.setReceiverUrl(receiver.url);
+  const control = await serveControl(inspection, options, api, [receiver, router], recording);
+  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, secret });
+  tally.startSpinner();
+
+  const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
+  stopKeys?.();
+  await receiver.close();
+  // Waits still held are answered with the final counts.
+  api.close();
+  await Promise.all([control.close(), inspection?.close(), router?.close()]);
+  recording?.close();
+  tally.finish();
+  return summarize(options, io, output, tally, reason);
+}
+
+/** What listen's receiver is given, and what each request it takes is told to. */
+interface ReceiverParts {
+  secret: string | undefined;
+  tls: ReturnType<typeof readTlsFiles>;
+  scriptedAnswers: ReturnType<typeof scriptedAnswersOf>;
+  recording: RecordingFile | undefined;
+  router: Router | undefined;
+  tally: Tally;
+  inspection: Inspection | undefined;
+  arrivals: ArrivalLog;
+  stopper: StopSwitch;
+}
+
+/** Starts the receiver; when it cannot start, what listen opened for it (the recording, the router) is closed first. */
+async function openReceiver(options: ListenOptions, output: Output, parts: ReceiverParts): Promise<Receiver> {
+  const { secret, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper } = parts;
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
@@ -53,8 +86,8 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
         port: options.port,
         secret,
         strict: options.strict,
-        faults: faultPlan(options),
-        answers,
+        answerPlan: answerPlanOf(options),
+        scriptedAnswers,
         tls,
         recording,
         route: router?.route,
@@ -79,27 +112,14 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
     await router?.close();
     throw error;
   }
-  inspection?.setReceiverUrl(receiver.url);
-  const control = await serveControl(inspection, options, api, [receiver, router], recording);
-  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, secret });
-  tally.startSpinner();
-
-  const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
-  stopKeys?.();
-  await receiver.close();
-  // Waits still held are answered with the final counts.
-  api.close();
-  await Promise.all([control.close(), inspection?.close(), router?.close()]);
-  recording?.close();
-  tally.finish();
-  return summarize(options, io, output, tally, reason);
+  return receiver;
 }
 
-/** The fault plan of the flags; `--seed` makes `--fail-rate` repeatable. */
-function faultPlan(options: ListenOptions): FaultPlan {
+/** The answer plan of the fault flags; `--seed` makes `--fail-rate` repeatable. */
+function answerPlanOf(options: ListenOptions): AnswerPlan {
   const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
-  return new FaultPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
+  return new AnswerPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
 }
 
 /** Says where listen is, then offers the `r` key on a terminal; returns what stops watching the keys. */

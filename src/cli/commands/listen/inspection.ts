@@ -1,11 +1,11 @@
-import type { ControlApi } from "../../../inspector/control-api.js";
-import { startControlServer } from "../../../inspector/control-server.js";
-import { Inspection } from "../../../inspector/session.js";
+import type { ControlApi } from "../../../control/api.js";
+import { startControlServer } from "../../../control/server.js";
+import { Inspection } from "../../../inspector/inspection.js";
 import type { ForwardRoutes } from "../../../receiver/forward-routes.js";
 import type { RecordingFile } from "../../../receiver/record.js";
-import type { CliIo } from "../../io.js";
-import type { Output } from "../../output.js";
-import { reportResend } from "../../resend-line.js";
+import type { CliIo } from "../../terminal/io.js";
+import type { Output } from "../../terminal/output.js";
+import { reportResend } from "../../terminal/resend-line.js";
 import type { ListenFlags } from "./options.js";
 
 /** listen's inspector: the rows it keeps, its page, and how a resend is reported. */

@@ -1,7 +1,7 @@
-import { DEFAULT_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { DEFAULT_MAX_CONNECTIONS } from "../../../http/limits.js";
 import { SECRET_ENV } from "../../options/delivery.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
-import { TLS_OPTIONS } from "../../tls-files.js";
+import { TLS_OPTIONS } from "../../shared/tls-files.js";
 
 export const LISTEN_OPTIONS = [
   { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },

@@ -1,10 +1,10 @@
 import { requestCase, type JunitCase } from "../../../report/junit.js";
 import type { ReceivedRequest } from "../../../receiver/server.js";
-import { jsonTerminalSafe } from "../../../util/printable.js";
-import { redactUrl } from "../../../util/redact.js";
-import type { CliIo } from "../../io.js";
-import type { Output } from "../../output.js";
-import { painter, RequestLineMaker, requestEvent, type Painter } from "../../request-lines.js";
+import { jsonTerminalSafe } from "../../../safe-text/printable.js";
+import { redactUrl } from "../../../safe-text/redact.js";
+import type { CliIo } from "../../terminal/io.js";
+import type { Output } from "../../terminal/output.js";
+import { painter, RequestLineMaker, requestEvent, type Painter } from "../../terminal/request-lines.js";
 import type { ListenFlags } from "./options.js";
 
 /** What listen counts and prints per request: the output lines, the JUnit cases and the spinner. */

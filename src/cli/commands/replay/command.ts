@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { REPLAY_OPTIONS } from "./options.js";
 
 export const replayCommand: CommandDeclaration<typeof REPLAY_OPTIONS, [string]> = {

@@ -11,17 +11,17 @@ import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/ju
 import type { Clock } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
 import { isReadableFile } from "../../../util/readable-file.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DestinationSettings } from "../../../config/destination.js";
-import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
+import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../shared/delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import type { ReplayFlags } from "./options.js";
-import { deliverySummary } from "../../delivery-summary.js";
-import { createOutput, type Output } from "../../output.js";
-import { logAttempt } from "../../attempt-log.js";
-import { DryRun } from "../../dry-run.js";
-import { INTERRUPTED, readStdin } from "../../stdin.js";
-import { retryWindowNotice, StatusLine } from "../../status-line.js";
+import { deliverySummary } from "../../terminal/delivery-summary.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { logAttempt } from "../../terminal/attempt-log.js";
+import { DryRun } from "../../shared/dry-run.js";
+import { INTERRUPTED, readStdin } from "../../shared/stdin.js";
+import { retryWindowNotice, StatusLine } from "../../terminal/status-line.js";
 import { parseRegressFlags, refuseCompareAsResults, RegressReporter, selectionOfFlags } from "./regress.js";
 
 export type ReplayCommandOptions = ReplayFlags & {
@@ -61,24 +61,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     regress = await RegressReporter.open(output, flags, io, input.name, selectionOfFlags(flags, options.types, options.fromLine));
     reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(output, settings));
     const summary = await replay({
-      path: input.path,
-      name: input.name,
-      settings,
-      ...engineOptions,
-      concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
-      ...(options.rate !== undefined ? { rate: options.rate } : {}),
-      ...(options.speed !== undefined ? { speed: options.speed } : {}),
-      skipInvalid: options.skipInvalid === true,
-      allowEmpty: options.allowEmpty === true,
-      raw: options.raw === true,
-      onWarning(line, reason) {
-        output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
-      },
-      ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
-      dryRun: options.dryRun === true,
-      ...(dryRun ? { onDryRun: dryRun.print } : {}),
-      signal: io.signal,
-      ...(deps.clock ? { clock: deps.clock } : {}),
+      ...runOptions(options, io, { input, settings, engineOptions, dryRun, clock: deps.clock }, output),
       ...reporter.hooks(),
       ...regress.replayOptions(io),
     });
@@ -90,16 +73,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     printSummary(output, summary, options.deadLetter);
     if (!summary.dryRun) regress.report(interrupted);
     if (summary.resumeLine !== undefined) printResume(output, summary, options.deadLetter);
-    if (options.junit !== undefined) {
-      const cases = [...reporter.cases, ...regress.junitCases];
-      writeJunitFile(io.cwd, options.junit, {
-        name: `webhook-cli replay ${input.name}`,
-        cases,
-        timestamp: new Date(),
-        time: summary.elapsedMs / 1000,
-        secret: settings.secret,
-      });
-    }
+    if (options.junit !== undefined) writeJunit(options.junit, io, input.name, [...reporter.cases, ...regress.junitCases], summary, settings.secret);
     // What stopped the run part way: reported last, with its own exit status (never 0).
     if (summary.error) throw summary.error.value;
     if (interrupted) return interruptedExitCode(io.signal);
@@ -110,6 +84,47 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     await dryRun?.close();
     input.remove?.();
   }
+}
+
+/** What replay runs on: the input, the settings, the flags; the reporters' hooks are added to it. */
+function runOptions(
+  options: ReplayCommandOptions,
+  io: CliIo,
+  run: {
+    input: { path: string; name: string };
+    settings: DestinationSettings;
+    engineOptions: EngineOptions;
+    dryRun: ReturnType<typeof dryRunPrinter>;
+    clock: Clock | undefined;
+  },
+  output: Output,
+): ReplayOptions {
+  const { input, dryRun } = run;
+  return {
+    path: input.path,
+    name: input.name,
+    settings: run.settings,
+    ...run.engineOptions,
+    concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+    ...(options.rate !== undefined ? { rate: options.rate } : {}),
+    ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    skipInvalid: options.skipInvalid === true,
+    allowEmpty: options.allowEmpty === true,
+    raw: options.raw === true,
+    onWarning(line, reason) {
+      output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
+    },
+    ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
+    dryRun: options.dryRun === true,
+    ...(dryRun ? { onDryRun: dryRun.print } : {}),
+    signal: io.signal,
+    ...(run.clock ? { clock: run.clock } : {}),
+  };
+}
+
+/** --junit: the deliveries' cases and the comparison's, the suite named by the input. */
+function writeJunit(file: string, io: CliIo, name: string, cases: JunitCase[], summary: ReplaySummary, secret: string | undefined): void {
+  writeJunitFile(io.cwd, file, { name: `webhook-cli replay ${name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000, secret });
 }
 
 /**

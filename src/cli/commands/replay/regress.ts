@@ -16,10 +16,10 @@ import { scanResults } from "../../../regress/results-file.js";
 import { createSelection, parseIds, parseLineRange, type LineRange, type Selection } from "../../../replay/select.js";
 import { parseShard, type Shard } from "../../../replay/shard.js";
 import type { ResultLine } from "../../../regress/results.js";
-import type { CliIo } from "../../io.js";
+import type { CliIo } from "../../terminal/io.js";
 import type { ReplayFlags } from "./options.js";
-import type { Output } from "../../output.js";
-import { printable } from "../../../util/printable.js";
+import type { Output } from "../../terminal/output.js";
+import { printable } from "../../../safe-text/printable.js";
 import { cannotRead, isReadableFile } from "../../../util/readable-file.js";
 import { sameFile } from "../../../util/same-file.js";
 

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { SEND_OPTIONS } from "./options.js";
 
 export const sendCommand: CommandDeclaration<typeof SEND_OPTIONS, [string | undefined]> = {

@@ -1,6 +1,6 @@
 import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
-import { undiciEngine } from "../../../delivery/wire.js";
+import { undiciEngine } from "../../../delivery/undici-engine.js";
 import { Dispatcher, type DispatchEntry, type DispatchSummary, type MessageHooks } from "../../../dispatch/dispatcher.js";
 import { batchingFor } from "../../../dispatch/units.js";
 import { userIdOf } from "../../../messages/check.js";
@@ -9,18 +9,18 @@ import type { InputMessage } from "../../../messages/input.js";
 import type { AliasKeys } from "../../../messages/schemas.js";
 import type { Clock, Random } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
-import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../delivery-options.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
+import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../shared/delivery-options.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
 import type { SendFlags } from "./options.js";
-import { createOutput, type Output, type Spinner } from "../../output.js";
-import { logAttempt } from "../../attempt-log.js";
-import { DryRun } from "../../dry-run.js";
-import { retryWindowNotice, StatusLine } from "../../status-line.js";
-import { readMessages } from "../../message-input.js";
-import { INTERRUPTED } from "../../stdin.js";
+import { createOutput, type Output, type Spinner } from "../../terminal/output.js";
+import { logAttempt } from "../../terminal/attempt-log.js";
+import { DryRun } from "../../shared/dry-run.js";
+import { retryWindowNotice, StatusLine } from "../../terminal/status-line.js";
+import { readMessages } from "../../shared/message-input.js";
+import { INTERRUPTED } from "../../shared/stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
-import { deliverySummary } from "../../delivery-summary.js";
+import { deliverySummary } from "../../terminal/delivery-summary.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
@@ -62,12 +62,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
   const started = performance.now();
   try {
-    if (options.dryRun) {
-      const dryRun = new DryRun(output, engine, settings);
-      for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true } });
-      dryRun.end();
-      return 0;
-    }
+    if (options.dryRun) return showDryRun(new DryRun(output, engine, settings), messages, options);
     const dispatcher = new Dispatcher<SendEntry>({
       // In input order, one at a time. Without --raw, each body is JSON.stringify of its message.
       source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input, canonical: options.raw !== true })),
@@ -83,21 +78,31 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
     status?.start();
     const summary = await dispatcher.run().finally(() => status?.stop());
     const code = printSummary(output, messages.length, summary, io.signal);
-    if (options.junit !== undefined) {
-      const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
-      writeJunitFile(io.cwd, options.junit, {
-        name: `webhook-cli send ${name}`,
-        cases: reporter.cases,
-        timestamp: new Date(),
-        time: (performance.now() - started) / 1000,
-        secret: settings.secret,
-      });
-    }
+    if (options.junit !== undefined) writeJunit(options.junit, options, io, { cases: reporter.cases, started, secret: settings.secret });
     return code;
   } finally {
     reporter.stopSpinner();
     await engine.close();
   }
+}
+
+/** --dry-run: what each message would send, nothing sent; 0. */
+function showDryRun(dryRun: DryRun, messages: readonly InputMessage[], options: SendOptions): number {
+  for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true } });
+  dryRun.end();
+  return 0;
+}
+
+/** --junit: one case per message, the suite named by the input. */
+function writeJunit(file: string, options: SendOptions, io: CliIo, run: { cases: JunitCase[]; started: number; secret: string | undefined }): void {
+  const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
+  writeJunitFile(io.cwd, file, {
+    name: `webhook-cli send ${name}`,
+    cases: run.cases,
+    timestamp: new Date(),
+    time: (performance.now() - run.started) / 1000,
+    secret: run.secret,
+  });
 }
 
 interface SendEntry extends DispatchEntry {

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { SERVE_OPTIONS } from "./options.js";
 
 export const serveCommand: CommandDeclaration<typeof SERVE_OPTIONS> = {

@@ -1,8 +1,8 @@
-import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../util/http-limits.js";
+import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../http/limits.js";
 import { ACTIONS_OPTIONS, BATCH_WAIT_OPTION } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
-import { TLS_OPTIONS } from "../../tls-files.js";
+import { TLS_OPTIONS } from "../../shared/tls-files.js";
 
 const DEFAULT_SERVE_PORT = 8088;
 const DEFAULT_STATE_DIR = ".webhook-cli";

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { SIGN_OPTIONS } from "./options.js";
 
 export const signCommand: CommandDeclaration<typeof SIGN_OPTIONS, [string | undefined]> = {

@@ -3,10 +3,10 @@ import { resolveSecrets } from "../../../config/secret.js";
 import { UsageError } from "../../../errors.js";
 import { curlOf } from "../../../inspector/curl.js";
 import { messageId, SCHEMES, schemeKeys, signRequest, withBodyHash, type Scheme, type SignedRequest } from "../../../signing/index.js";
-import { readBodyInput } from "../../body-input.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { createOutput } from "../../output.js";
-import { INTERRUPTED } from "../../stdin.js";
+import { readBodyInput } from "../../shared/body-input.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { createOutput } from "../../terminal/output.js";
+import { INTERRUPTED } from "../../shared/stdin.js";
 import type { SignFlags } from "./options.js";
 
 export type SignOptions = SignFlags & { file?: string };

@@ -1,4 +1,4 @@
-import type { CommandDeclaration } from "../../declaration.js";
+import type { CommandDeclaration } from "../../shared/declaration.js";
 import { VERIFY_OPTIONS } from "./options.js";
 
 export const verifyCommand: CommandDeclaration<typeof VERIFY_OPTIONS, [string | undefined]> = {

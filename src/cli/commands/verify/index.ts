@@ -3,10 +3,10 @@ import { resolve } from "node:path";
 import { resolveSecrets } from "../../../config/secret.js";
 import { UsageError, type ErrorSource } from "../../../errors.js";
 import { describeSkew, requestVerifier, type NotRecognised, type Verification, type Verified } from "../../../signing/index.js";
-import { readBodyInput } from "../../body-input.js";
-import { interruptedExitCode, type CliIo } from "../../io.js";
-import { createOutput, type Output } from "../../output.js";
-import { INTERRUPTED } from "../../stdin.js";
+import { readBodyInput } from "../../shared/body-input.js";
+import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
+import { createOutput, type Output } from "../../terminal/output.js";
+import { INTERRUPTED } from "../../shared/stdin.js";
 import type { VerifyFlags } from "./options.js";
 import { cannotRead } from "../../../util/readable-file.js";
 
