@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { ConfigError, UsageError } from "../errors.js";
 import type { Mapping } from "../messages/mapping.js";
 import type { AliasKeys } from "../messages/schemas.js";
+import type { SchemeName } from "../signing/schemes.js";
 import { configTargetParts, flagTargetParts, refuseFlagsWithoutUrls, resolveDestination, type ActionsInput } from "./actions.js";
 import { parseHeaderFlag, validateHeader, validateUrl, validateUserAgent } from "./checks.js";
 import { defaultConfigPath, loadConfig, type ConfigFile } from "./file.js";
@@ -30,6 +31,8 @@ export const HTTP_METHODS: readonly HttpMethod[] = ["POST", "PUT", "PATCH"];
 export interface Target {
   url: string;
   headers: Record<string, string>;
+  /** The signature scheme of this URL (the config file's `scheme` per webhook); absent: the engine's. */
+  scheme?: SchemeName;
   method?: HttpMethod;
   mapping?: Mapping;
   batchSize?: number;

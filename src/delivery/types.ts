@@ -1,6 +1,7 @@
 import type { HttpMethod, Target } from "../config/destination.js";
 import type { SignatureRule } from "./actions-request.js";
 import type { CapturedResponse } from "./captured-body.js";
+import type { MessageIdentity } from "./request-signer.js";
 import { RETRY_RULES } from "./retry-rules.js";
 
 /**
@@ -85,6 +86,11 @@ export interface DeliverCall {
   cutAttempts?: boolean;
   /** Epoch ms of the first attempt, when resuming a delivery (serve after restart). */
   firstAttemptAt?: number;
+  /**
+   * What the message keeps across retries and re-sends under a scheme with an id header: the id it
+   * was recorded with, its own `messageId` (the id is derived from it), its type (the event header).
+   */
+  identity?: MessageIdentity;
   /** Override the engine's targets for this message. */
   targets?: readonly Target[];
   /**

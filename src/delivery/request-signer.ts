@@ -1,0 +1,85 @@
+import { randomBytes as cryptoRandomBytes } from "node:crypto";
+import {
+  derivedMessageId,
+  messageId,
+  SCHEMES,
+  schemeKeys,
+  signRequest,
+  usableMessageId,
+  type Scheme,
+  type SchemeKey,
+  type SchemeName,
+} from "../signing/index.js";
+import { sign, signingKey, type SecretKey } from "../signing/x-signature.js";
+import type { RequestContent } from "./actions-request.js";
+
+/** The headers a request is signed with, and the URL it goes to when the scheme signs one (Twilio: `bodySHA256` added). */
+export interface Signature {
+  headers: readonly (readonly [name: string, value: string])[];
+  url: string | undefined;
+}
+
+/** What one message keeps across its retries and re-sends (docs/schemes.md#timestamps). */
+export interface MessageIdentity {
+  /** An id it was sent under before (a recorded `webhook-id`, `X-GitHub-Delivery`, …): kept as it is when the scheme can carry it. */
+  id?: string | undefined;
+  /** The message's own `messageId`: the id is derived from it, so a re-send of the same message keeps its id. */
+  seed?: string | undefined;
+  /** The event header's value (GitHub's X-GitHub-Event, Shopify's X-Shopify-Topic): the message's type. */
+  event?: string | undefined;
+}
+
+/**
+ * The engine's signing (docs/schemes.md): the secrets as each scheme's keys, made once; a request's
+ * signature headers by its target's scheme through THE signer (signing/sign.ts). X-Signature keeps
+ * its own fast path and its rule (a Webhooks (Actions) batch: element 0 only); every other scheme
+ * signs the whole body, as its senders do. A secret a scheme in use cannot take is a
+ * SecretFormatError here, when the engine is built: nothing has been sent.
+ */
+export class RequestSigner {
+  private readonly keys = new Map<SchemeName, SchemeKey[]>();
+  private readonly xKey: SecretKey | undefined;
+
+  constructor(
+    readonly secrets: readonly string[],
+    schemes: Iterable<SchemeName>,
+    private readonly randomBytes: (size: number) => Uint8Array = cryptoRandomBytes,
+  ) {
+    this.xKey = secrets[0] === undefined ? undefined : signingKey(secrets[0]);
+    if (secrets.length === 0) return;
+    for (const name of schemes) if (name !== "default" && !this.keys.has(name)) this.keys.set(name, schemeKeys(SCHEMES[name], secrets));
+  }
+
+  /** Whether a signature by `scheme` must be made again for each attempt: it signs a timestamp, which must be fresh. */
+  static renewsPerAttempt(scheme: SchemeName): boolean {
+    return SCHEMES[scheme].timestamp !== undefined;
+  }
+
+  /** The id `scheme` sends for a message: the one it had when usable, else derived from its seed, else new. */
+  idFor(scheme: SchemeName, identity: MessageIdentity): string {
+    const entry = SCHEMES[scheme];
+    if (!entry.id) return "";
+    if (identity.id !== undefined && usableMessageId(entry, identity.id)) return identity.id;
+    return identity.seed !== undefined ? derivedMessageId(entry, identity.seed) : messageId(entry, this.randomBytes);
+  }
+
+  /**
+   * The signature of one request to `url` by `scheme` at `nowMs`, or undefined without a secret (or
+   * for X-Signature, a request the destination sends unsigned). `id` is the message's (idFor).
+   */
+  sign(scheme: SchemeName, content: RequestContent, url: string, id: string, event: string | undefined, nowMs: number): Signature | undefined {
+    if (this.xKey === undefined) return undefined;
+    if (scheme === "default") return content.signed === undefined ? undefined : { headers: [["X-Signature", sign(this.xKey, content.signed)]], url: undefined };
+    const entry: Scheme = SCHEMES[scheme];
+    return signRequest(entry, this.keys.get(scheme) as SchemeKey[], {
+      body: content.body ?? EMPTY,
+      timestamp: Math.floor(nowMs / 1000),
+      id,
+      url,
+      contentType: content.body === undefined ? undefined : "application/json",
+      event: entry.event === undefined || event === undefined ? undefined : event,
+    });
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
