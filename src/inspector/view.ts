@@ -4,7 +4,7 @@ import { userIdOf } from "../messages/check.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { isPlainObject } from "../json/parse.js";
 import { MAX_PRETTY_CHARS, prettyJson } from "../json/pretty.js";
-import { redactResponseHeaders } from "../safe-text/redact.js";
+import { redactResponseHeaders, type Secrets } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
 import { elementViews, MAX_LISTED_ELEMENTS } from "./elements.js";
@@ -85,7 +85,7 @@ export function summarize(row: Inspected): RowSummary {
  */
 export function detail(
   row: Inspected,
-  context: { secret: string | undefined; curl: CurlTarget | { problem: string }; forwardTarget?: string | null; strict?: boolean },
+  context: { secret: Secrets; curl: CurlTarget | { problem: string }; forwardTarget?: string | null; strict?: boolean },
 ): Record<string, unknown> {
   const v = row.verdict;
   const curl = "problem" in context.curl ? { command: null, problem: context.curl.problem } : curlCommand(row, context.curl, context.secret);
@@ -139,7 +139,7 @@ function responseView(response: KeptResponse): Record<string, unknown> {
 }
 
 /** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical; the body is read again from the row's bytes. */
-export function recordLine(row: Inspected, secret: string | undefined): string {
-  const { signatureValid, signatureRule } = row.verdict;
-  return formatRequestLine({ ...row, verdict: { signatureValid, signatureRule, ...readJsonBody(row.raw) } }, secret);
+export function recordLine(row: Inspected, secret: Secrets): string {
+  const { signatureValid, signatureRule, signatureScheme, signatureReason } = row.verdict;
+  return formatRequestLine({ ...row, verdict: { signatureValid, signatureRule, signatureScheme, signatureReason, ...readJsonBody(row.raw) } }, secret);
 }

@@ -11,7 +11,8 @@ import { Responder } from "./responder.js";
 import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
-import { judgeRequest, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
+import { SignatureChecker } from "./signature-check.js";
+import { judgeWith, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
 /* What a receiver takes, what it tells of each request, and what it gives back; then the server. */
 
@@ -42,7 +43,15 @@ export interface ReceiverOptions extends ConnectionLimits {
   host?: string;
   /** 0 = any free port. */
   port?: number;
+  /** The shared secret; `secrets` for several (key rotation). Without either, requests are accepted and marked unsigned. */
   secret?: string | undefined;
+  secrets?: readonly string[] | undefined;
+  /** The signature scheme required (docs/schemes.md); default: each recognised by its signature header. */
+  scheme?: string | undefined;
+  /** How far a timestamped scheme's timestamp may be from the clock, in seconds; default the scheme's own. */
+  toleranceSeconds?: number | undefined;
+  /** Twilio signs the URL: the URL the sender used up to the path, when a proxy or tunnel stands in front (default: this receiver's, by the Host header). */
+  publicUrl?: string | undefined;
   strict?: boolean;
   answerPlan?: AnswerPlan;
   /**
@@ -139,6 +148,10 @@ class ReceiverCore {
   private readonly budget: BodyBudget;
   private readonly clock: Clock;
   private readonly batcher: RecordBatcher | undefined;
+  /** Built once: each scheme's keys made when the receiver starts, not per request. */
+  private readonly checker: SignatureChecker | undefined;
+  /** Every secret, masked in the recording. */
+  private readonly secrets: readonly string[];
   /** Relays in flight (or held by --delay before it), interrupted by stop(). */
   private readonly relays = new Set<AbortController>();
   private index = 0;
@@ -153,6 +166,8 @@ class ReceiverCore {
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
+    this.secrets = receiverSecrets(options);
+    this.checker = signatureCheckerOf(options, this.secrets);
     this.responder.onNoneDelayed = () => this.settleIfIdle();
   }
 
@@ -207,7 +222,7 @@ class ReceiverCore {
       this.options.onError?.(error as Error);
       if (this.batcher)
         this.batcher.add(
-          formatUnjudgedLine({ receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret }),
+          formatUnjudgedLine({ receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.secrets }),
           () => {},
         );
       return void this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
@@ -225,9 +240,9 @@ class ReceiverCore {
 
   /** Decides the answer to one complete request: the verdict, then the answer plan. */
   private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
-    const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
     const method = req.method ?? "POST";
     const path = req.url ?? "/";
+    const verdict = judgeWith(raw, req.headers, { checker: this.checker, strict: this.options.strict ?? false, path, now: receivedAt.getTime() });
     let action = this.plan.next(verdict.signatureValid !== false);
     // What the fault flags leave to the signature rule, a scripted answer may take (docs/receiver.md#scripted-answers).
     const picked =
@@ -320,7 +335,7 @@ class ReceiverCore {
   }
 
   private recordLine({ request }: Decided, response?: Record<string, unknown>): string {
-    return formatRequestLine(request, this.options.secret, response);
+    return formatRequestLine(request, this.secrets, response);
   }
 
   /** A request whose line could not be written (disk full) is answered 507, so the sender keeps it. */
@@ -369,6 +384,18 @@ class ReceiverCore {
     });
     this.responder.early(req, res, status, body);
   }
+}
+
+/** `secret` then `secrets`: every secret a request may be signed with. */
+export function receiverSecrets(options: Pick<ReceiverOptions, "secret" | "secrets">): string[] {
+  return options.secret === undefined ? [...(options.secrets ?? [])] : [options.secret, ...(options.secrets ?? [])];
+}
+
+/** The receiver's signature check, built once (a scheme named with a secret its format refuses throws now); undefined without a secret. */
+function signatureCheckerOf(options: ReceiverOptions, secrets: readonly string[]): SignatureChecker | undefined {
+  if (secrets.length === 0) return undefined;
+  const { scheme, toleranceSeconds, publicUrl } = options;
+  return new SignatureChecker({ secrets, scheme, toleranceSeconds, publicUrl, secure: options.tls !== undefined });
 }
 
 /** Resolves once the answer has gone out or its connection closed. */
