@@ -171,7 +171,8 @@ export class DeliveryEngine {
     }
     const request = this.prepareRequest(target, content, signature);
     if (!RequestSigner.renewsPerAttempt(scheme) || signature === undefined) return new UrlState(target, request);
-    const renew = (now: number): PreparedRequest => this.prepareRequest(target, content, this.signer.sign(scheme, content, target.url, id, identity.event, now));
+    const renew = (now: number): PreparedRequest =>
+      this.prepareRequest(target, content, this.signer.sign(scheme, content, target.url, id, identity.event, now));
     return new UrlState(target, request, renew);
   }
 

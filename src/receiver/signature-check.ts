@@ -107,7 +107,8 @@ export class SignatureChecker {
     this.xKeys = this.secrets.map((secret) => signingKey(secret));
     this.bodyMatch = this.secrets.map((_, i) => verified("default", "body", null, i));
     this.firstElementMatch = this.secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
-    const missing = this.required === undefined ? `missing X-Signature header (nor any other scheme's: looked for ${LOOKED_FOR})` : "missing X-Signature header";
+    const missing =
+      this.required === undefined ? `missing X-Signature header (nor any other scheme's: looked for ${LOOKED_FOR})` : "missing X-Signature header";
     this.missing = failed(this.required === undefined ? null : "default", this.required === undefined ? "unrecognised" : "missing", missing);
   }
 
@@ -151,7 +152,9 @@ export class SignatureChecker {
     const checks = SCHEME_NAMES.filter((_, i) => carries(headers, RECOGNISED_BY[i] as string[])).map((name) => this.checkOne(name, raw, headers, path, now));
     const failure = checks.find((check) => check.signatureValid !== true);
     const chosen = failure ?? (checks[checks.length - 1] as SignatureCheck);
-    const others = checks.filter((check) => check !== chosen).map((check) => `${check.signatureScheme} (${check.signatureValid === true ? "verified" : "failed"})`);
+    const others = checks
+      .filter((check) => check !== chosen)
+      .map((check) => `${check.signatureScheme} (${check.signatureValid === true ? "verified" : "failed"})`);
     return { ...chosen, signatureNote: `the request carries ${checks.length} schemes' signatures, each checked: also ${others.join(", ")}` };
   }
 
@@ -206,7 +209,12 @@ function failed(scheme: SchemeName | null, reason: SignatureReason, error: strin
   return { ...result(false, error, null, null), signatureScheme: scheme, signatureReason: reason };
 }
 
-function result(signatureValid: boolean | null, signatureError: string | null, signatureRule: SignatureRule | null, signatureNote: string | null): SignatureCheck {
+function result(
+  signatureValid: boolean | null,
+  signatureError: string | null,
+  signatureRule: SignatureRule | null,
+  signatureNote: string | null,
+): SignatureCheck {
   return {
     signatureValid,
     signatureError,

@@ -1,5 +1,5 @@
 import type { CapturedResponse } from "../delivery/captured-body.js";
-import { maskSecret, redactText, redactUrl } from "../safe-text/redact.js";
+import { maskSecret, redactText, redactUrl, type Secrets } from "../safe-text/redact.js";
 
 export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
 
@@ -89,7 +89,7 @@ export function messageFacts(message: Readonly<Record<string, unknown>>, userId:
  * the receiver's answer equal to the secret is masked (an echoing receiver must not put it in the
  * file): one pass over the engine's per-URL results, answers included.
  */
-export function resultLine(outcome: MessageOutcome, redact?: { secret: string | undefined }): ResultLine {
+export function resultLine(outcome: MessageOutcome, redact?: { secret: Secrets }): ResultLine {
   const { facts } = outcome;
   const urls: ResultUrl[] = [];
   for (const url of outcome.urls) urls.push(resultUrl(url, redact));
@@ -104,7 +104,7 @@ export function resultLine(outcome: MessageOutcome, redact?: { secret: string | 
   };
 }
 
-function resultUrl(url: UrlOutcome, redact: { secret: string | undefined } | undefined): ResultUrl {
+function resultUrl(url: UrlOutcome, redact: { secret: Secrets } | undefined): ResultUrl {
   // Field by field: the engine's object may carry more than a results line shows.
   const kept = url.response?.body;
   const body = redact !== undefined && kept !== undefined && "body" in kept ? { ...kept, body: maskSecret(kept.body, redact.secret) } : kept;

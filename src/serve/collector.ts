@@ -119,7 +119,7 @@ export class Collector {
         engine: this.engine,
         concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
         clock: this.clock,
-        secret: this.settings.secret,
+        secret: this.settings.secrets ?? this.settings.secret,
         batching: forwardingBatches(this.settings),
         ...(options.onSettled ? { onSettled: options.onSettled } : {}),
         ...(health ? { onAttempt: (event: AttemptEvent) => health.attempt(event.url, event.error) } : {}),

@@ -9,10 +9,10 @@ import type { CliIo } from "../terminal/io.js";
 import type { ActionsFlags } from "../options/actions.js";
 import type { DeliveryFlags } from "../options/delivery.js";
 import { stripUndefined } from "../../util/strip-undefined.js";
-import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
+import { warnUnsigned } from "./secret.js";
 import type { Output } from "../terminal/output.js";
 
-export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca">;
+export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca" | "retryRules">;
 
 interface ResolveDeliveryExtras {
   /** Fail when no URL is configured. */
@@ -25,7 +25,7 @@ interface ResolveDeliveryExtras {
  * says it once its input checked out (or, for serve, once started), so a mistake stays a one-line answer.
  */
 export function warnIfUnsigned(output: Output, settings: DestinationSettings): void {
-  if (settings.secret === undefined) warnUnsigned(output, "messages are sent without X-Signature", { config: true });
+  if (settings.secret === undefined) warnUnsigned(output, "messages are sent unsigned", { config: true });
 }
 
 /**
@@ -38,17 +38,17 @@ export function resolveDeliveryOptions(
   io: CliIo,
   extras: ResolveDeliveryExtras = {},
 ): { settings: DestinationSettings; engineOptions: EngineOptions } {
-  checkOneSecretFlag(options);
   if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
     throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
   }
-  const { urls, headers, secret, secretFile, userAgent, config, destination, method, data, batchSize, batchWaitMs } = options;
+  const { urls, headers, secrets, secretFiles, scheme, userAgent, config, destination, method, data, batchSize, batchWaitMs } = options;
   const { requireTargets, aliasKeys } = extras;
   const settings = resolveSettings({
     urls,
     headers,
-    secret,
-    secretFile,
+    secrets: secrets ?? [],
+    secretFiles,
+    scheme,
     userAgent,
     aliasKeys,
     configPath: config,
@@ -64,7 +64,12 @@ export function resolveDeliveryOptions(
   const ca = readCaFiles(options.ca ?? [], io.cwd);
   return {
     settings,
-    engineOptions: stripUndefined({ timeoutMs: options.timeoutMs, retryWindowMs: options.retryWindowMs, ca: ca.length > 0 ? ca : undefined }),
+    engineOptions: stripUndefined({
+      timeoutMs: options.timeoutMs,
+      retryWindowMs: options.retryWindowMs,
+      ca: ca.length > 0 ? ca : undefined,
+      retryRules: options.retryRules,
+    }),
   };
 }
 

@@ -30,7 +30,7 @@ export type ServeOptions = ServeFlags;
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
-  output.maskSecret(resolved.secret);
+  output.maskSecret(resolved.secrets ?? resolved.secret);
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
   const stateDir = resolve(io.cwd, options.state);
