@@ -50,6 +50,16 @@ export class RequestSigner {
     for (const name of schemes) if (name !== "default" && !this.keys.has(name)) this.keys.set(name, schemeKeys(SCHEMES[name], secrets));
   }
 
+  /** A scheme's keys, made on first use for a scheme no target named (a message's own targets). */
+  private keysOf(scheme: Scheme): SchemeKey[] {
+    let keys = this.keys.get(scheme.name);
+    if (keys === undefined) {
+      keys = schemeKeys(scheme, this.secrets);
+      this.keys.set(scheme.name, keys);
+    }
+    return keys;
+  }
+
   /** Whether a signature by `scheme` must be made again for each attempt: it signs a timestamp, which must be fresh. */
   static renewsPerAttempt(scheme: SchemeName): boolean {
     return SCHEMES[scheme].timestamp !== undefined;
@@ -71,11 +81,12 @@ export class RequestSigner {
     if (this.xKey === undefined) return undefined;
     if (scheme === "default") return content.signed === undefined ? undefined : { headers: [["X-Signature", sign(this.xKey, content.signed)]], url: undefined };
     const entry: Scheme = SCHEMES[scheme];
-    return signRequest(entry, this.keys.get(scheme) as SchemeKey[], {
+    return signRequest(entry, this.keysOf(entry), {
       body: content.body ?? EMPTY,
       timestamp: Math.floor(nowMs / 1000),
       id,
-      url,
+      // A URL-signing scheme signs the URL as it goes on the wire (`http://host` is sent as `http://host/`).
+      url: entry.content === "url+form" ? new URL(url).href : url,
       contentType: content.body === undefined ? undefined : "application/json",
       event: entry.event === undefined || event === undefined ? undefined : event,
     });

@@ -1,3 +1,5 @@
+import { SCHEMES } from "../signing/schemes.js";
+import type { EngineSettings } from "../delivery/deliver.js";
 import { performance } from "node:perf_hooks";
 import { failureOf, type Failure } from "../delivery/failure.js";
 import type { DeliveryResult } from "../delivery/types.js";
@@ -29,8 +31,9 @@ export async function* sendableEntries(
 ): AsyncGenerator<ReplayEntry[]> {
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
-  // Results lines need a message's messageId and event, --speed its timestamp: the scan reads those too then.
-  const scanAll = parts.time || results !== undefined;
+  // Results lines need a message's messageId and event, --speed its timestamp, a scheme's message id
+  // the messageId (docs/schemes.md#timestamps): the scan reads those too then.
+  const scanAll = parts.time || results !== undefined || sendsMessageIds(options.settings);
   const last = validation.lastLine;
   if (last === 0) return;
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
@@ -52,6 +55,11 @@ export async function* sendableEntries(
     }
     if ((batch.at(-1)?.number ?? 0) >= last) return;
   }
+}
+
+/** Whether any target's scheme sends a message id, which is derived from each message's messageId. */
+function sendsMessageIds(settings: Pick<EngineSettings, "scheme" | "targets">): boolean {
+  return settings.targets.some((target) => SCHEMES[target.scheme ?? settings.scheme ?? "default"].id !== undefined);
 }
 
 function entryOf(plan: LinePlan, text: string, line: number, parts: { time: boolean }, scanAll: boolean): ReplayEntry | undefined {
@@ -93,6 +101,7 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
     ...(options.ca ? { ca: options.ca } : {}),
+    ...(options.retryRules ? { retryRules: options.retryRules } : {}),
     connections: concurrency,
     ...(options.clock ? { clock: options.clock } : {}),
   });

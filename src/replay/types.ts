@@ -17,6 +17,8 @@ export interface ReplayOptions {
   settings: EngineSettings;
   timeoutMs?: number;
   retryWindowMs?: number;
+  /** `standard`: Standard Webhooks' retry schedule (docs/schemes.md#retries) instead of the destination's. */
+  retryRules?: "destination" | "standard" | undefined;
   ca?: readonly string[];
   concurrency?: number;
   rate?: number;
