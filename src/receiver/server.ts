@@ -11,6 +11,7 @@ import { Responder } from "./responder.js";
 import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
+import { schemeNamed } from "../signing/schemes.js";
 import { SignatureChecker } from "./signature-check.js";
 import { judgeWith, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
 
@@ -393,6 +394,8 @@ export function receiverSecrets(options: Pick<ReceiverOptions, "secret" | "secre
 
 /** The receiver's signature check, built once (a scheme named with a secret its format refuses throws now); undefined without a secret. */
 function signatureCheckerOf(options: ReceiverOptions, secrets: readonly string[]): SignatureChecker | undefined {
+  // An unknown scheme is refused with or without a secret.
+  if (options.scheme !== undefined) schemeNamed(options.scheme);
   if (secrets.length === 0) return undefined;
   const { scheme, toleranceSeconds, publicUrl } = options;
   return new SignatureChecker({ secrets, scheme, toleranceSeconds, publicUrl, secure: options.tls !== undefined });
