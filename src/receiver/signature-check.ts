@@ -195,10 +195,20 @@ function isNullSpan(raw: Uint8Array, span: ByteSpan | null): boolean {
   return span !== null && span.end - span.start === 4 && NULL_BYTES.equals(raw.subarray(span.start, span.end));
 }
 
-/** The verifier's answer in the verdict's words. */
+/** The verifier's answer in the verdict's words (one object: this runs for every request). */
 function fromVerification(verdict: Verification): SignatureCheck {
-  if (!verdict.ok) return { ...failed(verdict.scheme, verdict.reason, verdict.message), skewSeconds: verdict.skewSeconds ?? null };
-  return { ...verified(verdict.scheme, "body", null, verdict.secretIndex), skewSeconds: verdict.skewSeconds ?? null };
+  const ok = verdict.ok;
+  return {
+    signatureValid: ok,
+    signatureError: ok ? null : verdict.message,
+    signatureRule: ok ? "body" : null,
+    signatureNote: null,
+    diagnosis: null,
+    signatureScheme: verdict.scheme,
+    signatureReason: ok ? null : verdict.reason,
+    signatureSecret: ok ? verdict.secretIndex + 1 : null,
+    skewSeconds: verdict.skewSeconds ?? null,
+  };
 }
 
 function verified(scheme: SchemeName, rule: SignatureRule, note: string | null, secretIndex: number): SignatureCheck {
