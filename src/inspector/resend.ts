@@ -27,7 +27,7 @@ export interface ResendOptions {
 
 /**
  * Resend: the exact bytes of a row (or an edited body), signed again with listen's secrets by the
- * row's scheme (docs/receiver.md#inspector): X-Signature by the rule the row verified with (the whole
+ * row's scheme (docs/receiver.md#resend): X-Signature by the rule the row verified with (the whole
  * body, or a batch's element 0); a timestamped scheme with a fresh timestamp under the row's message
  * id. Through THE delivery engine (one attempt: the person clicking wants to see this answer, not
  * a retry schedule). The result is a new row linked to the original.
