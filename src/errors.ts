@@ -33,8 +33,7 @@ export type ErrorCode =
   | "E_CLOSED"
   | "E_WRITE"
   | "E_SCHEME"
-  | "E_SECRET"
-  | "E_INTERNAL";
+  | "E_SECRET";
 
 export class WebhookCliError extends Error {
   readonly code: ErrorCode;
@@ -86,6 +85,13 @@ export class ValidationError extends WebhookCliError {
   }
 }
 
+/** `serve`'s state directory or its database cannot be used: a usage problem (exit 2), never a crash. */
+export class StateError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_STATE", message, source ? { source } : undefined);
+  }
+}
+
 /** A port that cannot be listened on. */
 export class PortError extends WebhookCliError {
   constructor(message: string, options?: { cause?: unknown; source?: ErrorSource }) {
@@ -97,6 +103,26 @@ export class PortError extends WebhookCliError {
 export class ClosedError extends WebhookCliError {
   constructor(message: string) {
     super("E_CLOSED", message);
+  }
+}
+
+/** A client batch that was finally not delivered: every callback of its messages receives this. */
+export class BatchDeliveryError extends WebhookCliError {
+  constructor(
+    message: string,
+    /** Last HTTP status, or null when none arrived. */
+    readonly status: number | null,
+    readonly attempts: number,
+    readonly messageIds: readonly string[],
+  ) {
+    super("E_DELIVERY", message);
+  }
+}
+
+/** A client call refused because the in-memory queue was full (the server is slower than the producer). */
+export class QueueFullError extends WebhookCliError {
+  constructor(message: string) {
+    super("E_QUEUE_FULL", message);
   }
 }
 

@@ -6,11 +6,19 @@
 // @types/node itself, so a project whose tsconfig lists no "types" (what `tsc --init` writes, and
 // TypeScript 6's default) resolves them. "preserve" keeps the directive in the emitted .d.ts.
 /// <reference types="node" preserve="true" />
-export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
+export {
+  WebhookCliError,
+  ConfigError,
+  ValidationError,
+  ClosedError,
+  BatchDeliveryError,
+  QueueFullError,
+  type ErrorCode,
+  type ErrorSource,
+} from "./errors.js";
 
 // The client library (docs/serve-api.md#client-library).
 export { Analytics } from "./client/analytics.js";
-export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
 export type {
   AnalyticsOptions,
   AnalyticsEvents,

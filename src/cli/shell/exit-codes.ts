@@ -16,7 +16,6 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   E_QUEUE_FULL: 1,
   E_CLOSED: 1,
   E_WRITE: 1,
-  E_INTERNAL: 1,
 };
 
 export interface ExitReport {
