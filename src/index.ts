@@ -84,7 +84,7 @@ export type {
 } from "./delivery/types.js";
 export type { CapturedResponse, KeptBody } from "./delivery/captured-body.js";
 // What the engine needs from the network; `webhook-cli/testing` has a fake one.
-export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
+export type { DeliveryTransport, SendOptions, AttemptReport } from "./delivery/transport.js";
 // The retry policy as pure functions (docs/delivery.md#retry-schedule).
 export {
   classifyOutcome,

@@ -93,6 +93,7 @@ describe("the public face", () => {
       "type ScreenContext",
       "type ScreenMessage",
       "type SecretKey",
+      "type SendOptions",
       "type ShapeCheck",
       "type ShapeIssue",
       "type SignatureRule",
