@@ -115,6 +115,7 @@ describe("the public face", () => {
     expect(face).toEqual([
       "class FakeTransport",
       "class VirtualClock",
+      "class WaitTimeoutError",
       "function answers",
       "function byUrl",
       "function seededRandom",

@@ -17,7 +17,7 @@ describe("the webhook-cli/testing subpath export", () => {
       console.log(JSON.stringify({ keys: Object.keys(testing).sort(), statuses: [first.status, second.status], random: testing.seededRandom(1)() === testing.seededRandom(1)() }));`;
     const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
     expect(JSON.parse(output)).toEqual({
-      keys: ["FakeTransport", "VirtualClock", "answers", "byUrl", "seededRandom", "startReceiver"],
+      keys: ["FakeTransport", "VirtualClock", "WaitTimeoutError", "answers", "byUrl", "seededRandom", "startReceiver"],
       statuses: [503, 201],
       random: true,
     });

@@ -15,6 +15,7 @@ import {
   SecretFormatError,
   UsageError,
   ValidationError,
+  WaitTimeoutError,
   WebhookCliError,
   WriteError,
 } from "../../src/errors.js";
@@ -34,6 +35,7 @@ const ERRORS: readonly WebhookCliError[] = [
   new StateError("state directory"),
   new SchemeError("unknown scheme"),
   new SecretFormatError("not base64"),
+  new WaitTimeoutError("waitFor: timed out", { timeoutMs: 10, count: 1, matched: [], received: [] }),
 ];
 
 const SRC = join(ROOT, "src");
@@ -68,6 +70,7 @@ describe("error codes", () => {
       ["StateError", "E_STATE"],
       ["SchemeError", "E_SCHEME"],
       ["SecretFormatError", "E_SECRET"],
+      ["WaitTimeoutError", "E_WAIT_TIMEOUT"],
     ]);
     const codes = ERRORS.map((error) => error.code);
     expect(new Set(codes).size).toBe(codes.length);
@@ -87,6 +90,7 @@ describe("error codes", () => {
       E_STATE: 2,
       E_SCHEME: 2,
       E_SECRET: 2,
+      E_WAIT_TIMEOUT: 1,
     });
     // A bug is any error that is not a WebhookCliError: exit 1, with its stack.
     const bug = exitReportFor(new TypeError("cannot read properties of undefined"));
