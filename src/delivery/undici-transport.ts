@@ -4,7 +4,7 @@ import { onAbort } from "../util/abort-listeners.js";
 import { formatDuration } from "../util/duration.js";
 import { EXCERPT_BYTES, statusError, wantsExcerpt } from "./answer-excerpt.js";
 import { BodyCapture, contentTypeOf } from "./captured-body.js";
-import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
+import { parseRetryAfter } from "../util/retry-after.js";
 import { isRedirect, nextHop, type Hop } from "./redirect.js";
 import { tlsProblem } from "./tls-problem.js";
 import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
@@ -236,7 +236,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   private statusReport(): AttemptReport {
     const status = this.status;
     const headers = this.headers ?? {};
-    const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
+    // Any answer's: whether it counts is the retry rules' to say (the planner's), not the transport's.
+    const retryAfterMs = status >= 300 ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
     const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
     const error =
       status >= 200 && status < 300
