@@ -7,41 +7,13 @@
 // @types/node itself, so a project whose tsconfig lists no "types" (what `tsc --init` writes, and
 // TypeScript 6's default) resolves them. "preserve" keeps the directive in the emitted .d.ts.
 /// <reference types="node" preserve="true" />
-export {
-  WebhookCliError,
-  ConfigError,
-  ValidationError,
-  ClosedError,
-  BatchDeliveryError,
-  QueueFullError,
-  SchemeError,
-  SecretFormatError,
-  type ErrorCode,
-  type ErrorSource,
-} from "./errors.js";
 
-// The client library (docs/serve-api.md#client-library).
-export { Analytics } from "./client/analytics.js";
-export type {
-  AnalyticsOptions,
-  AnalyticsEvents,
-  AnalyticsStats,
-  FlushEvent,
-  Callback,
-  CallType,
-  CommonFields,
-  Identity,
-  Integrations,
-  // The client's call types (the outgoing webhook bodies are the *Message types below).
-  IdentifyCall,
-  TrackCall,
-  PageCall,
-  ScreenCall,
-  GroupCall,
-  AliasCall,
-} from "./client/types.js";
-// What AnalyticsOptions' and the engine's `clock` and `random` take.
-export type { Clock, Random, TimerHandle } from "./util/clock.js";
+// Everything `webhook-cli/client` exports (docs/serve-api.md#client-library): the Analytics client,
+// its call types (the outgoing webhook bodies are the *Message types below), the error base and
+// the errors it raises, and the Clock and Random that its options and the engine's take.
+export * from "./client.js";
+// The errors of signing (the rest come with the client above).
+export { SchemeError, SecretFormatError } from "./errors.js";
 
 // Signing and verifying (docs/schemes.md). X-Signature, the destination's: sign, verify, and
 // signingKey, which makes the key once for many bodies.
