@@ -28,6 +28,7 @@ export interface PreparedRequest {
 
 /** How one attempt ended. `kind` drives the retry policy. */
 export type AttemptOutcome =
+  /** An answer; `retryAfterMs`: its Retry-After, whatever the status (the retry rules say on which statuses it counts). */
   | { kind: "status"; status: number; retryAfterMs?: number }
   | { kind: "timeout" }
   | { kind: "network"; code: string }
