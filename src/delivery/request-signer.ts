@@ -12,6 +12,7 @@ import {
 } from "../signing/index.js";
 import { sign, signingKey, type SecretKey } from "../signing/x-signature.js";
 import type { RequestContent } from "./actions-request.js";
+import type { DeliverCall } from "./types.js";
 
 /** The headers a request is signed with, and the URL it goes to when the scheme signs one (Twilio: `bodySHA256` added). */
 export interface Signature {
@@ -19,15 +20,12 @@ export interface Signature {
   url: string | undefined;
 }
 
-/** What one message keeps across its retries and re-sends (docs/schemes.md#timestamps). */
-export interface MessageIdentity {
-  /** An id it was sent under before (a recorded `webhook-id`, `X-GitHub-Delivery`, …): kept as it is when the scheme can carry it. */
-  id?: string | undefined;
-  /** The message's own `messageId`: the id is derived from it, so a re-send of the same message keeps its id. */
-  seed?: string | undefined;
-  /** The event header's value (GitHub's X-GitHub-Event, Shopify's X-Shopify-Topic): the message's type. */
-  event?: string | undefined;
-}
+/**
+ * What one message keeps across its retries and re-sends (docs/schemes.md#timestamps): an id it was
+ * sent under before (kept when the scheme can carry it), its own `messageId` (the id is derived from
+ * it, so a re-send keeps it), the event header's value (GitHub's X-GitHub-Event: its type).
+ */
+export type MessageIdentity = NonNullable<DeliverCall["identity"]>;
 
 /**
  * The engine's signing (docs/schemes.md): the secrets as each scheme's keys, made once; a request's

@@ -1,7 +1,6 @@
 import type { HttpMethod, Target } from "../config/destination.js";
 import type { SignatureRule } from "./actions-request.js";
 import type { CapturedResponse } from "./captured-body.js";
-import type { MessageIdentity } from "./request-signer.js";
 import { RETRY_RULES } from "./retry-rules.js";
 
 /**
@@ -29,6 +28,7 @@ export interface PreparedRequest {
 
 /** How one attempt ended. `kind` drives the retry policy. */
 export type AttemptOutcome =
+  /** An answer; `retryAfterMs`: its Retry-After, whatever the status (the retry rules say on which statuses it counts). */
   | { kind: "status"; status: number; retryAfterMs?: number }
   | { kind: "timeout" }
   | { kind: "network"; code: string }
@@ -90,7 +90,14 @@ export interface DeliverCall {
    * What the message keeps across retries and re-sends under a scheme with an id header: the id it
    * was recorded with, its own `messageId` (the id is derived from it), its type (the event header).
    */
-  identity?: MessageIdentity;
+  identity?: {
+    /** The id it was sent under before (a recorded `webhook-id`, …), kept when the scheme can carry it. */
+    id?: string | undefined;
+    /** Its own `messageId`: the id is derived from it. */
+    seed?: string | undefined;
+    /** The event header's value: its type. */
+    event?: string | undefined;
+  };
   /** Override the engine's targets for this message. */
   targets?: readonly Target[];
   /**

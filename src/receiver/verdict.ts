@@ -3,12 +3,13 @@ import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
-import { sameSettings, SignatureChecker, type SignatureReason, type SignatureSettings } from "./signature-check.js";
+import { sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
+import type { RefusalReason } from "../signing/verify.js";
 import type { SchemeName } from "../signing/schemes.js";
 import { parseUntrustedJson } from "../json/parse.js";
+import type { RequestHeaders } from "../signing/verify.js";
 
-/** Request headers as node:http gives them (lower-case names). */
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+export type { RequestHeaders };
 
 export interface VerdictOptions {
   /** The shared secret; without one (nor `secrets`) every request is accepted and marked unsigned. */
@@ -42,7 +43,7 @@ export interface RequestVerdict {
   /** The scheme checked: the one verified, or the one that failed; null when none was (no secret, no signature header of any scheme). */
   signatureScheme: SchemeName | null;
   /** Why the signature failed (docs/schemes.md#verification: `missing`, `mismatch`, `stale`, … or `unrecognised`); null unless it did. */
-  signatureReason: SignatureReason | null;
+  signatureReason: RefusalReason | "unrecognised" | null;
   /** Which secret matched, from 1 (key rotation); null unless verified. */
   signatureSecret: number | null;
   /** A timestamped scheme's clock skew: the receiver's clock minus the signed timestamp, in seconds; null for the others. */
