@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SCHEME_NAMES, type SchemeName } from "../../src/signing/schemes.js";
 import type { ReceivedRequest } from "../helpers/http-server.js";
-import { runInProcess } from "../helpers/run-cli.js";
+import { runInProcess, startInProcess } from "../helpers/run-cli.js";
 import { ANY_SCHEME_SECRET, ID_HEADER, OTHER_SECRET, ownerVerifies, timestampOf, withChangedByte } from "../helpers/scheme-judges.js";
 import { closeServersAfterEach, tempDir } from "../helpers/setup.js";
 
@@ -141,6 +141,28 @@ describe("replay --scheme: re-signed with a fresh timestamp, under a stable mess
     expect(ids.slice(4)).toEqual([ids[0], ids[2]]);
     expect(ids[0]).toMatch(/^msg_[A-Za-z0-9_-]{22}$/);
     for (const request of target.requests) expect(await judged("standard", ANY_SCHEME_SECRET, target.url, request)).toBe(true);
+  });
+});
+
+describe("serve --scheme: what it forwards is signed by the scheme", () => {
+  it("svix, with rotation: the owner verifies with either secret", async () => {
+    const target = await server();
+    const args = ["serve", "--port", "0", "--memory", "--write-key", "wk_test", "--url", `${target.url}/hook`, "--scheme", "svix"];
+    const run = startInProcess([...args, "--secret", ANY_SCHEME_SECRET, "--secret", OTHER_SECRET], { cwd: dir });
+    const [, url] = (await run.waitFor(/Listening on (\S+)/, 15_000)) as [string, string];
+    const auth = `Basic ${Buffer.from("wk_test:").toString("base64")}`;
+    const call = await fetch(`${url}/v1/track`, {
+      method: "POST",
+      headers: { authorization: auth, "content-type": "application/json" },
+      body: JSON.stringify({ userId: "user_1", event: "Signed Up" }),
+    });
+    expect(call.status).toBe(200);
+    await expect.poll(() => target.requests.length, { timeout: 10_000 }).toBe(1);
+    const [request] = target.requests as [ReceivedRequest];
+    expect(request.headers["svix-id"]).toMatch(/^msg_/);
+    for (const secret of [ANY_SCHEME_SECRET, OTHER_SECRET]) expect(await judged("svix", secret, target.url, request)).toBe(true);
+    run.stop("SIGINT");
+    expect((await run.done).code).toBe(0);
   });
 });
 
