@@ -1,4 +1,4 @@
-import { randomBytes as cryptoRandomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import {
   derivedMessageId,
   messageId,
@@ -41,7 +41,7 @@ export class RequestSigner {
   constructor(
     readonly secrets: readonly string[],
     schemes: Iterable<SchemeName>,
-    private readonly randomBytes: (size: number) => Uint8Array = cryptoRandomBytes,
+    private readonly randomBytes: (size: number) => Uint8Array = pooledRandomBytes,
   ) {
     this.xKey = secrets[0] === undefined ? undefined : signingKey(secrets[0]);
     if (secrets.length === 0) return;
@@ -92,3 +92,19 @@ export class RequestSigner {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+// Random bytes drawn 4 KiB at a time: one system call per 256 new ids, not one per id (a replay
+// makes an id per message; node:crypto's randomBytes(16) costs several microseconds a call).
+const POOL = Buffer.alloc(4096);
+let poolUsed = POOL.length;
+
+function pooledRandomBytes(size: number): Uint8Array {
+  if (size > POOL.length) return randomFillSync(Buffer.alloc(size));
+  if (poolUsed + size > POOL.length) {
+    randomFillSync(POOL);
+    poolUsed = 0;
+  }
+  poolUsed += size;
+  // A copy: the pool is refilled under it later.
+  return Buffer.from(POOL.subarray(poolUsed - size, poolUsed));
+}

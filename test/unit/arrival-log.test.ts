@@ -120,7 +120,7 @@ describe("the control API's arrival log", () => {
     log.add(signed(2, { "x-signature": createHmac("sha1", secret).update(body).digest("hex") }));
     log.add(signed(3, { ...standard, "webhook-signature": "v1,AAAA" }));
     const kept: ReturnType<typeof arrivalOf>[] = [];
-    log.scan({ match: {}, verdict: "any" }, (a) => void kept.push(a));
+    log.scan({ match: { verdict: "any" } }, (a) => void kept.push(a));
     expect(kept.map((a) => [a.scheme, a.signature])).toEqual([
       ["standard", "ok"],
       ["default", "ok"],
