@@ -33,6 +33,15 @@ export interface Target {
   method?: HttpMethod;
   mapping?: Mapping;
   batchSize?: number;
+  /** A destination function instead of a URL (docs/functions.md#as-a-destination); `url` is then `function:FILE`. */
+  function?: FunctionTarget;
+}
+
+/** A destination function as a target: its file (as resolved) and its settings. */
+export interface FunctionTarget {
+  /** The file's absolute path. */
+  path: string;
+  settings: Record<string, unknown>;
 }
 
 export interface Source {

@@ -1,4 +1,5 @@
 import type { CapturedResponse } from "./captured-body.js";
+import type { InvocationRecord } from "../functions/types.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
 /**
@@ -28,4 +29,8 @@ export interface AttemptReport {
   response?: { headers: Record<string, string | string[]>; body: string };
   /** With `capture`, when an answer arrived. */
   captured?: CapturedResponse;
+  /** A destination function's invocation (the function transport). */
+  invocation?: InvocationRecord;
+  /** A batch (`request.items`): each event's own outcome, in order; without it, `outcome` is every event's. */
+  items?: AttemptReport[];
 }
