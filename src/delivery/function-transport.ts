@@ -35,7 +35,7 @@ export interface FunctionTransportOptions {
    * a problem of the setup, not of the event. The attempt is reported as a network failure would be
    * (retried), so a command that stops on this leaves the event interrupted, never failed.
    */
-  onSetupProblem?: (problem: string) => void;
+  onSetupProblem?: (problem: string, file: string) => void;
 }
 
 /**
@@ -74,25 +74,25 @@ export class FunctionTransport implements DeliveryTransport {
     const events = eventsOf(request);
     if (events.length !== 1) return this.each(destination, events, capture);
     const record = await destination.fn.runEvent(events[0], destination.settings);
-    return this.reportOf(record, record.outcome, capture);
+    return this.reportOf(destination, record, record.outcome, capture);
   }
 
   /** A batch to a function without onBatch (not sent so by the commands): each event to its handler. */
   private async each(destination: FunctionDestination, events: readonly unknown[], capture: boolean): Promise<AttemptReport> {
     const records = await Promise.all(events.map((event) => destination.fn.runEvent(event, destination.settings)));
-    const items = records.map((record) => this.reportOf(record, record.outcome, capture));
+    const items = records.map((record) => this.reportOf(destination, record, record.outcome, capture));
     return { ...(items[0] as AttemptReport), items };
   }
 
   private async batch(destination: FunctionDestination, request: PreparedRequest, capture: boolean): Promise<AttemptReport> {
     const record = await destination.fn.runBatch(eventsOf(request), destination.settings);
-    const report = this.reportOf(record, record.outcome, capture);
-    report.items = record.events.map((outcome) => this.reportOf(record, outcome, capture));
+    const report = this.reportOf(destination, record, record.outcome, capture);
+    report.items = record.events.map((outcome) => this.reportOf(destination, record, outcome, capture));
     return report;
   }
 
-  private reportOf(record: InvocationRecord, outcome: Outcome, capture: boolean): AttemptReport {
-    if (outcome.kind === "failed" && outcome.setup) this.options.onSetupProblem?.(outcome.reason);
+  private reportOf(destination: FunctionDestination, record: InvocationRecord, outcome: Outcome, capture: boolean): AttemptReport {
+    if (outcome.kind === "failed" && outcome.setup) this.options.onSetupProblem?.(outcome.reason, destination.fn.file);
     const report: AttemptReport = { ...attemptOf(outcome), ms: record.ms, invocation: record };
     if (capture && report.status !== null) report.captured = answerOf(record, outcome);
     return report;

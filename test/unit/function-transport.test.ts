@@ -13,7 +13,7 @@ import { VirtualClock } from "../../src/util/clock.js";
 // retried on the destination's schedule (docs/delivery.md#retry-schedule), onBatch's per-event
 // answers retrying only the events that failed.
 const URL = "function:dest.js";
-const TARGET: Target = { url: URL, headers: {}, function: { path: "/x/dest.js", settings: {} } };
+const TARGET: Target = { url: URL, headers: {}, function: { file: "dest.js", base: "/x", settings: {} } };
 const engines: DeliveryEngine[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((engine) => engine.close()));
