@@ -31,3 +31,29 @@ export const FUNCTION_OPTIONS = [
 ] as const satisfies readonly OptionSpec[];
 
 export type FunctionFlags = OptionsOf<typeof FUNCTION_OPTIONS>;
+
+/**
+ * serve's functions (docs/serve-api.md#source-functions): `--source-function [NAME=]FILE` answers
+ * `POST /functions/NAME`; its `--settings` is repeatable, `NAME=` naming the source function a
+ * value is for (one without a name is the destination function's, and any other's).
+ */
+export const SERVE_FUNCTION_OPTIONS = [
+  FUNCTION_OPTIONS[0],
+  {
+    key: "settings",
+    flag: "--settings",
+    arg: "<[name=]file|json>",
+    kind: "list",
+    help: "a function's settings: a JSON object, or a file holding one; NAME= for the source function of that name (repeatable)",
+  },
+  FUNCTION_OPTIONS[2],
+  {
+    key: "sourceFunctions",
+    flag: "--source-function",
+    arg: "<[name=]file>",
+    kind: "list",
+    help: "run this source function (onRequest) on every webhook POSTed to /functions/NAME (NAME: the file's name without .js unless given; repeatable)",
+  },
+] as const satisfies readonly OptionSpec[];
+
+export type ServeFunctionFlags = OptionsOf<typeof SERVE_FUNCTION_OPTIONS>;

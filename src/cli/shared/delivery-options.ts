@@ -38,7 +38,7 @@ export function warnIfUnsigned(output: Output, settings: DestinationSettings): v
  * needs to build THE delivery engine. Bad input throws UsageError (exit 2).
  */
 export function resolveDeliveryOptions(
-  options: DeliveryFlags & Partial<ActionsFlags> & Partial<FunctionFlags>,
+  options: DeliveryFlags & Partial<ActionsFlags> & { [K in keyof FunctionFlags]?: FunctionFlags[K] | undefined },
   io: CliIo,
   extras: ResolveDeliveryExtras = {},
 ): { settings: DestinationSettings; engineOptions: EngineOptions } {

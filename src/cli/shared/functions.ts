@@ -89,9 +89,7 @@ function withBatchSize(target: Target, hasBatch: boolean, given: number | undefi
 }
 
 /** The service's `onBatch` batch: 20 events (docs/functions.md#batches). */
-export const DEFAULT_FUNCTION_BATCH = 20;
-/** And the longest the service waits to fill one: 10 s (serve's partial batches). */
-export const FUNCTION_BATCH_WAIT_MS = 10_000;
+const DEFAULT_FUNCTION_BATCH = 20;
 
 function stopOnSetup(functions: ReadonlyMap<string, FunctionDestination>, settings: DestinationSettings, close: () => Promise<void>): DestinationFunctions {
   const stop = new AbortController();
