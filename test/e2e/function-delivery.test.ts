@@ -254,3 +254,21 @@ describe("replay --function", () => {
     expect(lines[2].urls[0].error).toBe("Bad Request: status 400: no userId");
   });
 });
+
+describe("demo --function", () => {
+  it("each example type through the function; its request arrives at the demo's receiver verified; skips are no failure", async () => {
+    const fn = file("demo-fn.js", "async function onTrack(e) { await fetch('https://api.example.com/t', { method: 'POST', body: e.event }); return 'sent' }");
+    const human = await run(["demo", "--function", fn]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(
+      /✓ track → onTrack delivered \(\d+ms\)\n {4}returned: "sent"\n {4}fetch POST https:\/\/api\.example\.com\/t → 200 \(\d+ms, sent to http:\/\/127\.0\.0\.1:\d+\/egress\)\n {4}arrived: POST \/egress, X-Signature verified\n/,
+    );
+    expect(human.stdout).toContain("- page → skipped: no onPage handler");
+    expect(human.stdout).toMatch(/7 messages: 1 delivered, 6 skipped, 0 failed\n$/);
+    const failing = file("demo-fail.js", "async function onIdentify() { throw new ValidationError('no email') }");
+    const json = await run(["demo", "--function", failing, "--json"]);
+    expect(json.code).toBe(1);
+    expect(jsonEvents(json.stdout, "summary")[0]).toMatchObject({ sent: 7, delivered: 0, skipped: 6, failed: 1, exitCode: 1 });
+    expect((await run(["demo", "--settings", "{}"])).code).toBe(2);
+  });
+});
