@@ -1,3 +1,5 @@
+import type { ReceivedWebhook } from "./testing/types.js";
+
 /**
  * One base error; every class has its own stable `code`. The CLI maps codes to
  * exit statuses in one place (src/cli/shell/exit-codes.ts); library users can switch on `code`.
@@ -34,7 +36,7 @@ export type ErrorCode =
   | "E_WRITE"
   | "E_SCHEME"
   | "E_SECRET"
-  | "E_INTERNAL";
+  | "E_WAIT_TIMEOUT";
 
 export class WebhookCliError extends Error {
   readonly code: ErrorCode;
@@ -86,6 +88,13 @@ export class ValidationError extends WebhookCliError {
   }
 }
 
+/** `serve`'s state directory or its database cannot be used: a usage problem (exit 2), never a crash. */
+export class StateError extends WebhookCliError {
+  constructor(message: string, source?: ErrorSource) {
+    super("E_STATE", message, source ? { source } : undefined);
+  }
+}
+
 /** A port that cannot be listened on. */
 export class PortError extends WebhookCliError {
   constructor(message: string, options?: { cause?: unknown; source?: ErrorSource }) {
@@ -97,6 +106,26 @@ export class PortError extends WebhookCliError {
 export class ClosedError extends WebhookCliError {
   constructor(message: string) {
     super("E_CLOSED", message);
+  }
+}
+
+/** A client batch that was finally not delivered: every callback of its messages receives this. */
+export class BatchDeliveryError extends WebhookCliError {
+  constructor(
+    message: string,
+    /** Last HTTP status, or null when none arrived. */
+    readonly status: number | null,
+    readonly attempts: number,
+    readonly messageIds: readonly string[],
+  ) {
+    super("E_DELIVERY", message);
+  }
+}
+
+/** A client call refused because the in-memory queue was full (the server is slower than the producer). */
+export class QueueFullError extends WebhookCliError {
+  constructor(message: string) {
+    super("E_QUEUE_FULL", message);
   }
 }
 
@@ -122,6 +151,29 @@ export class SecretFormatError extends WebhookCliError {
   constructor(message: string, options?: { index?: number; source?: ErrorSource }) {
     super("E_SECRET", message, options?.source ? { source: options.source } : undefined);
     this.index = options?.index ?? 0;
+  }
+}
+
+/**
+ * `waitFor` (webhook-cli/testing) reached its timeout before `count` matching requests arrived.
+ * Its message lists what did arrive; so do its fields, for a test that inspects them.
+ */
+export class WaitTimeoutError extends WebhookCliError {
+  /** The timeout that passed, in ms. */
+  readonly timeoutMs: number;
+  /** How many matching requests were waited for. */
+  readonly count: number;
+  /** The matching requests that did arrive: fewer than `count`. */
+  declare readonly matched: readonly ReceivedWebhook[];
+  /** Every request the receiver kept when the wait ended (its `requests` then), matching or not. */
+  declare readonly received: readonly ReceivedWebhook[];
+
+  constructor(message: string, wait: { timeoutMs: number; count: number; matched: readonly ReceivedWebhook[]; received: readonly ReceivedWebhook[] }) {
+    super("E_WAIT_TIMEOUT", message);
+    this.timeoutMs = wait.timeoutMs;
+    this.count = wait.count;
+    // Not enumerable: a test runner that prints the error's fields prints the message's list, not a thousand requests' bytes.
+    Object.defineProperties(this, { matched: { value: wait.matched }, received: { value: wait.received } });
   }
 }
 

@@ -1,39 +1,39 @@
-// The library's public face (docs/library.md): the client, signing, the message types with their
-// check, the receiver's verdict, and the delivery engine with its transport interface and retry
-// policy. Everything else is internal; test helpers are in the `webhook-cli/testing` subpath.
-// Re-exports only; test/e2e/public-face.test.ts lists every name, so a change here shows as a diff.
+// The library's public face (docs/library.md): the client, signing in every scheme, the message
+// types with their check, the receiver's verdict, and the delivery engine with its transport
+// interface and retry contract. Everything else is internal; the client alone is `webhook-cli/client`
+// (src/client.ts), test helpers are `webhook-cli/testing`. Re-exports only; test/e2e/public-face.test.ts
+// lists every name, so a change here shows as a diff, and CHANGELOG.md says what semver promises of them.
 // The declarations name Node.js types (Buffer, node:crypto, node:events): the .d.ts asks for
 // @types/node itself, so a project whose tsconfig lists no "types" (what `tsc --init` writes, and
 // TypeScript 6's default) resolves them. "preserve" keeps the directive in the emitted .d.ts.
 /// <reference types="node" preserve="true" />
-export { WebhookCliError, ConfigError, ValidationError, ClosedError, type ErrorCode, type ErrorSource } from "./errors.js";
 
-// The client library (docs/serve-api.md#client-library).
-export { Analytics } from "./client/analytics.js";
-export { BatchDeliveryError, QueueFullError } from "./client/errors.js";
-export type {
-  AnalyticsOptions,
-  AnalyticsEvents,
-  AnalyticsStats,
-  FlushEvent,
-  Callback,
-  CallType,
-  CommonFields,
-  Identity,
-  Integrations,
-  // The client's call types (the outgoing webhook bodies are the *Message types below).
-  IdentifyCall,
-  TrackCall,
-  PageCall,
-  ScreenCall,
-  GroupCall,
-  AliasCall,
-} from "./client/types.js";
-// What AnalyticsOptions' and the engine's `clock` and `random` take.
-export type { Clock, Random, TimerHandle } from "./util/clock.js";
+// Everything `webhook-cli/client` exports (docs/serve-api.md#client-library): the Analytics client,
+// its call types (the outgoing webhook bodies are the *Message types below), the error base and
+// the errors it raises, and the Clock and Random that its options and the engine's take.
+export * from "./client.js";
+// The errors of signing (the rest come with the client above).
+export { SchemeError, SecretFormatError } from "./errors.js";
 
-// Signing and verifying X-Signature; signingKey makes the key once for many bodies.
+// Signing and verifying (docs/schemes.md). X-Signature, the destination's: sign, verify, and
+// signingKey, which makes the key once for many bodies.
 export { sign, verify, signingKey, type BodyBytes, type SecretKey } from "./signing/x-signature.js";
+// Every scheme (Standard Webhooks, Svix, GitHub, Stripe, Shopify, Slack, Twilio and X-Signature) as
+// data, read by the one signer and the one verifier; the secrets made into keys once.
+export { SCHEMES, SCHEME_NAMES, type Scheme, type SchemeName, type SignatureHeader, type SignedContent, type SecretFormat } from "./signing/schemes.js";
+export { schemeKeys, type SchemeKey } from "./signing/secrets.js";
+export { signRequest, messageId, type SignInput, type SignedRequest } from "./signing/sign.js";
+export {
+  verifySignature,
+  type VerifyInput,
+  type VerifyOptions,
+  type RequestHeaders,
+  type Verification,
+  type Verified,
+  type Refused,
+  type RefusalReason,
+} from "./signing/verify.js";
+export { recogniseSchemes, requestVerifier, type RequestVerifier, type RequestVerifierOptions, type NotRecognised } from "./signing/recognise.js";
 
 // The webhook messages and their shape check.
 export {
@@ -56,7 +56,7 @@ export {
 export { checkMessage, type ShapeCheck, type ShapeIssue, type CheckOptions } from "./messages/check.js";
 
 // The receiver's verdict on one request: signature, shape, diagnosis.
-export { judgeRequest, type RequestVerdict, type RequestHeaders, type VerdictOptions } from "./receiver/verdict.js";
+export { judgeRequest, type RequestVerdict, type VerdictOptions } from "./receiver/verdict.js";
 export type { Diagnosis, DiagnosisCause } from "./receiver/diagnose.js";
 
 // The delivery engine (docs/delivery.md): built by createDeliveryEngine, which loads it on first
@@ -76,19 +76,9 @@ export type {
 } from "./delivery/types.js";
 export type { CapturedResponse, KeptBody } from "./delivery/captured-body.js";
 // What the engine needs from the network; `webhook-cli/testing` has a fake one.
-export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
-// The retry policy as pure functions (docs/delivery.md#retry-schedule).
-export {
-  classifyOutcome,
-  honoursRetryAfter,
-  backoffCapMs,
-  backoffMs,
-  retryWaitMs,
-  mayStartAt,
-  planNextRound,
-  parseRetryAfter,
-  type AttemptVerdict,
-  type NextRound,
-} from "./delivery/policy.js";
-// The retry rules the policy reads, as data: the destination's and the client's side by side.
+export type { DeliveryTransport, SendOptions, AttemptReport } from "./delivery/transport.js";
+// The retry contract (docs/delivery.md#retry-schedule): the rules as data, one row per sender, and
+// the planner that reads them, as the engine does after every round. How the planner is made
+// (classifying, backoff, the window) stays inside.
 export { RETRY_RULES, type RetryRules } from "./delivery/retry-rules.js";
+export { planNextRound, type NextRound, type NextRoundInput } from "./delivery/policy.js";

@@ -9,6 +9,8 @@ import type { StartReceiverOptions, TestReceiver } from "./testing/types.js";
 export { VirtualClock, seededRandom, type Clock, type Random, type TimerHandle } from "./util/clock.js";
 export { FakeTransport, answers, byUrl, type FakeAnswer, type FakeRequest, type FakeResponder, type FakeTransportOptions } from "./delivery/fake-transport.js";
 export type { DeliveryTransport, AttemptReport } from "./delivery/transport.js";
+// What waitFor rejects with at its timeout.
+export { WaitTimeoutError } from "./errors.js";
 
 // listen's receiver in the test's own process (docs/library.md#a-receiver-in-your-tests); loaded on
 // first use, so a test that only wants the clock loads no server.

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import { sleep, type TimerHandle } from "../util/clock.js";
+import { BatchDeliveryError, QueueFullError } from "../errors.js";
 import { holdProcess } from "../util/hold-process.js";
 import { Batcher, batchBody, envelopeOverhead, type SealedBatch } from "./batcher.js";
-import { BatchDeliveryError, QueueFullError } from "./errors.js";
 import { LIBRARY } from "./library.js";
 import type { ClientSettings } from "./options.js";
 import { describeOutcome, isRetryable, isSuccess, retryDelayMs, type SendOutcome } from "./retry.js";

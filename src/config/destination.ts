@@ -34,7 +34,10 @@ export interface Target {
   method?: HttpMethod;
   mapping?: Mapping;
   batchSize?: number;
-  /** A destination function instead of a URL (docs/functions.md#as-a-destination); `url` is then `function:FILE`. */
+  /**
+   * A destination function instead of a URL (docs/functions.md#as-a-destination); `url` is then `function:FILE`.
+   * @internal the command line's: the library's engine takes URLs.
+   */
   function?: FunctionTarget;
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { WebhookCliError } from "../errors.js";
+import { UsageError, WebhookCliError } from "../errors.js";
 import type { Arrival } from "../receiver/arrivals.js";
 import { MATCH_FIELDS, matches } from "../receiver/match.js";
 import { parseMatch } from "../receiver/rules-file.js";
@@ -184,5 +184,5 @@ function whole(params: URLSearchParams, name: string, fallback: number, min: num
 }
 
 function problem(message: string): WebhookCliError {
-  return new WebhookCliError("E_USAGE", message);
+  return new UsageError(message);
 }

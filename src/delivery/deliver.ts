@@ -7,7 +7,7 @@ import { holdProcess } from "../util/hold-process.js";
 import { recordedRequest, singleRequest, type RequestContent } from "./actions-request.js";
 import { classifyOutcome, deliveredRound, planNextRound, type NextRound } from "./policy.js";
 import { RETRY_RULES, type RetryRules } from "./retry-rules.js";
-import type { AttemptReport, DeliveryTransport } from "./transport.js";
+import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
 import {
   DEFAULT_RETRY_WINDOW_MS,
   type AttemptEvent,
@@ -57,19 +57,22 @@ export class DeliveryEngine {
   private readonly transport: DeliveryTransport;
   // Made once (signingKey): converting the text per message costs more than the hash.
   private readonly key: SecretKey | undefined;
+  /** The attempt options of a call that asks for nothing more than the deadline (the usual one): made once. */
+  private readonly plainSend: SendOptions;
 
   constructor(settings: EngineSettings, options: DeliveryOptions) {
     this.destination = settings.destination ?? "classic";
     this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent, destination: this.destination };
     this.rules = RETRY_RULES[this.destination];
     // Destination functions read events, not signatures: a run with only functions signs nothing.
-    const signs = settings.secret !== undefined && !settings.targets.every((target) => target.function !== undefined);
+    const signs = settings.secret !== undefined && (settings.targets.length === 0 || settings.targets.some((target) => target.function === undefined));
     this.key = signs ? signingKey(settings.secret as string) : undefined;
     this.timeoutMs = options.timeoutMs ?? this.rules.timeoutMs;
     this.retryWindowMs = options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.transport = options.transport;
+    this.plainSend = Object.freeze({ timeoutMs: this.timeoutMs });
   }
 
   /**
@@ -175,20 +178,18 @@ export class DeliveryEngine {
     if (states.length === 0) return resultOf(states, false, 0, false);
     if (call.signal?.aborted) return resultOf(states, false, 0, true);
     const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
-    const cut = call.cutAttempts === true ? call.signal : undefined;
+    const send = this.sendOptionsOf(call);
     let pending: readonly UrlState[] = states;
     for (let round = 1; ; round++) {
-      const keep = call.keepResponse === true;
-      const capture = call.captureResponse === true;
       let reports: AttemptReport[] | undefined;
-      if (cut) reports = await this.attemptAllUnlessCut(pending, keep, capture, cut);
+      if (send.signal) reports = await this.attemptAllUnlessCut(pending, send, send.signal);
       else if (pending.length === 1) {
         // One URL (the usual case): its attempt awaited here, not through attemptAll's own promise.
         const only = pending[0] as UrlState;
-        const report = await this.transport.post(only.request, this.timeoutMs, keep, capture);
+        const report = await this.transport.send(only.request, send);
         only.record(report);
         reports = [report];
-      } else reports = await this.attemptAll(pending, keep, capture);
+      } else reports = await this.attemptAll(pending, send);
       // Cut short by the stop: nothing is known of this round, so the message is neither delivered nor failed.
       if (reports === undefined) return resultOf(states, false, round, true);
       // A 2xx decides the round: no clock reading nor outcome list for the usual delivery.
@@ -262,15 +263,22 @@ export class DeliveryEngine {
 
   /** One batch request, cut short (undefined) when the call cuts attempts and its signal aborts. */
   private async attemptBatch(request: PreparedRequest, call: DeliverCall): Promise<AttemptReport | undefined> {
-    const cut = call.cutAttempts === true ? call.signal : undefined;
-    if (cut?.aborted) return undefined;
-    const report = await this.transport.post(request, this.timeoutMs, call.keepResponse === true, call.captureResponse === true, cut);
-    return cut?.aborted ? undefined : report;
+    const send = this.sendOptionsOf(call);
+    if (send.signal?.aborted) return undefined;
+    const report = await this.transport.send(request, send);
+    return send.signal?.aborted ? undefined : report;
+  }
+
+  /** How each attempt of `call` is made: the deadline; the answers kept or captured; the signal that cuts it (`cutAttempts`). */
+  private sendOptionsOf(call: DeliverCall): SendOptions {
+    const signal = call.cutAttempts === true ? call.signal : undefined;
+    if (call.keepResponse !== true && call.captureResponse !== true && signal === undefined) return this.plainSend;
+    return { timeoutMs: this.timeoutMs, keepResponse: call.keepResponse === true, captureResponse: call.captureResponse === true, signal };
   }
 
   /** One round of several URLs: every pending URL at once, each report recorded on its URL. */
-  private async attemptAll(pending: readonly UrlState[], keepResponse: boolean, capture: boolean): Promise<AttemptReport[]> {
-    const reports = await Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture)));
+  private async attemptAll(pending: readonly UrlState[], send: SendOptions): Promise<AttemptReport[]> {
+    const reports = await Promise.all(pending.map((state) => this.transport.send(state.request, send)));
     for (const [i, state] of pending.entries()) state.record(reports[i] as AttemptReport);
     return reports;
   }
@@ -279,19 +287,14 @@ export class DeliveryEngine {
    * attemptAll, cut short when `cut` aborts: the attempts in flight are aborted, and the round
    * yields nothing (undefined) unless every answer was in first.
    */
-  private async attemptAllUnlessCut(
-    pending: readonly UrlState[],
-    keepResponse: boolean,
-    capture: boolean,
-    cut: AbortSignal,
-  ): Promise<AttemptReport[] | undefined> {
+  private async attemptAllUnlessCut(pending: readonly UrlState[], send: SendOptions, cut: AbortSignal): Promise<AttemptReport[] | undefined> {
     if (cut.aborted) return undefined;
-    const posts = Promise.all(pending.map((state) => this.transport.post(state.request, this.timeoutMs, keepResponse, capture, cut)));
+    const sent = Promise.all(pending.map((state) => this.transport.send(state.request, send)));
     let stopListening = (): void => {};
     const stopped = new Promise<undefined>((resolve) => {
       stopListening = onAbort(cut, () => resolve(undefined));
     });
-    const reports = await Promise.race([posts, stopped]);
+    const reports = await Promise.race([sent, stopped]);
     stopListening();
     // An answer that came in as the stop did may be the transport's report of the cut itself.
     if (reports === undefined || cut.aborted) return undefined;

@@ -2,7 +2,7 @@ import { sleep, systemClock, type Clock } from "../util/clock.js";
 import { formatDuration } from "../util/duration.js";
 import { statusError } from "./answer-excerpt.js";
 import { contentTypeOf, keepBody } from "./captured-body.js";
-import type { AttemptReport, DeliveryTransport } from "./transport.js";
+import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
 import type { PreparedRequest } from "./types.js";
 
 /** How the fake answers one attempt. */
@@ -62,7 +62,8 @@ export class FakeTransport implements DeliveryTransport {
     return this.inFlight;
   }
 
-  async post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false): Promise<AttemptReport> {
+  async send(request: PreparedRequest, options: SendOptions): Promise<AttemptReport> {
+    const { timeoutMs, keepResponse = false, captureResponse = false } = options;
     const body = request.body.toString("utf8");
     const key = `${request.url} ${body}`;
     const attempt = (this.attempts.get(key) ?? 0) + 1;
@@ -78,7 +79,7 @@ export class FakeTransport implements DeliveryTransport {
         return { outcome: { kind: "timeout" }, status: null, error: `timeout: no response within ${formatDuration(timeoutMs)}`, ms: timeoutMs };
       }
       if (latency > 0) await sleep(this.clock, latency);
-      return report(answer, keepResponse, capture, this.clock.now() - started);
+      return report(answer, keepResponse, captureResponse, this.clock.now() - started);
     } finally {
       this.inFlight -= 1;
     }

@@ -2,7 +2,7 @@ import type { FunctionSettings } from "../functions/settings.js";
 import type { BatchRecord, InvocationRecord, Outcome } from "../functions/types.js";
 import { onAbort } from "../util/abort-listeners.js";
 import { keepBody, type CapturedResponse } from "./captured-body.js";
-import type { AttemptReport, DeliveryTransport } from "./transport.js";
+import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
 /** The URL a destination function stands under among the targets (`function:slack.js`): what results and lines name. */
@@ -52,16 +52,18 @@ export class FunctionTransport implements DeliveryTransport {
     private readonly options: FunctionTransportOptions = {},
   ) {}
 
-  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false, cut?: AbortSignal): Promise<AttemptReport> {
+  /** One invocation; `options.timeoutMs` does not bound it (the function's own limit does); `options.signal` cuts it short for the engine. */
+  send(request: PreparedRequest, options: SendOptions): Promise<AttemptReport> {
     const destination = this.functions.get(request.url);
     if (destination === undefined) {
-      if (this.options.others) return this.options.others.post(request, timeoutMs, keepResponse, capture, cut);
+      if (this.options.others) return this.options.others.send(request, options);
       const reason = `no destination function at ${request.url}`;
       return Promise.resolve({ outcome: { kind: "invalid", reason }, status: null, error: reason, ms: 0 });
     }
+    const capture = options.captureResponse === true;
     const run =
       request.items !== undefined && destination.fn.has("onBatch") ? this.batch(destination, request, capture) : this.event(destination, request, capture);
-    return cut === undefined ? run : unlessCut(run, cut);
+    return options.signal === undefined ? run : unlessCut(run, options.signal);
   }
 
   async close(): Promise<void> {

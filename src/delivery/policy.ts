@@ -89,21 +89,28 @@ export function deliveredRound(reports: readonly { outcome: AttemptOutcome }[]):
 
 export type NextRound = { retry: true; waitMs: number } | { retry: false; reason: "delivered" | "permanent" | "window" };
 
+/** What planNextRound decides from: the round just finished, the delivery's times, the jitter's randomness and the rules. */
+export interface NextRoundInput {
+  /** The round just finished, from 1; the next one is retry `round`. */
+  round: number;
+  /** How each of its attempts ended (one per URL tried). */
+  outcomes: readonly AttemptOutcome[];
+  /** The clock's time now, in ms. */
+  now: number;
+  /** When the delivery's first attempt started, in ms. */
+  firstAttemptAt: number;
+  /** No attempt starts later than this after the first, in ms. */
+  windowMs: number;
+  random: Random;
+  /** A row of RETRY_RULES; default `classic`. */
+  rules?: RetryRules;
+}
+
 /**
  * Decides what follows a round: stop when any URL was delivered or none can be
  * retried; otherwise wait, unless the next attempt would start after the window.
- * `round` is the round just finished (1-based); the next one is retry `round`.
  */
-export function planNextRound(input: {
-  round: number;
-  outcomes: readonly AttemptOutcome[];
-  now: number;
-  firstAttemptAt: number;
-  windowMs: number;
-  random: Random;
-  /** The row of retry-rules.ts; default `classic`. */
-  rules?: RetryRules;
-}): NextRound {
+export function planNextRound(input: NextRoundInput): NextRound {
   // The usual round (one URL, 2xx) allocates nothing.
   if (input.outcomes.some(isDelivered)) return DELIVERED;
   const rules: RetryRules = input.rules ?? RULES;

@@ -1,4 +1,5 @@
 import type { Random } from "../util/clock.js";
+import { deepFrozen } from "../util/frozen.js";
 
 /*
  * The retry rules as data, one row per sender, side by side (as undici's retry handler keeps its
@@ -10,8 +11,8 @@ import type { Random } from "../util/clock.js";
  * spreads its retries from zero up; the client runs inside someone's app, so it tries a few times
  * within seconds, never all at once with its siblings, and gives up. The policy functions
  * (delivery/policy.ts, client/retry.ts) read these rows and hold no numbers of their own.
- * Pure and import-free at run time: the client imports it, and `import { Analytics }` must load none
- * of the engine.
+ * Pure, and it imports nothing of the engine: the client imports it, and `import { Analytics }` must
+ * load none of the engine.
  */
 
 export interface RetryRules {
@@ -46,7 +47,8 @@ const HOUR = 60 * MINUTE;
 // Standard Webhooks' example schedule, after the immediate first attempt: 75 h 35 min 5 s in all.
 const STANDARD_SCHEDULE = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 14 * HOUR, 20 * HOUR, 24 * HOUR] as const;
 
-export const RETRY_RULES = {
+// Frozen all the way down: the rows are public.
+export const RETRY_RULES = deepFrozen({
   classic: {
     retried: { statuses: [408, 429], from: 500 },
     retriedFailures: ["timeout", "network"],
@@ -95,7 +97,7 @@ export const RETRY_RULES = {
     followsRedirects: false,
     maxRedirects: 0,
   },
-} as const satisfies Record<string, RetryRules>;
+} as const satisfies Record<string, RetryRules>);
 
 /** Whether `rules` retry an answer with this status. */
 export function retriesStatus(rules: RetryRules, status: number): boolean {

@@ -31,6 +31,7 @@ export interface PreparedRequest {
 
 /** How one attempt ended. `kind` drives the retry policy. */
 export type AttemptOutcome =
+  /** An answer; `retryAfterMs`: its Retry-After, whatever the status (the retry rules say on which statuses it counts). */
   | { kind: "status"; status: number; retryAfterMs?: number }
   | { kind: "timeout" }
   | { kind: "network"; code: string }
@@ -52,7 +53,10 @@ export interface AttemptEvent {
   retryInMs?: number;
   request: PreparedRequest;
   response?: { headers: Record<string, string | string[]>; body: string };
-  /** A destination function's invocation: what it returned or threw, logged and fetched. */
+  /**
+   * A destination function's invocation: what it returned or threw, logged and fetched.
+   * @internal the command line's function transport sets it.
+   */
   invocation?: InvocationRecord;
 }
 
@@ -67,7 +71,10 @@ export interface UrlResult {
   ms: number;
   /** The last attempt's answer, with `captureResponse` (replay --results/--compare). */
   response?: CapturedResponse;
-  /** A destination function's last invocation. */
+  /**
+   * A destination function's last invocation.
+   * @internal the command line's function transport sets it.
+   */
   invocation?: InvocationRecord;
   /** Why a destination function skipped the event (its last attempt's outcome). */
   skipped?: string;

@@ -4,10 +4,10 @@ import { onAbort } from "../util/abort-listeners.js";
 import { formatDuration } from "../util/duration.js";
 import { EXCERPT_BYTES, statusError, wantsExcerpt } from "./answer-excerpt.js";
 import { BodyCapture, contentTypeOf } from "./captured-body.js";
-import { honoursRetryAfter, parseRetryAfter } from "./policy.js";
+import { parseRetryAfter } from "../util/retry-after.js";
 import { isRedirect, nextHop, type Hop } from "./redirect.js";
 import { tlsProblem } from "./tls-problem.js";
-import type { AttemptReport, DeliveryTransport } from "./transport.js";
+import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
 export interface UndiciTransportOptions {
@@ -36,7 +36,7 @@ export class UndiciTransport implements DeliveryTransport {
     this.agent = new Agent({
       connections: options.connections ?? 16,
       keepAliveTimeout: 10_000,
-      // Our own deadline (in post) is the one reported; this one closes a stalled TCP/TLS connect.
+      // Our own deadline (in send) is the one reported; this one closes a stalled TCP/TLS connect.
       connectTimeout: options.timeoutMs ?? 10_000,
       headersTimeout: 0,
       bodyTimeout: 0,
@@ -46,17 +46,18 @@ export class UndiciTransport implements DeliveryTransport {
   }
 
   /**
-   * One POST with ONE deadline covering connect, TLS and the response head.
+   * One request, by its method, with ONE deadline covering connect, TLS and the response head.
    * Never rejects: every failure is an outcome. Uses undici's dispatch
    * handler API directly: no response stream or promise per layer, which
    * matters when replay pushes thousands of messages a second.
    */
-  post(request: PreparedRequest, timeoutMs: number, keepResponse: boolean, capture = false, cut?: AbortSignal): Promise<AttemptReport> {
+  send(request: PreparedRequest, options: SendOptions): Promise<AttemptReport> {
     const where = this.locate(request.url);
     if ("invalid" in where) return Promise.resolve({ outcome: { kind: "invalid", reason: where.invalid }, status: null, error: where.invalid, ms: 0 });
     return new Promise((resolve) => {
-      const attempt = new Attempt(resolve, request.url, timeoutMs, keepResponse, capture ? new BodyCapture() : undefined);
-      if (cut) attempt.cutBy(cut);
+      const capture = options.captureResponse === true ? new BodyCapture() : undefined;
+      const attempt = new Attempt(resolve, request.url, options.timeoutMs, options.keepResponse === true, capture);
+      if (options.signal) attempt.cutBy(options.signal);
       attempt.start(this.agent, where.origin, where.path, request);
     });
   }
@@ -235,7 +236,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   private statusReport(): AttemptReport {
     const status = this.status;
     const headers = this.headers ?? {};
-    const retryAfterMs = honoursRetryAfter(status) ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
+    // Any answer's: whether it counts is the retry rules' to say (the planner's), not the transport's.
+    const retryAfterMs = status >= 300 ? parseRetryAfter(headers["retry-after"], Date.now()) : undefined;
     const outcome: AttemptOutcome = retryAfterMs !== undefined ? { kind: "status", status, retryAfterMs } : { kind: "status", status };
     const error =
       status >= 200 && status < 300

@@ -5,9 +5,9 @@ import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
 import { checkSignature } from "./signature-check.js";
 import { parseUntrustedJson } from "../json/parse.js";
+import type { RequestHeaders } from "../signing/verify.js";
 
-/** Request headers as node:http gives them (lower-case names). */
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+export type { RequestHeaders };
 
 export interface VerdictOptions {
   /** The shared secret; without one every request is accepted and marked unsigned. */

@@ -11,10 +11,10 @@ export { messageId, signRequest, type SignedRequest, type SignInput } from "./si
 export {
   describeSkew,
   verifySignature,
-  type ReceivedRequest,
+  type VerifyInput,
   type RefusalReason,
   type Refused,
-  type SignedHeaders,
+  type RequestHeaders,
   type Verification,
   type Verified,
   type VerifyOptions,

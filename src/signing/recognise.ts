@@ -1,18 +1,18 @@
 import { SecretFormatError } from "../errors.js";
 import { SCHEME_NAMES, SCHEMES, schemeNamed, type Scheme, type SchemeName } from "./schemes.js";
 import { schemeKeys, type SchemeKey } from "./secrets.js";
-import { verifySignature, type ReceivedRequest, type Refused, type SignedHeaders, type Verification, type VerifyOptions } from "./verify.js";
+import { verifySignature, type VerifyInput, type Refused, type RequestHeaders, type Verification, type VerifyOptions } from "./verify.js";
 
 /**
  * The schemes whose signature header a request carries, in the table's order
  * (docs/schemes.md#recognition). A sender migrating to Standard Webhooks sends its old header beside
  * the new ones, so a request may carry several.
  */
-export function recogniseSchemes(headers: SignedHeaders): SchemeName[] {
+export function recogniseSchemes(headers: RequestHeaders): SchemeName[] {
   return SCHEME_NAMES.filter((name) => carries(headers, SCHEMES[name]));
 }
 
-function carries(headers: SignedHeaders, scheme: Scheme): boolean {
+function carries(headers: RequestHeaders, scheme: Scheme): boolean {
   const names = scheme.legacy ? [scheme.signature.name, scheme.legacy.name] : [scheme.signature.name];
   return names.some((name) => headers[name.toLowerCase()] !== undefined);
 }
@@ -25,7 +25,7 @@ export interface RequestVerifierOptions extends VerifyOptions {
 }
 
 /** A request's verdict on each scheme checked: one entry with --scheme, one per scheme recognised without (none recognised: one refusal). */
-export type RequestVerifier = (request: ReceivedRequest) => Verification[] | [NotRecognised];
+export type RequestVerifier = (request: VerifyInput) => Verification[] | [NotRecognised];
 
 /** No scheme's signature header was found. */
 export interface NotRecognised {

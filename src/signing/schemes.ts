@@ -1,4 +1,5 @@
 import { SchemeError, type ErrorSource } from "../errors.js";
+import { deepFrozen } from "../util/frozen.js";
 import { didYouMean } from "../util/suggest.js";
 
 /*
@@ -8,7 +9,7 @@ import { didYouMean } from "../util/suggest.js";
  * (docs/schemes.md#adding-a-scheme). Each entry follows its owner's own code, named in `owner`.
  */
 
-export const SCHEME_NAMES = ["default", "standard", "svix", "github", "stripe", "shopify", "slack", "twilio"] as const;
+export const SCHEME_NAMES = deepFrozen(["default", "standard", "svix", "github", "stripe", "shopify", "slack", "twilio"] as const);
 export type SchemeName = (typeof SCHEME_NAMES)[number];
 
 /**
@@ -76,7 +77,8 @@ const FIVE_MINUTES = 5 * 60;
 
 const STANDARD_SIGNATURE = { mac: "sha256", encoding: "base64", prefix: "v1,", separator: " " } as const;
 
-export const SCHEMES: Readonly<Record<SchemeName, Scheme>> = {
+// Frozen all the way down: the table is public.
+export const SCHEMES: Readonly<Record<SchemeName, Scheme>> = deepFrozen({
   // Today's: the Webhooks destination's X-Signature (docs/delivery.md#signature).
   default: {
     name: "default",
@@ -162,7 +164,7 @@ export const SCHEMES: Readonly<Record<SchemeName, Scheme>> = {
     secret: "text",
     signsEachSecret: false,
   },
-};
+});
 
 /** The scheme called `name`; an unknown name is a SchemeError with the closest name, if one is close, and the list. */
 export function schemeNamed(name: string, source: ErrorSource = { field: "scheme" }): Scheme {

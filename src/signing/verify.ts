@@ -4,11 +4,11 @@ import type { Scheme, SchemeName, SignatureHeader } from "./schemes.js";
 import type { SchemeKey } from "./secrets.js";
 
 /** Request headers as node:http gives them (lower-case names). */
-export type SignedHeaders = Readonly<Record<string, string | string[] | undefined>>;
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 /** A request as received: what any scheme may have signed. */
-export interface ReceivedRequest {
-  headers: SignedHeaders;
+export interface VerifyInput {
+  headers: RequestHeaders;
   /** The body's bytes exactly as received. */
   body: Uint8Array;
   /** The full URL the sender used (Twilio signs it): what the receiver was reached at, or its public URL behind a proxy. */
@@ -72,7 +72,7 @@ export type Verification = Verified | Refused;
  * out; never throws for what a request holds. The signature is computed over the body's bytes as
  * received and compared in constant time; a matching signature is then held to the timestamp's tolerance.
  */
-export function verifySignature(scheme: Scheme, keys: readonly SchemeKey[], request: ReceivedRequest, options: VerifyOptions = {}): Verification {
+export function verifySignature(scheme: Scheme, keys: readonly SchemeKey[], request: VerifyInput, options: VerifyOptions = {}): Verification {
   let header = scheme.signature;
   let value = headerValue(request.headers, header.name);
   if (value === undefined && scheme.legacy) {
@@ -109,7 +109,7 @@ export function verifySignature(scheme: Scheme, keys: readonly SchemeKey[], requ
 }
 
 /** A header's value, several of one name joined as node:http joins them. */
-function headerValue(headers: SignedHeaders, name: string): string | undefined {
+function headerValue(headers: RequestHeaders, name: string): string | undefined {
   const value = headers[lowerCase(name)];
   return Array.isArray(value) ? value.join(", ") : value;
 }
@@ -144,7 +144,7 @@ function parseSignatures(scheme: Scheme, header: SignatureHeader, value: string)
 type Meta = { id: string | undefined; timestamp: string | undefined } | { refusal: Refused };
 
 /** The id and timestamp the scheme signs, read from their headers (or the signature header's part). */
-function readMeta(scheme: Scheme, request: ReceivedRequest, partTimestamp: string | undefined): Meta {
+function readMeta(scheme: Scheme, request: VerifyInput, partTimestamp: string | undefined): Meta {
   const id = scheme.id ? headerValue(request.headers, scheme.id.header) : undefined;
   if (scheme.id && scheme.content === "id.timestamp.body" && id === undefined) return missing(scheme, scheme.id.header);
   const where = scheme.timestamp?.header;
@@ -189,7 +189,7 @@ function skewOf(scheme: Scheme, timestamp: string | undefined, now: number, opti
 }
 
 /** Twilio: the URL forms to try, after the URL's bodySHA256 is checked for a body that is not a form. */
-function twilioUrls(scheme: Scheme, request: ReceivedRequest, fields: ContentFields): string[] | Refused {
+function twilioUrls(scheme: Scheme, request: VerifyInput, fields: ContentFields): string[] | Refused {
   const url = request.url;
   if (url === undefined || url === "") return refused(scheme, "no-url", null, null, `${scheme.name} signs the URL, and no URL was given to check against`);
   fields.contentType = headerValue(request.headers, "content-type");

@@ -1,4 +1,4 @@
-import { ConfigError, WebhookCliError } from "../errors.js";
+import { ClosedError, ConfigError, WaitTimeoutError, WebhookCliError } from "../errors.js";
 import { RequestStore, receivedRow, type Inspected } from "../receiver/history/index.js";
 import type { Message } from "../messages/schemas.js";
 import { ScriptedAnswers, type AnswerRule } from "../receiver/scripted-answers.js";
@@ -12,7 +12,7 @@ import { readJsonBody } from "../receiver/verdict.js";
 import { seededRandom, systemClock } from "../util/clock.js";
 import { durationOf } from "../util/duration.js";
 import type { ReceivedWebhook, ReceiverFaults, StartReceiverOptions, TestReceiver, WaitOptions, WebhookMatcher } from "./types.js";
-import { Waiters } from "./waiters.js";
+import { Waiters, type WaitEnding } from "./waiters.js";
 
 /** waitFor's default timeout: under vitest's and jest's 5 s per test, so its own message is what fails the test. */
 const DEFAULT_WAIT_MS = 4_000;
@@ -65,7 +65,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       answerPlan.reset();
     },
     async close() {
-      waiters.rejectAll("the receiver was closed");
+      waiters.rejectAll();
       await server.close();
       await forwarder?.close();
     },
@@ -86,19 +86,23 @@ function answersOf(options: StartReceiverOptions): { startRules: AnswerRule[]; s
 /**
  * The receiver's waitFor. Its overloads' narrower types hold: it resolves with `count` (at least 1) requests, each
  * passed by the matcher, and one naming a type, an event or kind "message" passes message bodies only (src/receiver/match.ts).
+ * It rejects with a WaitTimeoutError at its timeout, or a ClosedError when the receiver closes first, each saying what arrived.
  */
 function waitForOf(history: History, waiters: Waiters, errors: readonly string[]): TestReceiver["waitFor"] {
-  const report = (what: string, found: number, count: number, matcher: string): string => {
-    const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
-    return `waitFor: ${what}: ${found} of ${count} request${count === 1 ? "" : "s"} matching ${matcher}.\n${history.report()}${problems}`;
-  };
   return (async (matcher: WebhookMatcher, wait: WaitOptions = {}) => {
     const { test, shown } = libraryCall(() => testOf(matcher));
     const count = wait.count ?? 1;
     if (!Number.isInteger(count) || count < 1) throw new ConfigError(`count: expected a whole number from 1, got ${count}`, { field: "count" });
     const timeoutMs = libraryCall(() => durationOf(wait.timeout ?? DEFAULT_WAIT_MS, { field: "timeout" }));
     const found = history.views().filter(test);
-    return waiters.wait(found, test, count, timeoutMs, (why, n) => report(why, n, count, shown));
+    const failure = (ending: WaitEnding, matched: readonly ReceivedWebhook[]): Error => {
+      const why = ending === "closed" ? "the receiver was closed" : `timed out after ${timeoutMs} ms`;
+      const problems = errors.length > 0 ? `\nThe receiver could not handle every request: ${errors.join("; ")}` : "";
+      const message = `waitFor: ${why}: ${matched.length} of ${count} request${count === 1 ? "" : "s"} matching ${shown}.\n${history.report()}${problems}`;
+      if (ending === "closed") return new ClosedError(message);
+      return new WaitTimeoutError(message, { timeoutMs, count, matched: [...matched], received: history.views() });
+    };
+    return waiters.wait(found, test, count, timeoutMs, failure);
   }) as TestReceiver["waitFor"];
 }
 

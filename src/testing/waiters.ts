@@ -1,14 +1,17 @@
 import type { Clock, TimerHandle } from "../util/clock.js";
 import type { ReceivedWebhook } from "./types.js";
 
+/** How a wait ended without its matches: its timeout passed, or the receiver closed. */
+export type WaitEnding = "timeout" | "closed";
+
 /** One waitFor in progress: its test, what matched so far, and how it ends. */
 interface Waiter {
   test: (request: ReceivedWebhook) => boolean;
   count: number;
   found: ReceivedWebhook[];
   timer: TimerHandle;
-  /** The rejection's message: why it ended and how many it had found. */
-  explain(why: string, found: number): string;
+  /** The rejection's error: why it ended and what it had found. */
+  failure(ending: WaitEnding, found: readonly ReceivedWebhook[]): Error;
   resolve(found: ReceivedWebhook[]): void;
   reject(error: Error): void;
 }
@@ -23,18 +26,18 @@ export class Waiters {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Waits for `count` requests passing `test`, `found` (from the history) counted first; `explain` makes the rejection's message. */
-  wait(found: ReceivedWebhook[], test: Waiter["test"], count: number, timeoutMs: number, explain: Waiter["explain"]): Promise<ReceivedWebhook[]> {
+  /** Waits for `count` requests passing `test`, `found` (from the history) counted first; `failure` makes the rejection. */
+  wait(found: ReceivedWebhook[], test: Waiter["test"], count: number, timeoutMs: number, failure: Waiter["failure"]): Promise<ReceivedWebhook[]> {
     if (found.length >= count) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         test,
         count,
         found,
-        explain,
+        failure,
         resolve,
         reject,
-        timer: this.clock.setTimeout(() => this.end(waiter, new Error(explain(`timed out after ${timeoutMs} ms`, waiter.found.length))), timeoutMs),
+        timer: this.clock.setTimeout(() => this.end(waiter, failure("timeout", waiter.found)), timeoutMs),
       };
       this.waiting.add(waiter);
     });
@@ -56,9 +59,9 @@ export class Waiters {
     }
   }
 
-  /** Every waiter still waiting rejects, saying `why` (the receiver closed). */
-  rejectAll(why: string): void {
-    for (const waiter of this.waiting) this.end(waiter, new Error(waiter.explain(why, waiter.found.length)));
+  /** Every waiter still waiting rejects: the receiver closed. */
+  rejectAll(): void {
+    for (const waiter of this.waiting) this.end(waiter, waiter.failure("closed", waiter.found));
   }
 
   private end(waiter: Waiter, outcome: ReceivedWebhook[] | Error): void {

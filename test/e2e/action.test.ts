@@ -8,7 +8,7 @@ import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { collect } from "../helpers/cli.js";
 
-// The GitHub Action run as the runner runs it: from the repository as `uses: OWNER/webhook-cli@v0`
+// The GitHub Action run as the runner runs it: from the repository as `uses: OWNER/webhook-cli@v1`
 // downloads it (the tree of the tag a release made, with no node_modules and no dist/), each
 // entry point a separate Node.js process with the INPUT_* variables (every input of action.yml,
 // its default filled in), the GITHUB_OUTPUT, GITHUB_STATE and GITHUB_STEP_SUMMARY files, and
@@ -16,6 +16,9 @@ import { collect } from "../helpers/cli.js";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const ARTIFACTS = join(ROOT, "test/artifacts");
 const SECRET = "action-e2e-secret";
+// The tags a release makes (scripts/action-release.js): v<package.json's version>, and its major (`@v1`), which users write.
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+const MAJOR = `v${VERSION.split(".")[0]}`;
 const TRACK = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const IDENTIFY = JSON.stringify({ version: 1, type: "identify", userId: "u2", traits: {}, timestamp: "2024-01-01T00:00:00.000Z" });
 const GIT_ENV = {
@@ -65,7 +68,7 @@ beforeAll(() => {
   symlinkSync(join(ROOT, "node_modules"), join(repo, "node_modules"));
   appendFileSync(join(repo, ".git/info/exclude"), "/node_modules\n");
   node(repo, "scripts/action-release.js", "release");
-  checkout = unpack("v0", join(base, "checkout"));
+  checkout = unpack(MAJOR, join(base, "checkout"));
 }, 120_000);
 
 afterEach(() => {
@@ -180,7 +183,10 @@ describe("the GitHub Action at a release tag", () => {
     expect(yml).toMatch(/^ {2}using: node24\n {2}main: action\/main\.js\n {2}post: action\/post\.js$/m);
     // main has no bundle: its history stays free of built files.
     expect(git(repo, "ls-tree", "-r", "--name-only", "main", "action")).not.toContain("action/cli/");
-    expect(git(repo, "rev-parse", "v0^{commit}")).toBe(git(repo, "rev-parse", "v0.1.0^{commit}"));
+    expect(git(repo, "rev-parse", `${MAJOR}^{commit}`)).toBe(git(repo, "rev-parse", `v${VERSION}^{commit}`));
+    // The major tag is the one the docs tell users to write.
+    expect(MAJOR).toBe("v1");
+    expect(readFileSync(join(ROOT, "docs/guides/ci.md"), "utf8")).toContain(`uses: OWNER/webhook-cli@${MAJOR}`);
   });
 
   it("passes: valid requests, expect-count met; url and control-url work; listen is stopped; the secret shows nowhere", async () => {
@@ -350,7 +356,7 @@ describe("the workflow in docs/guides/ci.md#the-github-action", () => {
 
 describe("scripts/action-release.js", () => {
   it("check passes at the tag and fails once a source changes; release refuses a changed work tree", () => {
-    git(repo, "checkout", "--quiet", "v0");
+    git(repo, "checkout", "--quiet", MAJOR);
     expect(node(repo, "scripts/action-release.js", "check")).toContain("the bundle is what this commit's sources build");
     const listen = join(repo, "src/cli/commands/listen/index.ts");
     writeFileSync(listen, readFileSync(listen, "utf8").replaceAll("Listening on", "Now listening on"));

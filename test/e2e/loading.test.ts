@@ -36,6 +36,24 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     ]);
   });
 
+  it('import { Analytics } from "webhook-cli/client" loads the client alone: no zod, message schemas, verifier or engine door', async () => {
+    const script =
+      'import { Analytics } from "webhook-cli/client"; import * as main from "webhook-cli/client"; console.log(typeof Analytics, Object.keys(main).length);';
+    const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe("function 7");
+    const dist = distModulesOf(urls);
+    expect(dist).toContain("client.js");
+    expect(dist).toContain("client/analytics.js");
+    expect(dist).not.toContain("index.js");
+    // What the main entry loads beside the client, and this one does not.
+    expect(dist.filter((path) => /^(messages\/(schemas|check)|receiver\/|signing\/(schemes|verify)|delivery\/(create-engine|policy))/.test(path))).toEqual([]);
+    const packages = packagesOf(urls);
+    expect(packages).toContain("undici");
+    for (const name of ["zod", "commander", "chalk", "ora"]) expect(packages).not.toContain(name);
+  });
+
   it('"webhook-cli/testing": its clock loads no server; startReceiver loads listen\'s receiver, and no commander, chalk, ora or CLI module', async () => {
     const clockOnly = await modulesLoadedBy([
       "--input-type=module",

@@ -51,7 +51,7 @@ describe("startReceiver under node:test", () => {
     expect(code).toBe(1);
     expect(stdout).toContain(
       [
-        '  Error: waitFor: timed out after 200 ms: 0 of 1 request matching {type: "track", event: "Order Completed"} with a valid verdict.',
+        '  Error [WaitTimeoutError]: waitFor: timed out after 200 ms: 0 of 1 request matching {type: "track", event: "Order Completed"} with a valid verdict.',
         "  1 request arrived: 1 identify (invalid)",
         '    #1 POST /hooks  identify  u_1  invalid (missing required key "version")  → 200',
       ].join("\n"),

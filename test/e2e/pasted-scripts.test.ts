@@ -51,7 +51,7 @@ function project(job: WorkflowScript): { cwd: string; env: NodeJS.ProcessEnv } {
   const installed = join(cwd, "node_modules", "webhook-cli");
   mkdirSync(join(cwd, "node_modules", ".bin"), { recursive: true });
   mkdirSync(installed);
-  writeFileSync(join(cwd, "package.json"), JSON.stringify({ name: "app", private: true, devDependencies: { "webhook-cli": "^0.1.0" } }));
+  writeFileSync(join(cwd, "package.json"), JSON.stringify({ name: "app", private: true, devDependencies: { "webhook-cli": "^1.0.0" } }));
   for (const name of ["package.json", "bin", "dist"]) symlinkSync(join(ROOT, name), join(installed, name));
   cpSync(join(ROOT, "fixtures"), join(installed, "fixtures"), { recursive: true });
   symlinkSync("../webhook-cli/bin/webhook-cli.js", join(cwd, "node_modules", ".bin", "webhook-cli"));

@@ -12,12 +12,12 @@ describe("the webhook-cli/testing subpath export", () => {
       const clock = new testing.VirtualClock(0, { autoAdvance: true });
       const transport = new testing.FakeTransport({ clock, respond: testing.answers(503, 201) });
       const request = { url: "http://x.test/", method: "POST", headers: {}, body: Buffer.from("{}") };
-      const first = await transport.post(request, 1000, false);
-      const second = await transport.post(request, 1000, false);
+      const first = await transport.send(request, { timeoutMs: 1000 });
+      const second = await transport.send(request, { timeoutMs: 1000 });
       console.log(JSON.stringify({ keys: Object.keys(testing).sort(), statuses: [first.status, second.status], random: testing.seededRandom(1)() === testing.seededRandom(1)() }));`;
     const output = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
     expect(JSON.parse(output)).toEqual({
-      keys: ["FakeTransport", "VirtualClock", "answers", "byUrl", "seededRandom", "startReceiver"],
+      keys: ["FakeTransport", "VirtualClock", "WaitTimeoutError", "answers", "byUrl", "seededRandom", "startReceiver"],
       statuses: [503, 201],
       random: true,
     });

@@ -105,11 +105,16 @@ function read(entries: readonly Entry[]) {
 }
 
 /**
- * The names of a face (`kind name` lines) that `markdown` never shows in code (`` `name` ``,
- * `` `name(…)` `` or in a backquoted list): an export nobody can read about.
+ * The names the table after the line `` `specifier` `` … `:` of `markdown`'s "Every export" section
+ * lists in its first column (`name`, `name(…)`, `Name<M>`), in order.
  */
-export function undocumented(face: readonly string[], markdown: string): string[] {
-  const shown = new Set<string>();
-  for (const [, code] of markdown.matchAll(/`([^`\n]+)`/g)) for (const [name] of (code as string).matchAll(/[A-Za-z_$][\w$]*/g)) shown.add(name);
-  return face.map((line) => line.slice(line.indexOf(" ") + 1)).filter((name) => !shown.has(name));
+export function exportTable(markdown: string, specifier: string): string[] {
+  const section = markdown.slice(markdown.indexOf("\n## Every export"));
+  const lines = section.split("\n");
+  const start = lines.findIndex((line) => line.startsWith(`\`${specifier}\``) && line.endsWith(":"));
+  if (start < 0) return [];
+  const rows = lines
+    .slice(start + 1)
+    .filter((line, i, all) => line.startsWith("|") && all.slice(0, i).every((before) => before === "" || before.startsWith("|")));
+  return rows.slice(2).flatMap((row) => [...(row.split("|")[1] ?? "").matchAll(/`([A-Za-z_$][\w$]*)/g)].map((match) => match[1] as string));
 }

@@ -1,7 +1,7 @@
 import { SCHEMES, type SchemeName } from "../../src/signing/schemes.js";
 import { schemeKeys } from "../../src/signing/secrets.js";
 import { signRequest, type SignedRequest, type SignInput } from "../../src/signing/sign.js";
-import { verifySignature, type ReceivedRequest, type Verification, type VerifyOptions } from "../../src/signing/verify.js";
+import { verifySignature, type VerifyInput, type Verification, type VerifyOptions } from "../../src/signing/verify.js";
 
 /**
  * The signing room's tests (test/unit/signing/<scheme>.test.ts) sign with our signer and verify
@@ -28,7 +28,7 @@ export function ourSign(scheme: SchemeName, secrets: readonly string[], input: S
 export function ourVerify(
   scheme: SchemeName,
   secrets: readonly string[],
-  request: Omit<ReceivedRequest, "now"> & { now?: number },
+  request: Omit<VerifyInput, "now"> & { now?: number },
   options?: VerifyOptions,
 ): Verification {
   return verifySignature(SCHEMES[scheme], schemeKeys(SCHEMES[scheme], secrets), { now: Date.now(), ...request }, options);

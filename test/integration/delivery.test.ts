@@ -4,6 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryEngine } from "../../src/delivery/deliver.js";
 import type { AttemptEvent } from "../../src/delivery/types.js";
 import { undiciEngine, type UndiciEngineOptions } from "../../src/delivery/undici-engine.js";
+import { UndiciTransport } from "../../src/delivery/undici-transport.js";
 import { seededRandom, VirtualClock } from "../../src/util/clock.js";
 import { startServer, statuses, type TestServer } from "../helpers/http-server.js";
 import { httpsServersClosedAfterAll } from "../helpers/https-server.js";
@@ -201,6 +202,29 @@ describe("DeliveryEngine over the undici transport, against a real server", () =
     expect(result.delivered).toBe(true);
     expect(events.map((e) => [e.status, e.retryInMs])).toEqual([
       [429, 1000],
+      [200, undefined],
+    ]);
+  });
+
+  it("the transport reports any answer's Retry-After; the classic rules count it on 429 and 503 only", async () => {
+    const s = await server((_req, res, index) => {
+      // The transport's request, then the engine's first: 500 with Retry-After; then 200.
+      res.writeHead(index < 2 ? 500 : 200, index < 2 ? { "Retry-After": "7" } : {});
+      res.end();
+    });
+    const transport = new UndiciTransport({ timeoutMs: 2000 });
+    try {
+      const report = await transport.send({ url: s.url, method: "POST", headers: {}, body: Buffer.from(BODY) }, { timeoutMs: 2000 });
+      expect(report.outcome).toEqual({ kind: "status", status: 500, retryAfterMs: 7000 });
+    } finally {
+      await transport.close();
+    }
+    const events: AttemptEvent[] = [];
+    // A 500's Retry-After does not replace the classic backoff: random 0 retries at once.
+    const result = await engine([s.url], { random: () => 0 }).deliver(BODY, { onAttempt: (e) => events.push(e) });
+    expect(result.delivered).toBe(true);
+    expect(events.map((e) => [e.status, e.retryInMs])).toEqual([
+      [500, 0],
       [200, undefined],
     ]);
   });

@@ -47,8 +47,8 @@ describe("the delivery engine from the package, on the fake transport and virtua
     await expect(createDeliveryEngine({ targets: [{ url: HOOK, method: "PUT" }], transport })).rejects.toThrow(/apply to destination "actions"/);
   });
 
-  it("retries 503s on the policy's jittered schedule until a 2xx, signing every attempt", async () => {
-    const { createDeliveryEngine, verify, backoffMs } = lib;
+  it("retries 503s on the planner's jittered schedule until a 2xx, signing every attempt", async () => {
+    const { createDeliveryEngine, verify, planNextRound, RETRY_RULES } = lib;
     const { FakeTransport, VirtualClock, answers, seededRandom } = testing;
     const clock = new VirtualClock(START, { autoAdvance: true });
     const transport = new FakeTransport({ clock, respond: answers(503, 503, 200) });
@@ -57,9 +57,16 @@ describe("the delivery engine from the package, on the fake transport and virtua
     const attempts: [number, number | null, number | undefined][] = [];
     const result = await engine.deliver(MESSAGE, { onAttempt: (event) => attempts.push([event.attempt, event.status, event.retryInMs]) });
 
-    // The waits are the public policy's, with the same seeded jitter.
+    // The waits are the public planner's, on the classic row, with the same seeded jitter.
     const jitter = seededRandom(7);
-    const [first, second] = [backoffMs(1, jitter), backoffMs(2, jitter)];
+    const waitAfter = (round: number, now: number): number => {
+      const windowMs = RETRY_RULES.classic.limit.windowMs;
+      const plan = planNextRound({ round, outcomes: [{ kind: "status", status: 503 }], now, firstAttemptAt: START, windowMs, random: jitter });
+      if (!plan.retry) throw new Error(`round ${round}: no retry planned (${plan.reason})`);
+      return plan.waitMs;
+    };
+    const first = waitAfter(1, START);
+    const second = waitAfter(2, START + first);
     expect(first).toBeGreaterThan(0);
     expect(transport.requests.map((request) => [request.attempt, request.at - START])).toEqual([
       [1, 0],
@@ -82,7 +89,7 @@ describe("the delivery engine from the package, on the fake transport and virtua
   });
 
   it("honours Retry-After, stops at a permanent 4xx, and gives up when the retry window closes", async () => {
-    const { createDeliveryEngine, classifyOutcome } = lib;
+    const { createDeliveryEngine, planNextRound } = lib;
     const { FakeTransport, VirtualClock, answers } = testing;
     const clock = new VirtualClock(START, { autoAdvance: true });
     const run = async (respond: ReturnType<typeof answers>, retryWindowMs?: number) => {
@@ -106,7 +113,8 @@ describe("the delivery engine from the package, on the fake transport and virtua
     expect(limited.signed).toBe(false);
 
     const refused = await run(answers(400));
-    expect(classifyOutcome({ kind: "status", status: 400 })).toBe("permanent");
+    const afterRefusal = { round: 1, outcomes: [{ kind: "status", status: 400 }] as const, now: START, firstAttemptAt: START, windowMs: 60_000 };
+    expect(planNextRound({ ...afterRefusal, random: () => 1 })).toEqual({ retry: false, reason: "permanent" });
     expect(refused.gaps).toEqual([0]);
     expect(refused.result).toMatchObject({ delivered: false, rounds: 1, urls: [{ status: 400, attempts: 1, error: "HTTP 400" }] });
 

@@ -13,13 +13,14 @@ const PACKAGE = "webhook-cli";
 const SECRET = "library-secret";
 
 let lib: Face;
+let testing: Testing;
 let receiver: TestReceiver;
 let serve: InProcessRun;
 let serveUrl: string;
 
 beforeAll(async () => {
   lib = (await import(PACKAGE)) as Face;
-  const testing = (await import(`${PACKAGE}/testing`)) as Testing;
+  testing = (await import(`${PACKAGE}/testing`)) as Testing;
   receiver = await testing.startReceiver({ secret: SECRET });
   serve = startInProcess(["serve", "--port", "0", "--memory", "--url", `${receiver.url}/segment`, "--secret", SECRET, "--retry-window", "0"]);
   serveUrl = (await serve.waitFor(/Listening on (\S+)/))[1] as string;
@@ -67,7 +68,14 @@ describe("a receiver started by the test", () => {
     const forged = JSON.stringify({ type: "track", userId: "u_2", event: "Order Completed", properties: {}, timestamp: "2024-01-01T00:00:00Z" });
     await request(`${receiver.url}/hooks`, { method: "POST", body: forged, headers: { "x-signature": "0".repeat(40) } }).then((r) => r.body.dump());
     const error = await receiver.waitFor({ type: "track", event: "Order Completed" }, { timeout: 300 }).catch((e: Error) => e);
-    expect(error).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(testing.WaitTimeoutError);
+    expect(error).toBeInstanceOf(lib.WebhookCliError);
+    // What arrived is on the error too: nothing matched; both requests were received.
+    expect(error).toMatchObject({ name: "WaitTimeoutError", code: "E_WAIT_TIMEOUT", timeoutMs: 300, count: 1, matched: [] });
+    expect((error as InstanceType<Testing["WaitTimeoutError"]>).received.map((r) => [r.index, r.message?.type, r.valid])).toEqual([
+      [1, "identify", true],
+      [2, "track", false],
+    ]);
     expect((error as Error).message).toBe(
       [
         'waitFor: timed out after 300 ms: 0 of 1 request matching {type: "track", event: "Order Completed"} with a valid verdict.',
@@ -111,7 +119,6 @@ describe("a receiver started by the test", () => {
   });
 
   it("keeps its history bounded, and waitFor still sees every arrival", async () => {
-    const testing = (await import(`${PACKAGE}/testing`)) as Testing;
     const small = await testing.startReceiver({ history: { keep: 2 }, faults: { script: [503, 200] } });
     try {
       const third = small.waitFor({ path: "/3" });
@@ -126,6 +133,7 @@ describe("a receiver started by the test", () => {
       // Closing ends the waits still waiting, each with its own matcher and count.
       const pending = small.waitFor({ path: "/9" }, { count: 2, timeout: "1m" }).catch((e: Error) => e);
       await small.close();
+      expect(await pending).toBeInstanceOf(lib.ClosedError);
       expect(((await pending) as Error).message).toMatch(
         /^waitFor: the receiver was closed: 0 of 2 requests matching \{path: "\/9"\} with a valid verdict\.\n/,
       );

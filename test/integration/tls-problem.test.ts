@@ -22,7 +22,7 @@ async function bothSenders(url: string): Promise<{ client: string; engine: strin
   );
   const [sent, report] = await Promise.all([
     client.post("{}"),
-    engine.post({ url, method: "POST", headers: { "content-type": "application/json" }, body: Buffer.from("{}") }, 5_000, false),
+    engine.send({ url, method: "POST", headers: { "content-type": "application/json" }, body: Buffer.from("{}") }, { timeoutMs: 5_000 }),
   ]);
   return { client: sent.kind, engine: report.outcome.kind, engineError: report.error };
 }

@@ -12,7 +12,7 @@ import { anchorsOf, linksOf, markdownFiles } from "../helpers/markdown.js";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README_MAX_LINES = 350;
 
-const DOCS = ["README.md", "CONTRIBUTING.md", "bench/README.md", ...markdownFiles(join(ROOT, "docs")).map((file) => relative(ROOT, file))];
+const DOCS = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md", "bench/README.md", ...markdownFiles(join(ROOT, "docs")).map((file) => relative(ROOT, file))];
 const read = (file: string): string => readFileSync(join(ROOT, file), "utf8");
 
 const anchorCache = new Map<string, Set<string>>();

@@ -9,6 +9,18 @@ import { DEFAULT_RETRY_WINDOW_MS, DEFAULT_TIMEOUT_MS, MAX_BACKOFF_MS, type Attem
 const STATUSES = Array.from({ length: 500 }, (_, i) => 100 + i);
 
 describe("the retry rules, side by side", () => {
+  it("are frozen all the way down: a write to the exported rows changes nothing", () => {
+    const rows = Object.values(RETRY_RULES);
+    expect(rows.length).toBe(4);
+    expect(Object.isFrozen(RETRY_RULES)).toBe(true);
+    for (const row of rows)
+      for (const part of [row, row.retried, row.retried.statuses, row.retryAfter, row.backoff, row.limit]) expect(Object.isFrozen(part)).toBe(true);
+    expect(() => {
+      (RETRY_RULES.classic as { timeoutMs: number }).timeoutMs = 1;
+    }).toThrow(TypeError);
+    expect(RETRY_RULES.classic.timeoutMs).toBe(5_000);
+  });
+
   it("say how the destination and the client differ", () => {
     const retried = (rules: (typeof RETRY_RULES)[keyof typeof RETRY_RULES]) =>
       [408, 429, 500, 503, 599, 400, 404, 301].filter((status) => retriesStatus(rules, status));

@@ -16,7 +16,8 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   E_QUEUE_FULL: 1,
   E_CLOSED: 1,
   E_WRITE: 1,
-  E_INTERNAL: 1,
+  // Raised by webhook-cli/testing's waitFor only, never by a command.
+  E_WAIT_TIMEOUT: 1,
 };
 
 export interface ExitReport {

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { WebhookCliError, type ErrorSource } from "../../errors.js";
+import { StateError, WebhookCliError } from "../../errors.js";
 import type { MessageQueue } from "./message-queue.js";
 import { loadSqlite, withSqliteCode, type SqlDatabase } from "./sqlite-database.js";
 import { SqliteQueue } from "./sqlite-queue.js";
@@ -29,13 +29,6 @@ export async function openSqliteQueue(stateDir: string, options: { onStorageErro
     db?.close();
     if (error instanceof WebhookCliError) throw error;
     throw new StateError(`cannot use the state directory: ${stateProblem(error)}`, { field: "state", file: dir });
-  }
-}
-
-/** The state directory or its database cannot be used: a usage problem (exit 2), never a crash. */
-export class StateError extends WebhookCliError {
-  constructor(message: string, source?: ErrorSource) {
-    super("E_STATE", message, source ? { source } : undefined);
   }
 }
 
