@@ -88,7 +88,16 @@ function cli(args) {
     child.stdout.on("data", (chunk) => (stdout += chunk));
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", fail);
-    child.on("close", (code) => done({ code, stderr, events: stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line)) }));
+    child.on("close", (code) =>
+      done({
+        code,
+        stderr,
+        events: stdout
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      }),
+    );
   });
 }
 
@@ -209,7 +218,15 @@ async function source(name) {
   for (const example of readdirSync(examplesDir).sort()) {
     const document = JSON.parse(readFileSync(join(examplesDir, example), "utf8"));
     const ours = await withRequests(async () => {
-      const run = await cli(["function", "run", join("sources", name, "handler.js"), "--request", join(examplesDir, example), "--function-egress", egress.href]);
+      const run = await cli([
+        "function",
+        "run",
+        join("sources", name, "handler.js"),
+        "--request",
+        join(examplesDir, example),
+        "--function-egress",
+        egress.href,
+      ]);
       const invocation = run.events.find((event) => event.event === "invocation");
       return invocation ? fromOurs(invocation) : notLoaded(run);
     });
