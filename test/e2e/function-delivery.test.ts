@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -112,6 +112,27 @@ describe("send --function", () => {
       /error: \S+lodash-fn\.js: `_` is lodash 4\.17\.19 in the service's runtime, and it is not installed here .*npm install --save-dev lodash@4\.17\.19/,
     );
     expect(result.stdout).toContain("2 messages: 0 delivered, 0 failed, 0 retried, 2 not delivered (interrupted)");
+  });
+
+  it("a config webhook may be a function (its file and settings from the config's directory), beside a URL: each message goes to both", async () => {
+    const hook = await server();
+    mkdirSync(join(dir, "conf"), { recursive: true });
+    file("conf/notify.js", "async function onTrack(event, settings) { return { to: settings.team } }");
+    file("conf/notify-settings.json", '{"team":"growth"}');
+    file("conf/webhook-cli.json", JSON.stringify({ webhooks: [{ url: `${hook.url}/hook` }, { function: "notify.js", settings: "notify-settings.json" }] }));
+    const result = await run(["send", "--type", "track", "--config", join("conf", "webhook-cli.json"), "--json"]);
+    expect(result.code).toBe(0);
+    const [delivery] = jsonEvents(result.stdout, "delivery") as { urls: { url: string; status: number; invocation?: { returned: unknown } }[] }[];
+    expect(delivery?.urls.map((url) => [url.url, url.status])).toEqual([
+      [`${hook.url}/hook`, 200],
+      ["function:notify.js", 200],
+    ]);
+    expect(delivery?.urls[1]?.invocation?.returned).toEqual({ to: "growth" });
+    expect(hook.requests).toHaveLength(1);
+    file("conf/both.json", JSON.stringify({ webhooks: [{ url: `${hook.url}/hook`, function: "notify.js" }] }));
+    const both = await run(["send", "--type", "track", "--config", join("conf", "both.json")]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/both\.json: key "webhooks\[0\]\.url": "url" does not go with a "function"/);
   });
 
   it("bad input exits 2 with a clear message, and nothing is sent", async () => {
