@@ -216,6 +216,28 @@ describe("serve --source-function", () => {
     );
   });
 
+  it("a destination function that needs a package not installed stops serve (exit 2, naming it); its message stays queued for the next run", async () => {
+    const state = join(dir, "state-setup");
+    file("needs-lodash.js", "async function onTrack(event) { return _.isString(event.event) }");
+    const run = startInProcess(["serve", "--port", "0", "--state", state, "--function", "needs-lodash.js", "--write-key", "wk"], { cwd: dir });
+    const [, url] = await run.waitFor(LISTENING, 15_000);
+    const answer = await post(`${url}/v1/track`, JSON.stringify({ writeKey: "wk", userId: "u1", event: "Needs lodash" }));
+    expect(answer.status).toBe(200);
+    const done = await run.done;
+    expect(done.code).toBe(2);
+    expect(done.stderr).toMatch(
+      /error: needs-lodash\.js: `_` is lodash 4\.17\.19 in the service's runtime, and it is not installed here .*npm install --save-dev lodash@4\.17\.19/,
+    );
+    expect(done.stderr).toContain(`1 message kept in ${state} for the next run`);
+    const hook = await receiver();
+    const again = startInProcess(["serve", "--port", "0", "--state", state, "--url", `${hook.url}/hook`], { cwd: dir });
+    await again.waitFor(LISTENING, 15_000);
+    await until(() => hook.requests.length === 1);
+    expect(bodyOf(hook.requests[0] as { body: Buffer })).toMatchObject({ type: "track", event: "Needs lodash", userId: "u1" });
+    again.stop();
+    expect((await again.done).code).toBe(0);
+  });
+
   it("bad input exits 2 before serve listens: a destination function given as a source, a name twice, settings for no such function", async () => {
     file("dest-only.js", "async function onTrack() {}");
     const cases: [string[], RegExp][] = [

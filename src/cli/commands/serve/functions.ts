@@ -116,7 +116,10 @@ export function showFunctionAttempt(output: Output, event: AttemptEvent): void {
   const c = output.color;
   const mark = { delivered: c.green("✓"), skipped: c.dim("-"), failed: c.red("✗"), retry: c.yellow("!") }[record.outcome.kind];
   const next = event.retryInMs !== undefined ? `; retrying in ${formatDuration(event.retryInMs)}` : "";
-  output.line(`${mark} ${event.url} ${record.handler ?? "(no handler)"}: ${verdict(record.outcome, "delivered")} (${formatDuration(record.ms)})${next}`);
+  const outcome = record.outcome;
+  // A package to install stops serve: the message stays queued, it is not the event's failure.
+  const what = outcome.kind === "failed" && outcome.setup ? `a package to install: ${printable(outcome.reason)}` : verdict(outcome, "delivered");
+  output.line(`${mark} ${event.url} ${record.handler ?? "(no handler)"}: ${what} (${formatDuration(record.ms)})${next}`);
   for (const line of detailLines(record)) output.line(`    ${line}`);
 }
 
