@@ -142,6 +142,7 @@ export class DeliveryEngine {
    * A destination function's batch (docs/functions.md#batches): the events go in one request (their
    * JSON array, for `onBatch`), each gets its own outcome from the transport, and only the events
    * to be retried go again, together, on the destination's schedule. One result per event, in order.
+   * @internal the command line's (the dispatcher sends a function's batches so).
    */
   async deliverBatch(target: Target, bodies: readonly (string | Uint8Array)[], call: DeliverCall = {}): Promise<DeliveryResult[]> {
     const items = bodies.map((body) => {

@@ -42,6 +42,9 @@ export interface AttemptReport {
    * @internal the command line's function transport sets it.
    */
   invocation?: InvocationRecord;
-  /** A batch (`request.items`): each event's own outcome, in order; without it, `outcome` is every event's. */
+  /**
+   * A batch (`request.items`): each event's own outcome, in order; without it, `outcome` is every event's.
+   * @internal the command line's function batches.
+   */
   items?: AttemptReport[];
 }

@@ -25,7 +25,10 @@ export interface PreparedRequest {
   body: Buffer;
   /** Redirects the transport follows (Webhooks (Actions): 20); absent or 0: a 3xx is the answer. */
   followRedirects?: number;
-  /** A batch of this many events, its body their JSON array: a function's `onBatch` answers each (docs/functions.md#batches). */
+  /**
+   * A batch of this many events, its body their JSON array: a function's `onBatch` answers each (docs/functions.md#batches).
+   * @internal the command line's function batches.
+   */
   items?: number;
 }
 
