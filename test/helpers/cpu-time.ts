@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+
 /**
  * CPU time (ms) this process spent running `work`: user+sys from the kernel, not the wall clock,
  * so a check that some code runs in linear time holds on a machine loaded by other processes.
@@ -16,4 +18,10 @@ export async function cpuMsAsync(work: () => Promise<unknown>): Promise<number> 
   await work();
   const used = process.cpuUsage(started);
   return (used.user + used.system) / 1000;
+}
+
+/** CPU time (ms, user+sys, to the kernel's 10 ms tick) another process has spent so far, from /proc (Linux). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

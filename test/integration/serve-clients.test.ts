@@ -267,18 +267,17 @@ describe("compressed bodies", () => {
     expect(s.delivered().map((m) => m["messageId"])).toEqual(["p1", "p2"]);
   });
 
-  it("a gzip bomb (a few KB inflating far past 500 KB) is a 400 request_too_large, memory flat", async () => {
+  // What the bombs cost serve's memory is measured in its own process: test/e2e/inflate-memory.test.ts.
+  it("a gzip bomb (a few KB inflating far past 500 KB) is a 400 request_too_large, nothing queued", async () => {
     const s = await setup();
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, " "));
     expect(bomb.length).toBeLessThan(128 * 1024);
-    const before = process.memoryUsage.rss();
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => send(s.server.url, { path: "/v1/b", headers: { "Content-Encoding": "gzip", "Content-Type": "text/plain" }, body: bomb })),
     );
     for (const answer of answers) expect(answer.json).toMatchObject({ success: false, code: "request_too_large" });
     expect(answers.map((a) => a.status)).toEqual(Array(8).fill(400));
-    // Eight bombs of 64 MB each, inflated whole, would add 512 MB.
-    expect(process.memoryUsage.rss() - before).toBeLessThan(48 * 1024 * 1024);
+    expect(s.collector.counts().accepted).toBe(0);
   });
 
   it("a corrupt stream is a 400 with zlib's reason; an unknown coding a 415 naming it", async () => {
