@@ -6,7 +6,7 @@ import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
-import { readEncodedBody } from "../http/body-reader.js";
+import { readBody } from "../http/body-reader.js";
 import {
   BodyBudget,
   DEFAULT_BODY_BUDGET_BYTES,
@@ -16,7 +16,7 @@ import {
   type ConnectionLimits,
 } from "../http/limits.js";
 import { startHttpServer, type HttpServer } from "../http/server.js";
-import { contentCodingOf } from "../http/inflate.js";
+import { contentCodingOf, type ContentCoding } from "../http/inflate.js";
 import { isLoopbackAddress, isLoopbackHost } from "../http/loopback.js";
 
 export type ServeServer = HttpServer;
@@ -157,21 +157,27 @@ function readAndHandle(
   req: IncomingMessage,
   res: ServerResponse,
   route: Route,
-  coding: "identity" | "gzip" | "deflate",
+  coding: ContentCoding,
   headers: CorsHeaders,
   answer: Answer,
 ): void {
-  const body = readEncodedBody(req, coding, MAX_REQUEST_BYTES, context.budget, {
-    onBody: (raw) => {
-      if (route.kind === "metrics") send(res, 200, { success: true }, headers);
-      else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
-      body.release();
+  const body = readBody(
+    req,
+    MAX_REQUEST_BYTES,
+    context.budget,
+    {
+      onBody: (raw) => {
+        if (route.kind === "metrics") send(res, 200, { success: true }, headers);
+        else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
+        body.release();
+      },
+      onTooLarge: () => answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
+      onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
+      // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
+      onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
     },
-    onTooLarge: () => answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
-    onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
-    // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
-    onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
-  });
+    coding,
+  );
 }
 
 function answerCall(collector: Collector, req: IncomingMessage, res: ServerResponse, route: IngestRoute, body: Buffer, headers: CorsHeaders): void {
