@@ -6,19 +6,19 @@ export type ScriptStep = { kind: "status"; status: number } | { kind: "timeout" 
 
 export interface AnswerPlanOptions {
   /** Status for normal requests (default 200); a failed signature gets 401 instead. */
-  respond?: number;
+  respond?: number | undefined;
   /** Hold every answer this long. */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /** Answer the first N requests with `failStatus`. */
-  failFirst?: number;
+  failFirst?: number | undefined;
   /** Probability (0–1) of answering `failStatus`. */
-  failRate?: number;
+  failRate?: number | undefined;
   /** Default 503. */
-  failStatus?: number;
+  failStatus?: number | undefined;
   /** Overrides the rest, request by request, then repeats its last entry. */
-  script?: readonly ScriptStep[];
+  script?: readonly ScriptStep[] | undefined;
   /** Drawn once per request that `failRate` decides; seed it for reproducible runs. */
-  random?: Random;
+  random?: Random | undefined;
 }
 
 /**

@@ -18,46 +18,46 @@ import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verd
 /* What a receiver takes and what it gives back; then the server. */
 
 export interface ReceiverOptions extends ConnectionLimits {
-  host?: string;
+  host?: string | undefined;
   /** 0 = any free port. */
-  port?: number;
+  port?: number | undefined;
   secret?: string | undefined;
-  strict?: boolean;
-  answerPlan?: AnswerPlan;
+  strict?: boolean | undefined;
+  answerPlan?: AnswerPlan | undefined;
   /**
    * Scripted answers (docs/receiver.md#scripted-answers): for a request the answer plan leaves to
    * the signature rule and whose signature did not fail, the first matching rule answers (even
    * when forwarding), else --respond with the plan's headers and body (not when forwarding).
    */
-  scriptedAnswers?: ScriptedAnswers;
-  tls?: { cert: string | Buffer; key: string | Buffer };
+  scriptedAnswers?: ScriptedAnswers | undefined;
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Gets the lines of one or more requests (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
-  recording?: RecordingSink;
-  maxBodyBytes?: number;
+  recording?: RecordingSink | undefined;
+  maxBodyBytes?: number | undefined;
   /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
-  bodyBudgetBytes?: number;
-  clock?: Clock;
+  bodyBudgetBytes?: number | undefined;
+  clock?: Clock | undefined;
   /**
    * Called once per POST, PUT or PATCH, and per request refused unread (405 for another method but the health
    * check, 400 for a request-target that is not a path, 413), before its answer is sent; when
    * forwarding, once the app has answered.
    */
-  onRequest?: (request: ReceivedRequest) => void;
+  onRequest?: ((request: ReceivedRequest) => void) | undefined;
   /**
    * Answers the requests the fault flags leave alone (not injected, held or
    * dropped) in place of --respond and the signature rule: listen --forward-to.
    * The request is recorded and reported with the result, then answered with it.
    */
-  forward?: (request: ForwardRequest) => Promise<ForwardResult>;
+  forward?: ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
   /**
    * Routing (listen --forward-to TYPE=URL): the relay for each request by its verdict, in place of
    * `forward`; undefined answers the request as without forwarding (docs/receiver.md#routing).
    */
-  route?: (verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
+  route?: ((verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined) | undefined;
   /** A request could not be handled (answered 500) or recorded (answered 507). */
-  onError?: (error: Error) => void;
+  onError?: ((error: Error) => void) | undefined;
   /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
-  health?: () => Record<string, unknown>;
+  health?: (() => Record<string, unknown>) | undefined;
 }
 
 export interface Receiver {
