@@ -18,6 +18,7 @@ import {
 import { startHttpServer, type HttpServer } from "../http/server.js";
 import { contentCodingOf, type ContentCoding } from "../http/inflate.js";
 import { isLoopbackAddress, isLoopbackHost } from "../http/loopback.js";
+import type { Clock } from "../util/clock.js";
 
 export type ServeServer = HttpServer;
 
@@ -34,6 +35,8 @@ export interface ServeServerOptions extends ConnectionLimits {
   requestsAtOnce?: number;
   /** The longest a request waits for its turn before a 503 with Retry-After (default 5 s). */
   maxWaitMs?: number;
+  /** The clock of that wait (a VirtualClock in tests). */
+  clock?: Clock | undefined;
 }
 
 /** Past this many connections a new one is closed on arrival (the soft cap's refusals cost a request each). */
@@ -52,7 +55,7 @@ export async function listenCollector(collector: Collector, options: ServeServer
   const context: Context = {
     collector,
     budget: new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES),
-    admission: new Admission(options.requestsAtOnce ?? DEFAULT_REQUESTS_AT_ONCE, options.maxWaitMs ?? MAX_WAIT_MS),
+    admission: new Admission(options.requestsAtOnce ?? DEFAULT_REQUESTS_AT_ONCE, options.maxWaitMs ?? MAX_WAIT_MS, undefined, options.clock),
     allowed: options.allowedOrigins ?? ANY_ORIGIN,
     loopbackOnly: isLoopbackAddress(options.host),
     tls: options.tls !== undefined,
