@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 /**
  * CPU time (ms) this process spent running `work`: user+sys from the kernel, not the wall clock,
  * so a check that some code runs in linear time holds on a machine loaded by other processes.
- * vitest runs each test file in a worker process of its own (pool "forks").
+ * A vitest worker (pool "forks") runs one file at a time, so nothing else runs in the process meanwhile; it
+ * runs file after file (isolate: false), so a garbage collection may still be for an earlier file's objects.
  */
 export function cpuMs(work: () => void): number {
   const started = process.cpuUsage();
