@@ -3,9 +3,9 @@ import { UndiciTransport } from "./undici-transport.js";
 
 export interface UndiciEngineOptions extends Omit<DeliveryOptions, "transport"> {
   /** Extra trusted CA certificates (PEM), added to Node's default roots. */
-  ca?: readonly string[];
+  ca?: readonly string[] | undefined;
   /** Keep-alive connections per origin. */
-  connections?: number;
+  connections?: number | undefined;
 }
 
 /** The production wiring: the engine over one undici transport, built once per command. */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { DeliveryEngine } from "../delivery/deliver.js";
-import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
+import type { DeliveryResult } from "../delivery/types.js";
 import { undiciEngine, type UndiciEngineOptions } from "../delivery/undici-engine.js";
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../config/destination.js";
@@ -121,8 +121,8 @@ export class Collector {
         clock: this.clock,
         secret: this.settings.secret,
         batching: forwardingBatches(this.settings),
-        ...(options.onSettled ? { onSettled: options.onSettled } : {}),
-        ...(health ? { onAttempt: (event: AttemptEvent) => health.attempt(event.url, event.error) } : {}),
+        onSettled: options.onSettled,
+        onAttempt: health && ((event) => health.attempt(event.url, event.error)),
       });
     }
   }
@@ -201,7 +201,7 @@ export class Collector {
       }
       // Receivers deduplicate on messageId, so every forwarded message has one.
       const withId = call.messageId === undefined ? { ...call, messageId: this.newMessageId() } : call;
-      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ...(ip ? { ip } : {}) });
+      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ip });
       messages.push({ body: JSON.stringify(message), source });
     }
     this.queue.enqueue(messages, seen);

@@ -25,13 +25,13 @@ import { deliverySummary } from "../../terminal/delivery-summary.js";
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
   /** A file, `-` for stdin; or use `type`. */
-  file?: string;
+  file?: string | undefined;
 };
 
 /** Injected in tests; the CLI uses the system clock and Math.random. */
 export interface SendDependencies {
-  clock?: Clock;
-  random?: Random;
+  clock?: Clock | undefined;
+  random?: Random | undefined;
   /** How often a status line is printed without a terminal (default 10 s). */
   statusIntervalMs?: number;
 }
@@ -44,10 +44,7 @@ export interface SendDependencies {
 export async function send(options: SendOptions, io: CliIo, deps: SendDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   checkCombination(options);
-  const { settings, engineOptions } = resolveDeliveryOptions(options, io, {
-    requireTargets: true,
-    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
-  });
+  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: true, aliasKeys: options.aliasKeys });
   output.maskSecret(settings.secret);
   const messages = await readInput(options, io, settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
@@ -56,8 +53,8 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
 
   const engine = undiciEngine(settings, {
     ...engineOptions,
-    ...(deps.clock ? { clock: deps.clock } : {}),
-    ...(deps.random ? { random: deps.random } : {}),
+    clock: deps.clock,
+    random: deps.random,
   });
   const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
   const started = performance.now();
