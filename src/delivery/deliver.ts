@@ -22,11 +22,11 @@ import { emitAttempts, refusedResult, UrlState } from "./url-state.js";
 /** How the engine delivers: its deadline, retry window, clock, randomness and network. */
 export interface DeliveryOptions {
   /** Deadline per attempt for the response status, connect and TLS included. Default: the destination's (5 s; Webhooks (Actions) 10 s). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** No attempt starts later than this after the first one. Default 4 h. */
-  retryWindowMs?: number;
-  clock?: Clock;
-  random?: Random;
+  retryWindowMs?: number | undefined;
+  clock?: Clock | undefined;
+  random?: Random | undefined;
   /** The network: the undici adapter in production, a fake in unit tests. The engine closes it. */
   transport: DeliveryTransport;
 }

@@ -4,9 +4,9 @@ import { UndiciTransport } from "./undici-transport.js";
 
 export interface UndiciEngineOptions extends Omit<DeliveryOptions, "transport"> {
   /** Extra trusted CA certificates (PEM), added to Node's default roots. */
-  ca?: readonly string[];
+  ca?: readonly string[] | undefined;
   /** Keep-alive connections per origin. */
-  connections?: number;
+  connections?: number | undefined;
   /** Destination functions under their targets' URLs (`function:FILE`): the function transport takes those (docs/functions.md#as-a-destination). */
   functions?: ReadonlyMap<string, FunctionDestination> | undefined;
   /** A function uses a package that is not installed here. */

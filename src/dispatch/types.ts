@@ -27,17 +27,17 @@ export interface DispatchEntry {
 /** Per-message hooks: each names its message, so nothing maps bodies back to messages. */
 export interface MessageHooks<E extends DispatchEntry> {
   /** The message's delivery starts. */
-  onStart?(entry: E): void;
+  onStart?: ((entry: E) => void) | undefined;
   /** After each attempt of the message. */
-  onAttempt?(entry: E, event: AttemptEvent): void;
+  onAttempt?: ((entry: E, event: AttemptEvent) => void) | undefined;
   /** The message finished: delivered, given up, or interrupted while in flight. */
-  onResult?(entry: E, result: DeliveryResult, ms: number): void;
+  onResult?: ((entry: E, result: DeliveryResult, ms: number) => void) | undefined;
   /** Admitted but never started (the run was stopped); called after the messages in flight finished, in line order. */
-  onUnstarted?(entry: E): void;
+  onUnstarted?: ((entry: E) => void) | undefined;
   /** Keep response headers and bodies in the attempt events (only a reporter that shows them asks). */
-  keepResponse?: boolean;
+  keepResponse?: boolean | undefined;
   /** Keep each URL's final answer in the result (replay --results/--compare). */
-  captureResponse?: boolean;
+  captureResponse?: boolean | undefined;
 }
 
 export interface DispatchOptions<E extends DispatchEntry> {

@@ -26,11 +26,11 @@ const MAX_LATE = 100;
 
 export interface FunctionOptions {
   /** The per-invocation limit; the service's 5 s by default. */
-  limitMs?: number;
+  limitMs?: number | undefined;
   /** Time for the limit, the function's timers, `cache` TTLs and fetch's `timeout` (a VirtualClock in tests). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** Every `fetch` goes to this URL instead (docs/functions.md#egress), signed when it has a secret. */
-  egress?: Egress;
+  egress?: Egress | undefined;
   /** Where third-party globals are looked for, in order (default: the file's directory, then `cwd`). */
   resolveFrom?: readonly string[];
   /** The connection pool for the function's requests (default: its own undici Agent, closed with it). */
@@ -78,7 +78,7 @@ export class FunctionModule {
     const dispatcher = options.dispatcher ?? (this.ownDispatcher as Agent);
     this.runtime = createFunctionContext({
       clock: this.clock,
-      fetch: { dispatcher, ...(options.egress ? { egress: options.egress } : {}) },
+      fetch: { dispatcher, egress: options.egress },
       resolveFrom: options.resolveFrom ?? [process.cwd()],
       atLoad: { log: (entry) => this.atLoad.addLog(entry), fetch: (record) => this.atLoad.addFetch(record) },
     });

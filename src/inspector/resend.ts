@@ -17,7 +17,7 @@ export const MAX_EDITED_BODY_BYTES = 1024 * 1024;
 export interface ResendOptions {
   /** The current secret: the resent bytes are signed with it. */
   secret: string | undefined;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Edit-then-resend: these bytes instead of the row's (the original row is left as it is). */
   body?: Buffer | undefined;
 }
@@ -37,7 +37,7 @@ export async function resend(original: Inspected, url: string, options: ResendOp
   const userAgent = headerValue(original.headers["user-agent"]) ?? DEFAULT_USER_AGENT;
   const engine = undiciEngine(
     { targets: [{ url, headers: carriedHeaders(original) }], secret: options.secret, userAgent },
-    { retryWindowMs: 0, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) },
+    { retryWindowMs: 0, timeoutMs: options.timeoutMs },
   );
   let attempt: AttemptEvent | undefined;
   const receivedAt = new Date();

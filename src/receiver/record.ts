@@ -21,7 +21,7 @@ export interface RecordInput {
   /** Any header value holding the secret is redacted too. */
   secret?: string | undefined;
   /** listen --forward-to: the app's answer (docs/recording.md#forwarded-response). */
-  response?: Record<string, unknown>;
+  response?: Record<string, unknown> | undefined;
 }
 
 /** A received request's recording line (listen --record, the inspector's Download), its verdict giving the signature result and the body. */
@@ -49,7 +49,7 @@ export function formatRequestLine(
     text: verdict.text,
     body: verdict.body,
     secret,
-    ...(response !== undefined ? { response } : {}),
+    response,
   });
 }
 

@@ -13,9 +13,9 @@ import type { Answer, AnswerBody, AnswerUrl } from "./results-read.js";
 
 export interface CompareOptions {
   /** Body paths left out of the comparison (`--ignore`). */
-  ignore?: readonly JsonPath[];
+  ignore?: readonly JsonPath[] | undefined;
   /** Body differences listed per message; the rest are counted. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface MessageComparison {
@@ -66,7 +66,7 @@ function compareBodies(before: AnswerBody, after: AnswerBody, options: CompareOp
   const a = comparable(before);
   const b = comparable(after);
   if (a.kind === "json" && b.kind === "json") {
-    const diff = diffJson(a.value, b.value, { ...(options.ignore ? { ignore: options.ignore } : {}), limit: options.limit ?? 10 });
+    const diff = diffJson(a.value, b.value, { ignore: options.ignore, limit: options.limit ?? 10 });
     const lines = diff.differences.map(bodyDifference);
     if (diff.total > diff.differences.length) lines.push(`body: … and ${diff.total - diff.differences.length} more differences`);
     return lines;

@@ -90,13 +90,13 @@ function scannedEntry(text: string, line: number, withTime: boolean, all: boolea
 export async function sendFile(options: ReplayOptions, fromLine: number, validation: Validation, summary: ReplaySummary): Promise<ReplaySummary> {
   const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY;
   const engine = undiciEngine(options.settings, {
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
-    ...(options.ca ? { ca: options.ca } : {}),
+    timeoutMs: options.timeoutMs,
+    retryWindowMs: options.retryWindowMs,
+    ca: options.ca,
     connections: concurrency,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.functions ? { functions: options.functions } : {}),
-    ...(options.onSetupProblem ? { onSetupProblem: options.onSetupProblem } : {}),
+    clock: options.clock,
+    functions: options.functions,
+    onSetupProblem: options.onSetupProblem,
   });
   const reporter = new ReplayReporter(options, summary);
   try {
@@ -114,9 +114,9 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
       hooks: {
         onResult: (entry, result, ms) => reporter.finished(entry, result, ms),
         onUnstarted: (entry) => reporter.unstarted(entry),
-        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
-        ...(options.keepResponse ? { keepResponse: true } : {}),
-        ...(reporter.results ? { captureResponse: true } : {}),
+        onAttempt: options.onAttempt,
+        keepResponse: options.keepResponse,
+        captureResponse: reporter.results !== undefined,
       },
     });
     options.onSending?.(() => dispatcher.progress);

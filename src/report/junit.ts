@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DeliveryResult } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
-import type { ReceivedRequest } from "../receiver/server.js";
+import type { ReceivedRequest } from "../receiver/received-request.js";
 import { formatComparison, type MessageComparison } from "../regress/message-comparison.js";
 import { redactText } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";

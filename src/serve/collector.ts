@@ -170,8 +170,8 @@ export class Collector {
       clock: this.clock,
       secret: this.settings.secret,
       batching: forwardingBatches(this.settings),
-      ...(options.onSettled ? { onSettled: options.onSettled } : {}),
-      ...(onAttempt ? { onAttempt } : {}),
+      onSettled: options.onSettled,
+      onAttempt,
     });
   }
 
@@ -275,7 +275,7 @@ export class Collector {
       }
       // Receivers deduplicate on messageId, so every forwarded message has one.
       const withId = call.messageId === undefined ? { ...call, messageId: this.newMessageId() } : call;
-      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ...(ip ? { ip } : {}) });
+      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ip });
       messages.push({ body: JSON.stringify(message), source });
     }
     this.queue.enqueue(messages, seen);

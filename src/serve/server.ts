@@ -7,7 +7,7 @@ import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
 import { MAX_SOURCE_BODY_BYTES } from "../functions/request-file.js";
-import { readEncodedBody } from "../http/body-reader.js";
+import { readBody } from "../http/body-reader.js";
 import {
   BodyBudget,
   DEFAULT_BODY_BUDGET_BYTES,
@@ -17,8 +17,9 @@ import {
   type ConnectionLimits,
 } from "../http/limits.js";
 import { startHttpServer, type HttpServer } from "../http/server.js";
-import { contentCodingOf } from "../http/inflate.js";
+import { contentCodingOf, type ContentCoding } from "../http/inflate.js";
 import { isLoopbackAddress, isLoopbackHost } from "../http/loopback.js";
+import type { Clock } from "../util/clock.js";
 
 export type ServeServer = HttpServer;
 
@@ -35,6 +36,8 @@ export interface ServeServerOptions extends ConnectionLimits {
   requestsAtOnce?: number;
   /** The longest a request waits for its turn before a 503 with Retry-After (default 5 s). */
   maxWaitMs?: number;
+  /** The clock of that wait (a VirtualClock in tests). */
+  clock?: Clock | undefined;
 }
 
 /** Past this many connections a new one is closed on arrival (the soft cap's refusals cost a request each). */
@@ -53,7 +56,7 @@ export async function listenCollector(collector: Collector, options: ServeServer
   const context: Context = {
     collector,
     budget: new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES),
-    admission: new Admission(options.requestsAtOnce ?? DEFAULT_REQUESTS_AT_ONCE, options.maxWaitMs ?? MAX_WAIT_MS),
+    admission: new Admission(options.requestsAtOnce ?? DEFAULT_REQUESTS_AT_ONCE, options.maxWaitMs ?? MAX_WAIT_MS, undefined, options.clock),
     allowed: options.allowedOrigins ?? ANY_ORIGIN,
     loopbackOnly: isLoopbackAddress(options.host),
     tls: options.tls !== undefined,
@@ -163,27 +166,33 @@ function readAndHandle(
   req: IncomingMessage,
   res: ServerResponse,
   route: Route,
-  coding: "identity" | "gzip" | "deflate",
+  coding: ContentCoding,
   headers: CorsHeaders,
   answer: Answer,
 ): void {
   const fn = route.kind === "function" ? route : undefined;
-  const body = readEncodedBody(req, coding, fn ? MAX_SOURCE_BODY_BYTES : MAX_REQUEST_BYTES, context.budget, {
-    onBody: (raw) => {
-      // A source function's body stays held while it runs (the budget counts it).
-      if (fn) return void answerFunction(context.collector, req, res, fn, raw, headers).finally(() => body.release());
-      if (route.kind === "metrics") send(res, 200, { success: true }, headers);
-      else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
-      body.release();
+  const body = readBody(
+    req,
+    fn ? MAX_SOURCE_BODY_BYTES : MAX_REQUEST_BYTES,
+    context.budget,
+    {
+      onBody: (raw) => {
+        // A source function's body stays held while it runs (the budget counts it).
+        if (fn) return void answerFunction(context.collector, req, res, fn, raw, headers).finally(() => body.release());
+        if (route.kind === "metrics") send(res, 200, { success: true }, headers);
+        else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
+        body.release();
+      },
+      onTooLarge: () =>
+        fn
+          ? answer(413, errorBody(`the webhook body is over the ${MAX_SOURCE_BODY_BYTES / 1024} KiB a source function takes`, "request_too_large"), headers)
+          : answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
+      onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
+      // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
+      onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
     },
-    onTooLarge: () =>
-      fn
-        ? answer(413, errorBody(`the webhook body is over the ${MAX_SOURCE_BODY_BYTES / 1024} KiB a source function takes`, "request_too_large"), headers)
-        : answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
-    onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
-    // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
-    onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
-  });
+    coding,
+  );
 }
 
 function answerCall(collector: Collector, req: IncomingMessage, res: ServerResponse, route: IngestRoute, body: Buffer, headers: CorsHeaders): void {

@@ -24,7 +24,7 @@ export interface WorkerOptions {
   concurrency: number;
   clock?: Clock;
   /** Called when a message is delivered or given up (not when interrupted by stop). */
-  onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
+  onSettled?: ((message: QueuedMessage, result: DeliveryResult) => void) | undefined;
   /** Masked in the stored failure reasons (serve --failed may run without it). */
   secret?: string | undefined;
   /** Called after every attempt (serve's failing and recovered lines: target-health.ts). */
@@ -156,7 +156,7 @@ export class DeliveryWorker {
       hooks: {
         onStart: (entry) => this.starts.started(entry.message),
         onResult: (entry, result) => this.settle(entry.message, result, options.onSettled),
-        ...(options.onAttempt ? { onAttempt: (_entry: QueueEntry, event: AttemptEvent) => options.onAttempt?.(event) } : {}),
+        onAttempt: (_entry, event) => options.onAttempt?.(event),
       },
     });
   }

@@ -38,14 +38,6 @@ async function receiver(): Promise<TestServer> {
   return server;
 }
 
-async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** A POST with headers given as pairs (a name may repeat: sent as separate header lines). */
 function post(url: string, body: string | Buffer, headers: [string, string][] = []): Promise<{ status: number; body: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
@@ -88,7 +80,7 @@ describe("serve --source-function", () => {
       ["X-Multi", "second"],
     ]);
     expect(answer).toEqual({ status: 200, body: { success: true } });
-    await until(() => hook.requests.length === 1);
+    await expect.poll(() => hook.requests.length).toBe(1);
     const message = bodyOf(hook.requests[0] as { body: Buffer });
     expect(message).toMatchObject({
       version: 1,
@@ -145,7 +137,7 @@ describe("serve --source-function", () => {
     expect(big).toMatchObject({ status: 413, body: { code: "request_too_large" } });
     const issue = await post(`${serve.url}/functions/gh`, JSON.stringify(GITHUB.payload.body), [["X-GitHub-Event", "issues"]]);
     expect(issue.status).toBe(200);
-    await until(() => hook.requests.length === 1);
+    await expect.poll(() => hook.requests.length).toBe(1);
     expect(bodyOf(hook.requests[0] as { body: Buffer })).toMatchObject({
       type: "track",
       event: "issues opened",
@@ -192,7 +184,7 @@ describe("serve --source-function", () => {
 
     const tampered = await post(`${serve.url}/functions/stripe`, body.replace("ada@", "eve@"), [["Stripe-Signature", header]]);
     expect(tampered).toMatchObject({ status: 400, body: { message: "Message Rejected: ValidationError: Stripe-Signature does not match the body" } });
-    await until(() => hook.requests.length === 2);
+    await expect.poll(() => hook.requests.length).toBe(2);
     expect(hook.requests.map((request) => (bodyOf(request) as { traits: { name: string } }).traits.name)).toEqual(["Ada", "Ada L."]);
     serve.run.stop();
     await serve.run.done;
@@ -206,7 +198,7 @@ describe("serve --source-function", () => {
     );
     const serve = await serveInProcess(["--function", "forward.js", "--source-function", "echo.js", "--function-egress", `${egress.url}/egress`]);
     expect((await post(`${serve.url}/functions/echo`, '{"n":1}')).status).toBe(200);
-    await until(() => egress.requests.length === 1);
+    await expect.poll(() => egress.requests.length).toBe(1);
     expect(egress.requests[0]?.headers["x-function-fetch-url"]).toBe("https://api.example.com/events");
     expect(bodyOf(egress.requests[0] as { body: Buffer })).toEqual({ name: "Echo" });
     serve.run.stop();
@@ -232,7 +224,7 @@ describe("serve --source-function", () => {
     const hook = await receiver();
     const again = startInProcess(["serve", "--port", "0", "--state", state, "--url", `${hook.url}/hook`], { cwd: dir });
     await again.waitFor(LISTENING, 15_000);
-    await until(() => hook.requests.length === 1);
+    await expect.poll(() => hook.requests.length).toBe(1);
     expect(bodyOf(hook.requests[0] as { body: Buffer })).toMatchObject({ type: "track", event: "Needs lodash", userId: "u1" });
     again.stop();
     expect((await again.done).code).toBe(0);
@@ -281,7 +273,7 @@ describe("serve --source-function, durability (built CLI)", { tags: ["smoke"] },
     children.push(second);
     const secondDone = collect(second, 60_000);
     await waitForLine(second, LISTENING, 15_000);
-    await until(() => hook.requests.length >= total);
+    await expect.poll(() => hook.requests.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(total);
     const users = hook.requests.map((request) => bodyOf(request)["userId"]);
     expect(new Set(users)).toEqual(new Set(Array.from({ length: total }, (_, i) => String(i))));
     second.kill("SIGTERM");

@@ -9,7 +9,6 @@ import type { CliIo } from "../terminal/io.js";
 import type { ActionsFlags } from "../options/actions.js";
 import type { DeliveryFlags } from "../options/delivery.js";
 import type { FunctionFlags } from "../options/function.js";
-import { stripUndefined } from "../../util/strip-undefined.js";
 import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
 import type { Output } from "../terminal/output.js";
 import { detailLines } from "../terminal/invocation-lines.js";
@@ -79,7 +78,7 @@ export function resolveDeliveryOptions(
   const ca = readCaFiles(options.ca ?? [], io.cwd);
   return {
     settings,
-    engineOptions: stripUndefined({ timeoutMs: options.timeoutMs, retryWindowMs: options.retryWindowMs, ca: ca.length > 0 ? ca : undefined }),
+    engineOptions: { timeoutMs: options.timeoutMs, retryWindowMs: options.retryWindowMs, ca: ca.length > 0 ? ca : undefined },
   };
 }
 

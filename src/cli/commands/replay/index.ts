@@ -132,22 +132,23 @@ function runOptions(
     path: input.path,
     name: input.name,
     settings: run.settings,
-    ...(functions ? { functions: functions.functions, onSetupProblem: functions.onSetupProblem } : {}),
+    functions: functions?.functions,
+    onSetupProblem: functions?.onSetupProblem,
     ...run.engineOptions,
     concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
-    ...(options.rate !== undefined ? { rate: options.rate } : {}),
-    ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    rate: options.rate,
+    speed: options.speed,
     skipInvalid: options.skipInvalid === true,
     allowEmpty: options.allowEmpty === true,
     raw: options.raw === true,
     onWarning(line, reason) {
       output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
     },
-    ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
+    deadLetter: options.deadLetter === undefined ? undefined : resolve(io.cwd, options.deadLetter),
     dryRun: options.dryRun === true,
-    ...(dryRun ? { onDryRun: dryRun.print } : {}),
+    onDryRun: dryRun?.print,
     signal: runSignal(io.signal, functions),
-    ...(run.clock ? { clock: run.clock } : {}),
+    clock: run.clock,
   };
 }
 

@@ -28,13 +28,13 @@ import { detailLines, functionVerdict, urlJson } from "../../terminal/invocation
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
   /** A file, `-` for stdin; or use `type`. */
-  file?: string;
+  file?: string | undefined;
 };
 
 /** Injected in tests; the CLI uses the system clock and Math.random. */
 export interface SendDependencies {
-  clock?: Clock;
-  random?: Random;
+  clock?: Clock | undefined;
+  random?: Random | undefined;
   /** How often a status line is printed without a terminal (default 10 s). */
   statusIntervalMs?: number;
 }
@@ -47,10 +47,7 @@ export interface SendDependencies {
 export async function send(options: SendOptions, io: CliIo, deps: SendDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   checkCombination(options);
-  const resolved = resolveDeliveryOptions(options, io, {
-    requireTargets: true,
-    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
-  });
+  const resolved = resolveDeliveryOptions(options, io, { requireTargets: true, aliasKeys: options.aliasKeys });
   output.maskSecret(resolved.settings.secret);
   const messages = await readInput(options, io, resolved.settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
@@ -61,8 +58,8 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const settings = functions?.settings ?? resolved.settings;
   const engine = undiciEngine(settings, {
     ...resolved.engineOptions,
-    ...(deps.clock ? { clock: deps.clock } : {}),
-    ...(deps.random ? { random: deps.random } : {}),
+    clock: deps.clock,
+    random: deps.random,
     ...functionEngineOptions(functions),
   });
   const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, resolved.engineOptions.retryWindowMs === undefined));

@@ -59,7 +59,7 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
       port: options.port,
       tls,
       allowedOrigins: origins,
-      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+      maxConnections: options.maxConnections,
     });
   } catch (error) {
     await collector?.close();
