@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorBody, type Collector, type IngestRoute } from "./collector.js";
 import { Admission, DEFAULT_REQUESTS_AT_ONCE, MAX_WAIT_MS } from "./admission.js";
-import { ANY_ORIGIN, corsFor, corsRequestOf, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
+import { ANY_ORIGIN, corsFor, corsRequestOf, pageRefusedByFunction, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
@@ -129,6 +129,10 @@ function handle(context: Context, req: IncomingMessage, res: ServerResponse): vo
     const body = settingsAnswer({ writeKey: route.writeKey, baseUrl: publicBaseUrl(req.headers.host, context.tls, context.url) });
     return send(res, 200, body as unknown as Record<string, unknown>, headers);
   }
+  if (route.kind === "function") {
+    const refused = pageRefusedByFunction({ origin: cors.origin, secFetchSite: firstOf(req.headers["sec-fetch-site"]) }, context.allowed);
+    if (refused !== undefined) return answer(403, errorBody(refused, "forbidden"), headers);
+  }
   if (route.kind === "function" && context.collector.sourceFunctions?.has(route.name) !== true) {
     const names = context.collector.sourceFunctions?.names ?? [];
     const known = names.length > 0 ? `: serve runs ${names.map((name) => `/functions/${name}`).join(", ")}` : " (serve --source-function NAME=FILE runs one)";
@@ -248,6 +252,10 @@ function send(res: ServerResponse, status: number, body: Record<string, unknown>
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+function firstOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function clientIp(req: IncomingMessage): string | undefined {

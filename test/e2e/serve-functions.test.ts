@@ -155,6 +155,29 @@ describe("serve --source-function", () => {
     ]);
   });
 
+  it("a page's request does not run a source function (an Origin, or Sec-Fetch-Site), unless --allow-origin names that page", async () => {
+    const hook = await receiver();
+    const serve = await serveInProcess(["--url", `${hook.url}/hook`, "--source-function", "echo.js"]);
+    const page = await post(`${serve.url}/functions/echo`, '{"n":1}', [["Origin", "https://evil.example"]]);
+    expect(page).toMatchObject({
+      status: 403,
+      body: {
+        code: "forbidden",
+        message: expect.stringMatching(/^a source function takes webhooks from servers, not requests from pages: https:\/\/evil\.example refused/),
+      },
+    });
+    const noCors = await post(`${serve.url}/functions/echo`, '{"n":2}', [["Sec-Fetch-Site", "cross-site"]]);
+    expect(noCors.status).toBe(403);
+    serve.run.stop();
+    expect((await serve.run.done).stdout).not.toContain("/functions/echo →");
+    const allowing = await serveInProcess(["--url", `${hook.url}/hook`, "--source-function", "echo.js", "--allow-origin", "http://localhost:3000"]);
+    expect((await post(`${allowing.url}/functions/echo`, '{"n":3}', [["Origin", "http://localhost:3000"]])).status).toBe(200);
+    expect((await post(`${allowing.url}/functions/echo`, '{"n":4}', [["Origin", "http://localhost:3001"]])).status).toBe(403);
+    await expect.poll(() => hook.requests.length).toBe(1);
+    allowing.run.stop();
+    await allowing.run.done;
+  });
+
   it("a Stripe-signed webhook (webhook-cli sign --scheme stripe, and Stripe's own library) goes straight into a source function that verifies it", async () => {
     const hook = await receiver();
     const secret = "whsec_e2e_functions";

@@ -3,8 +3,8 @@ import { InputError, UsageError } from "../../../errors.js";
 import type { DestinationSettings } from "../../../config/destination.js";
 import type { AttemptEvent } from "../../../delivery/types.js";
 import type { Egress } from "../../../functions/fetch.js";
-import { readSettings, type FunctionSettings } from "../../../functions/settings.js";
-import type { SourceFunctionEntry, SourceInvocation } from "../../../serve/source-functions.js";
+import { readSettings } from "../../../functions/settings.js";
+import type { SourceFunction, SourceFunctionEntry, SourceInvocation } from "../../../serve/source-functions.js";
 import { printable } from "../../../safe-text/printable.js";
 import { formatDuration } from "../../../util/duration.js";
 import { commandFunctions, type DestinationFunctions, functionEgress } from "../../shared/functions.js";
@@ -57,7 +57,7 @@ export function splitSettings(values: readonly string[], names: ReadonlySet<stri
   return { unnamed, named };
 }
 
-/** Loads the source functions (a destination function given here is refused, named). */
+/** Loads the source functions (a destination function given here is refused, named), each with its settings. */
 export async function openSourceFunctions(
   given: readonly { name: string; file: string }[],
   settings: SplitSettings,
@@ -65,19 +65,18 @@ export async function openSourceFunctions(
 ): Promise<SourceFunctionEntry[]> {
   if (given.length === 0) return [];
   const { loadFunction } = await import("../../../functions/runtime.js");
-  const entries: SourceFunctionEntry[] = [];
+  const loaded: SourceFunction[] = [];
   try {
-    for (const { name, file } of given) {
+    return given.map(({ name, file }) => {
       const fn = loadFunction(file, run.cwd, run.egress ? { egress: run.egress } : {});
-      entries.push({ name, fn, settings: {} });
+      loaded.push(fn);
       if (fn.kind !== "source")
         throw new InputError("is a destination function: --source-function takes a source function (onRequest); --function takes this one", { file });
       const value = settings.named.get(name) ?? settings.unnamed;
-      (entries.at(-1) as SourceFunctionEntry).settings = value === undefined ? {} : (readSettings(value, run.cwd, "--settings") as FunctionSettings);
-    }
-    return entries;
+      return { name, fn, settings: value === undefined ? {} : readSettings(value, run.cwd, "--settings") };
+    });
   } catch (error) {
-    await Promise.all(entries.map(({ fn }) => fn.close()));
+    await Promise.all(loaded.map((fn) => fn.close()));
     throw error;
   }
 }
