@@ -11,7 +11,10 @@ const DEFAULT_CONFIG_FILE = "webhook-cli.json";
 
 // Each webhook is its own mapping under Webhooks (Actions): method, data and batchSize (docs/actions.md#settings).
 const webhookSchema = z.strictObject({
-  url: z.string(),
+  // A URL, or a destination function (docs/functions.md#as-a-destination) with its settings (an object, or a file).
+  url: z.string().optional(),
+  function: z.string().min(1).optional(),
+  settings: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   method: z.enum(["POST", "PUT", "PATCH"]).optional(),
   // A path, JSON text or an object: checked against the supported subset where the settings resolve.

@@ -43,8 +43,8 @@ export interface MessageHooks<E extends DispatchEntry> {
 export interface DispatchOptions<E extends DispatchEntry> {
   /** Batches (a streaming reader) or a plain list of messages. */
   source: AsyncIterable<readonly E[]> | Iterable<E>;
-  /** `deliverContent` is needed with `batching`. */
-  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent">>;
+  /** `deliverContent` is needed with `batching`; `deliverBatch` with a destination function's batches. */
+  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent" | "deliverBatch">>;
   concurrency: number;
   /** Starts per second. */
   rate?: number | undefined;
@@ -76,6 +76,8 @@ export interface DispatchProgress {
   /** Deliveries started. */
   sent: number;
   delivered: number;
+  /** Skipped by a destination function (no handler, or `EventNotSupported`): done, and no failure. */
+  skipped: number;
   /** Given up (not interrupted). */
   failed: number;
   /** In flight and waiting for another attempt. */
@@ -87,6 +89,8 @@ export interface DispatchProgress {
 export interface DispatchSummary {
   sent: number;
   delivered: number;
+  /** Skipped by a destination function: done, and no failure. */
+  skipped: number;
   failed: number;
   /** In flight when the run stopped: not delivered, not given up. */
   interrupted: number;

@@ -42,7 +42,7 @@ export function functionFetch(options: FunctionFetchOptions): (input: unknown, i
     const record: FetchRecord = { method: request.method, url: request.url, status: null, ms: 0 };
     if (options.egress) record.sentTo = options.egress.url.href;
     const signals = [request.signal];
-    if (invocation) signals.push(invocation.controller.signal);
+    if (invocation) signals.push(invocation.signal);
     const timeout = typeof init?.timeout === "number" && init.timeout > 0 ? timeoutSignal(options.clock, init.timeout, request.url) : undefined;
     if (timeout) signals.push(timeout.signal);
     const signal = AbortSignal.any(signals);

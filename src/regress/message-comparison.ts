@@ -47,10 +47,12 @@ export function compareAnswers(before: Answer, after: Answer, options: CompareOp
 }
 
 function compareUrl(before: AnswerUrl, after: AnswerUrl, options: CompareOptions): string[] {
+  // A destination function that skipped the event on one side only (docs/functions.md#regression-testing).
+  if ((before.skipped === undefined) !== (after.skipped === undefined)) return [`${outcomeText(before)} → ${outcomeText(after)}`];
   // A new status usually comes with another body; listing its every field would bury the status.
   if (before.status !== after.status) return [`status ${statusText(before)} → ${statusText(after)}`];
-  if (before.status === null) return [];
-  const changes: string[] = [];
+  const changes: string[] = compareRequests(before.requests, after.requests);
+  if (before.status === null) return changes;
   if (normalType(before.contentType) !== normalType(after.contentType)) {
     changes.push(`content-type ${before.contentType ?? "(none)"} → ${after.contentType ?? "(none)"}`);
   }
@@ -141,6 +143,22 @@ function shortPath(steps: (string | number)[]): string {
 function quote(text: string): string {
   const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
   return JSON.stringify(shown);
+}
+
+/** A function's requests, compared in order by method, URL and status: the first one that differs. */
+function compareRequests(before: readonly string[] | undefined, after: readonly string[] | undefined): string[] {
+  if (before === undefined || after === undefined) return [];
+  const count = Math.max(before.length, after.length);
+  for (let i = 0; i < count; i++) {
+    if (before[i] === after[i]) continue;
+    const more = before.length !== after.length ? ` (${before.length} requests → ${after.length})` : "";
+    return [`request ${i + 1}: ${before[i] ?? "(none)"} → ${after[i] ?? "(none)"}${more}`];
+  }
+  return [];
+}
+
+function outcomeText(url: AnswerUrl): string {
+  return url.skipped !== undefined ? `skipped (${url.skipped})` : `status ${statusText(url)}`;
 }
 
 function statusText(url: AnswerUrl): string {

@@ -95,6 +95,8 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
     ca: options.ca,
     connections: concurrency,
     clock: options.clock,
+    functions: options.functions,
+    onSetupProblem: options.onSetupProblem,
   });
   const reporter = new ReplayReporter(options, summary);
   try {
@@ -147,7 +149,7 @@ class ReplayReporter {
   finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
     if (!result.interrupted) this.latency.record(ms);
     if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
-    else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
+    else if (!result.delivered && !result.skipped) this.notDelivered(entry, result, failureOf(result));
     this.options.onMessage?.(entry, result, ms);
     this.results?.finished(entry, result);
   }
@@ -162,6 +164,7 @@ class ReplayReporter {
     const s = this.summary;
     s.sent = result.sent;
     s.delivered = result.delivered;
+    s.skipped = result.skipped;
     s.failed = result.failed;
     s.interrupted = result.interrupted + result.unstarted;
     s.retried = result.retried;

@@ -1,4 +1,5 @@
 import type { EngineSettings } from "../delivery/deliver.js";
+import type { FunctionDestination } from "../delivery/function-transport.js";
 import type { Failure } from "../delivery/failure.js";
 import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import type { DispatchProgress } from "../dispatch/dispatcher.js";
@@ -15,6 +16,10 @@ export interface ReplayOptions {
   /** How errors name the input: the path, or `stdin`. */
   name: string;
   settings: EngineSettings;
+  /** The destination functions among the targets, under their URLs (docs/functions.md#as-a-destination). */
+  functions?: ReadonlyMap<string, FunctionDestination> | undefined;
+  /** A function uses a package that is not installed here: the caller stops the run. */
+  onSetupProblem?: ((problem: string, file: string) => void) | undefined;
   timeoutMs?: number | undefined;
   retryWindowMs?: number | undefined;
   ca?: readonly string[] | undefined;
@@ -68,6 +73,8 @@ export interface ReplaySummary {
   /** Handed to the delivery engine. */
   sent: number;
   delivered: number;
+  /** Skipped by a destination function (no handler, or EventNotSupported): done, not dead-lettered, no failure. */
+  skipped: number;
   /** Finally failed (dead-lettered when --dead-letter is given). */
   failed: number;
   /** Not delivered because of the interruption (never dead-lettered: they are at or after the resume line). */

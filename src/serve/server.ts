@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorBody, type Collector, type IngestRoute } from "./collector.js";
 import { Admission, DEFAULT_REQUESTS_AT_ONCE, MAX_WAIT_MS } from "./admission.js";
-import { ANY_ORIGIN, corsFor, corsRequestOf, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
+import { ANY_ORIGIN, corsFor, corsRequestOf, pageRefusedByFunction, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
+import { MAX_SOURCE_BODY_BYTES } from "../functions/request-file.js";
 import { readBody } from "../http/body-reader.js";
 import {
   BodyBudget,
@@ -128,6 +129,15 @@ function handle(context: Context, req: IncomingMessage, res: ServerResponse): vo
     const body = settingsAnswer({ writeKey: route.writeKey, baseUrl: publicBaseUrl(req.headers.host, context.tls, context.url) });
     return send(res, 200, body as unknown as Record<string, unknown>, headers);
   }
+  if (route.kind === "function") {
+    const refused = pageRefusedByFunction({ origin: cors.origin, secFetchSite: firstOf(req.headers["sec-fetch-site"]) }, context.allowed);
+    if (refused !== undefined) return answer(403, errorBody(refused, "forbidden"), headers);
+  }
+  if (route.kind === "function" && context.collector.sourceFunctions?.has(route.name) !== true) {
+    const names = context.collector.sourceFunctions?.names ?? [];
+    const known = names.length > 0 ? `: serve runs ${names.map((name) => `/functions/${name}`).join(", ")}` : " (serve --source-function NAME=FILE runs one)";
+    return answer(404, errorBody(`no source function named ${route.name}${known}`, "not_found"), headers);
+  }
   takeInTurn(context, req, res, route, headers, answer);
 }
 
@@ -164,17 +174,23 @@ function readAndHandle(
   headers: CorsHeaders,
   answer: Answer,
 ): void {
+  const fn = route.kind === "function" ? route : undefined;
   const body = readBody(
     req,
-    MAX_REQUEST_BYTES,
+    fn ? MAX_SOURCE_BODY_BYTES : MAX_REQUEST_BYTES,
     context.budget,
     {
       onBody: (raw) => {
+        // A source function's body stays held while it runs (the budget counts it).
+        if (fn) return void answerFunction(context.collector, req, res, fn, raw, headers).finally(() => body.release());
         if (route.kind === "metrics") send(res, 200, { success: true }, headers);
         else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
         body.release();
       },
-      onTooLarge: () => answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
+      onTooLarge: () =>
+        fn
+          ? answer(413, errorBody(`the webhook body is over the ${MAX_SOURCE_BODY_BYTES / 1024} KiB a source function takes`, "request_too_large"), headers)
+          : answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
       onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
       // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
       onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
@@ -202,10 +218,44 @@ function answerCall(collector: Collector, req: IncomingMessage, res: ServerRespo
   send(res, result.status, result.body, headers);
 }
 
+/** A source function's webhook (docs/serve-api.md#source-functions): the invocation, its calls stored, then the answer. */
+async function answerFunction(
+  collector: Collector,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Extract<Route, { kind: "function" }>,
+  body: Buffer,
+  headers: CorsHeaders,
+): Promise<void> {
+  const functions = collector.sourceFunctions as NonNullable<Collector["sourceFunctions"]>;
+  const target = req.url ?? "";
+  const query = target.indexOf("?");
+  try {
+    const answer = await functions.handle({
+      name: route.name,
+      body,
+      rawHeaders: req.rawHeaders,
+      search: query === -1 ? "" : target.slice(query),
+      ip: clientIp(req),
+    });
+    send(res, answer.status, answer.body, headers);
+  } catch (error) {
+    // The queue could not store its calls: the sender must retry, so no 2xx.
+    send(res, 503, errorBody(`cannot store the function's calls: ${(error as Error).message}`, "unavailable"), {
+      ...headers,
+      "Retry-After": String(RETRY_AFTER_S),
+    });
+  }
+}
+
 function send(res: ServerResponse, status: number, body: Record<string, unknown>, headers: CorsHeaders = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+function firstOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function clientIp(req: IncomingMessage): string | undefined {

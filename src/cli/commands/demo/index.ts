@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
 import { dispatch, type DispatchEntry } from "../../../dispatch/dispatcher.js";
@@ -23,6 +24,8 @@ export type DemoOptions = DemoFlags;
  * and shows what arrived. 0 when all seven arrived verified and well-formed.
  */
 export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
+  if (options.function !== undefined) return (await import("./function-demo.js")).demoFunction({ ...options, function: options.function }, io);
+  if (options.settings !== undefined) throw new UsageError("--settings goes with --function", { flag: "--settings" });
   const output = createOutput(io, { json: options.json });
   const paint = painter(output.color);
   const secret = randomBytes(24).toString("base64url");
