@@ -5,6 +5,10 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // The one way a test waits for something to happen: `await expect.poll(() => value).toBe(...)`, retried
+    // every 50 ms. 10 s, not vitest's 1 s: on two shared cores a server or a child may be slow to get there,
+    // and a wait is not a verdict (a test never passes by waiting less).
+    expect: { poll: { timeout: 10_000 } },
     // Child-process and server tests share two cores; forks keep them isolated from the runner.
     pool: "forks",
     // A worker runs file after file without starting a process and importing the sources anew for

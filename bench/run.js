@@ -3,7 +3,7 @@
 // Node.js running this (22.13 or later), then prints one summary table per Node.js (each project figure beside its
 // reference from the same run: medians with their spread min–max, the ratio and the target) and
 // writes it as JSON to bench/out/ (git-ignored). `node bench/run.js NAME...` runs those whose file
-// names start with NAME. By default: replay (and replay-actions), listen, startup, serve; `client`,
+// names start with NAME. By default: replay (and replay-actions), listen, startup, serve, functions; `client`,
 // `delivery` and `memory` run when named.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findNode24 } from "./node24.js";
 
-const DEFAULT = ["replay", "listen", "startup", "serve"];
+const DEFAULT = ["replay", "listen", "startup", "serve", "functions"];
 const dir = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
 const names = wanted.length > 0 ? wanted : DEFAULT;

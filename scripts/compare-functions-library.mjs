@@ -1,22 +1,27 @@
-// Runs every function of a checkout of segmentio/functions-library under webhook-cli's functions
-// runtime and under the library's own runtime shim (buildpack/boreal, loaded from the checkout at
-// run time), and prints per function whether the outcomes agree: the outcome (delivered, skipped,
+// Runs every function of a checkout of segmentio/functions-library through webhook-cli's command
+// line and under the library's own runtime shim (buildpack/boreal, loaded from the checkout at run
+// time), and prints per function whether the outcomes agree: the outcome (delivered, skipped,
 // failed, to be retried) with the error's class, the requests sent out, and for a source function
 // the messages and objects it emitted.
 //
 //   npm run build
 //   node scripts/compare-functions-library.mjs /path/to/functions-library [--answer STATUS] [--verbose]
 //
-// Destination functions get one event of each type (webhook-cli's seeded examples) and two
-// fuller ones (a track and an identify with an email, an IP and a user agent, which several of the
-// functions need before they send anything); source functions each of their own webhook-examples.
-// Every request either side makes goes to one local receiver (127.0.0.1, port 0) that answers
-// 200 {}, as the library's own tests answer them, or `--answer STATUS` (500 exercises RetryError). The
-// checkout needs its own dependencies installed (npm install --omit=dev in it): the shim requires
-// node-fetch, lodash, aws-sdk and the rest.
+// Destination functions go through `webhook-cli send --function` (one process per function, its
+// events in order, `--function-egress` to the receiver below, `--retry-window 0` so a retry is
+// reported, not waited for): one event of each type (webhook-cli's seeded examples) and two fuller
+// ones (a track and an identify with an email, an IP and a user agent, which several of the
+// functions need before they send anything). Source functions go through `webhook-cli function run
+// --request` on each of their own webhook-examples. Every request either side makes goes to one
+// local receiver (127.0.0.1, port 0) that answers 200 {}, as the library's own tests answer them,
+// or `--answer STATUS` (500 exercises RetryError). The checkout needs its own dependencies
+// installed (npm install --omit=dev in it): the shim requires node-fetch, lodash, aws-sdk and the
+// rest; webhook-cli takes its third-party globals from there too (the current directory).
+import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import Module, { createRequire } from "node:module";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,10 +36,10 @@ const verbose = flags.includes("--verbose");
 const answerAt = flags.indexOf("--answer");
 const ANSWER = answerAt === -1 ? 200 : Number(flags[answerAt + 1]);
 const checkout = resolve(checkoutArg);
-const dist = (path) => import(join(ROOT, "dist", path));
-const { loadFunction } = await dist("functions/runtime.js");
-const { requestFromPayload } = await dist("functions/request.js");
-const { buildExamples } = await dist("messages/examples.js");
+const BIN = join(ROOT, "bin", "webhook-cli.js");
+const { buildExamples } = await import(join(ROOT, "dist", "messages/examples.js"));
+const scratch = mkdtempSync(join(tmpdir(), "compare-functions-"));
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
 const EXAMPLES = buildExamples(undefined, { seed: 7, now: new Date("2024-05-01T12:00:00.000Z") });
 const FULLER = { email: "peter@initech.com", context: { ip: "203.0.113.7", userAgent: "Mozilla/5.0 (X11; Linux x86_64)" } };
@@ -73,6 +78,29 @@ shimWindow.fetch = (input, init) => {
   return nodeFetch(egress.href, { method: request.method, headers, body: request.body });
 };
 
+/** webhook-cli run as a user runs it, from the checkout (its node_modules hold the third-party globals); its stdout's JSON events and its stderr. */
+function cli(args) {
+  return new Promise((done, fail) => {
+    const { WEBHOOK_SECRET: _, ...env } = process.env;
+    const child = spawn(process.execPath, [BIN, ...args, "--json"], { cwd: checkout, env: { ...env, NO_COLOR: "1" } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", fail);
+    child.on("close", (code) =>
+      done({
+        code,
+        stderr,
+        events: stdout
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      }),
+    );
+  });
+}
+
 /** One side's result, in the terms compared: the outcome, the error's class, the requests, the emitted calls. */
 function fromOurs(record) {
   return {
@@ -82,6 +110,13 @@ function fromOurs(record) {
     messages: record.outcome.kind === "delivered" ? record.messages : [],
     objects: record.outcome.kind === "delivered" ? record.objects : [],
   };
+}
+
+/** A function the command line refused to load (exit 2): its error's class, as the shim throws it on each call. */
+function notLoaded(run) {
+  const message = run.stderr.trim();
+  const name = /threw while loading: (\w+):/.exec(message)?.[1] ?? /SyntaxError/.exec(message)?.[0] ?? "LoadError";
+  return { outcome: "failed", error: name, messages: [], objects: [], loadError: message };
 }
 
 function fromShim(settled, kind) {
@@ -106,11 +141,13 @@ function fromShim(settled, kind) {
 const EPOCH_SECONDS = /\b1\d{9}\b/g;
 const nowMasked = (text) => text.replace(EPOCH_SECONDS, (digits) => (Math.abs(Number(digits) - Date.now() / 1000) < 600 ? "<now>" : digits));
 
+const requestLine = ({ method, url, body }) => `${method} ${url} ${nowMasked(body)}`;
+
 async function withRequests(run) {
   const from = received.length;
   const result = await run();
   await new Promise((done) => setTimeout(done, 20));
-  return { ...result, requests: received.slice(from).map(({ method, url, body }) => `${method} ${url} ${nowMasked(body)}`) };
+  return { ...result, requests: received.slice(from).map(requestLine) };
 }
 
 async function runShim(dir, call) {
@@ -129,16 +166,6 @@ async function runShim(dir, call) {
   ]);
 }
 
-function loadOurs(file) {
-  try {
-    return { fn: loadFunction(file, checkout, { egress: { url: egress } }) };
-  } catch (error) {
-    // A file that does not load: its error's class, as the shim throws it on each call.
-    const name = /threw while loading: (\w+):/.exec(error.message)?.[1] ?? /SyntaxError/.exec(error.message)?.[0] ?? "LoadError";
-    return { failed: { outcome: "failed", error: name, messages: [], objects: [], loadError: error.message } };
-  }
-}
-
 // Compared as the JSON they would be sent as: the shim's objects come partly from the function's
 // own context (another realm's Object.prototype), which a deep-equality check tells apart.
 const asSent = (value) => JSON.parse(JSON.stringify(value));
@@ -155,22 +182,32 @@ async function compareCase(name, label, ours, theirs) {
   results.push({ name, label, diff, ours, theirs });
 }
 
+/**
+ * A destination function through `send --function`: its events in one run, in order, one at a time,
+ * so the requests the receiver got split by each invocation's count of them.
+ */
 async function destination(name) {
   const dir = join(checkout, "destinations", name);
   const file = join("destinations", name, "handler.js");
-  const loaded = loadOurs(file);
-  for (const { label, event } of EVENTS) {
-    const ours = loaded.fn
-      ? await withRequests(async () => fromOurs(await loaded.fn.runEvent(structuredClone(event), SETTINGS)))
-      : { ...loaded.failed, requests: [] };
+  const events = join(scratch, `${name}.ndjson`);
+  writeFileSync(events, `${EVENTS.map(({ event }) => JSON.stringify(event)).join("\n")}\n`);
+  const from = received.length;
+  const run = await cli(["send", events, "--function", file, "--settings", JSON.stringify(SETTINGS), "--function-egress", egress.href, "--retry-window", "0"]);
+  await new Promise((done) => setTimeout(done, 20));
+  const deliveries = run.events.filter((event) => event.event === "delivery");
+  const requests = received.slice(from).map(requestLine);
+  for (const [i, { label, event }] of EVENTS.entries()) {
+    const url = deliveries[i]?.urls[0];
+    const record = url?.invocation ?? (url?.skipped !== undefined ? { outcome: { kind: "skipped" }, messages: [], objects: [], fetches: [] } : undefined);
+    const ours = record ? { ...fromOurs(record), requests: requests.splice(0, record.fetches.length) } : { ...notLoaded(run), requests: [] };
     const theirs = await withRequests(async () =>
       fromShim(await runShim(dir, () => shim.processDestinationPayload({ event: structuredClone(event), settings: SETTINGS })), "destination"),
     );
     await compareCase(`destinations/${name}`, label, ours, theirs);
   }
-  await loaded.fn?.close();
 }
 
+/** A source function through `function run --request` on each of its own webhook-examples. */
 async function source(name) {
   const dir = join(checkout, "sources", name);
   const examplesDir = join(dir, "webhook-examples");
@@ -178,19 +215,27 @@ async function source(name) {
     results.push({ name: `sources/${name}`, label: null, skipped: "no webhook-examples" });
     return;
   }
-  const loaded = loadOurs(join("sources", name, "handler.js"));
   for (const example of readdirSync(examplesDir).sort()) {
     const document = JSON.parse(readFileSync(join(examplesDir, example), "utf8"));
-    const ours = loaded.fn
-      ? await withRequests(async () => fromOurs(await loaded.fn.runRequest(requestFromPayload(document.payload), document.settings ?? {})))
-      : { ...loaded.failed, requests: [] };
+    const ours = await withRequests(async () => {
+      const run = await cli([
+        "function",
+        "run",
+        join("sources", name, "handler.js"),
+        "--request",
+        join(examplesDir, example),
+        "--function-egress",
+        egress.href,
+      ]);
+      const invocation = run.events.find((event) => event.event === "invocation");
+      return invocation ? fromOurs(invocation) : notLoaded(run);
+    });
     // The shim keeps a failed run's Segment calls for the next one: start each from empty.
     shimWindow.Segment.events = [];
     shimWindow.Segment.objects = [];
     const theirs = await withRequests(async () => fromShim(await runShim(dir, () => shim.processSourcePayload(structuredClone(document))), "source"));
     await compareCase(`sources/${name}`, example, ours, theirs);
   }
-  await loaded.fn?.close();
 }
 
 const names = (kind) =>
@@ -238,7 +283,7 @@ for (const [name, list] of byFunction) {
   }
 }
 console.log(
-  `\nanswering ${ANSWER}: ${summary.functions} functions: ${summary.agree} agree, ${summary.differ} differ, ${summary.notRun} not run; ` +
+  `\nanswering ${ANSWER}, destinations through send --function, sources through function run --request: ${summary.functions} functions: ${summary.agree} agree, ${summary.differ} differ, ${summary.notRun} not run; ` +
     `${summary.cases} cases: ${summary.casesAgree} agree, ${summary.cases - summary.casesAgree} differ`,
 );
 process.exit(0);

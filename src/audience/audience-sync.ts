@@ -107,11 +107,11 @@ export interface AudienceSyncRun {
   clock: Clock;
   signal: AbortSignal;
   /** Identify messages in flight at once (default 8). */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** After each attempt (failed attempts are logged). */
-  onAttempt?: (event: AttemptEvent) => void;
+  onAttempt?: ((event: AttemptEvent) => void) | undefined;
   /** After each delivery; `line` is the change's 1-based position. */
-  onResult?: (line: number, change: MembershipChange, result: DeliveryResult) => void;
+  onResult?: ((line: number, change: MembershipChange, result: DeliveryResult) => void) | undefined;
 }
 
 export interface AudienceSyncResult {
@@ -147,7 +147,7 @@ export async function runAudienceSync(plan: AudienceSyncPlan, run: AudienceSyncR
       clock: run.clock,
       signal: run.signal,
       hooks: {
-        ...(run.onAttempt ? { onAttempt: (_entry: ChangeEntry, event: AttemptEvent) => run.onAttempt?.(event) } : {}),
+        onAttempt: (_entry, event) => run.onAttempt?.(event),
         onResult: (entry, result) => {
           run.onResult?.(entry.line, entry.change, result);
           if (result.delivered) recorder.delivered(entry.change);

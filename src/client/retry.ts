@@ -9,7 +9,7 @@ export const MAX_RETRY_AFTER_MS = RULES.retryAfter.capMs;
 
 /** How one batch request ended. */
 export type SendOutcome =
-  | { kind: "status"; status: number; retryAfterMs?: number; body: string }
+  | { kind: "status"; status: number; retryAfterMs?: number | undefined; body: string }
   | { kind: "timeout" }
   | { kind: "network"; code: string; message: string }
   | { kind: "tls"; code: string; message: string };

@@ -77,7 +77,7 @@ export class Transport {
         kind: "status",
         status: response.statusCode,
         body: text,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        retryAfterMs,
       };
     } catch (error) {
       if (timedOut) return { kind: "timeout" };

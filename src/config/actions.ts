@@ -41,7 +41,8 @@ export function resolveDestination(input: ActionsInput, config: ConfigFile, file
       });
     if (config.batchWait !== undefined) throw classicKey("batchWait");
     for (const [index, hook] of (config.webhooks ?? []).entries()) {
-      const key = PER_TARGET.find((name) => hook[name] !== undefined);
+      // A function's batch size is its onBatch's (docs/functions.md#batches).
+      const key = PER_TARGET.find((name) => hook[name] !== undefined && !(name === "batchSize" && hook.function !== undefined));
       if (key !== undefined) throw classicKey(`webhooks[${index}].${key}`);
     }
   }

@@ -1,5 +1,6 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { ConfigError, UsageError } from "../errors.js";
+import { readSettings } from "../functions/settings.js";
 import type { Mapping } from "../messages/mapping.js";
 import type { AliasKeys } from "../messages/schemas.js";
 import type { SchemeName } from "../signing/schemes.js";
@@ -36,6 +37,20 @@ export interface Target {
   method?: HttpMethod;
   mapping?: Mapping;
   batchSize?: number;
+  /**
+   * A destination function instead of a URL (docs/functions.md#as-a-destination); `url` is then `function:FILE`.
+   * @internal the command line's: the library's engine takes URLs.
+   */
+  function?: FunctionTarget;
+}
+
+/** A destination function as a target: its file, where it is read from, and its settings. */
+export interface FunctionTarget {
+  /** The file as given (errors name it so). */
+  file: string;
+  /** The directory `file` is relative to: the current one for `--function`, the config file's for its webhooks. */
+  base: string;
+  settings: Record<string, unknown>;
 }
 
 export interface Source {
@@ -73,6 +88,8 @@ export interface SettingsInput extends SecretInput, Partial<Omit<SecretsInput, "
   configPath?: string | undefined;
   /** Fail when no URL is configured (send, replay); serve may start without one. */
   requireTargets?: boolean | undefined;
+  /** A destination function instead of URLs (docs/functions.md#as-a-destination): its file and `--settings` (a JSON object or a file). */
+  function?: { file: string; settings?: string | undefined } | undefined;
 }
 
 /**
@@ -85,7 +102,14 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
   const config: ConfigFile = configFile ? loadConfig(configFile, input.configPath !== undefined) : {};
   const { destination, batchWaitMs } = resolveDestination(input, config, configFile ?? "");
 
-  const targets = input.urls && input.urls.length > 0 ? flagTargets(input, input.urls) : configTargets(input, config, configFile ?? "");
+  const targets = input.function
+    ? [functionFlagTarget(input, input.function)]
+    : input.urls && input.urls.length > 0
+      ? flagTargets(input, input.urls)
+      : configTargets(input, config, configFile ?? "");
+  if (destination === "actions" && targets.some((target) => target.function !== undefined)) {
+    throw new UsageError("a destination function is a destination of its own: it takes no `destination` actions", { field: "function" });
+  }
   if (input.requireTargets && targets.length === 0) {
     throw new UsageError(`no webhook URL: give \`urls\` or a config file with "webhooks"`, { field: "urls" });
   }
@@ -118,6 +142,21 @@ function secretsOf(input: SettingsInput, config: ConfigFile): string[] {
   return secret === undefined ? [] : [secret];
 }
 
+/** `--function` (and `--settings`): a destination function in place of the URLs (the config's webhooks too). */
+function functionFlagTarget(input: SettingsInput, given: { file: string; settings?: string | undefined }): Target {
+  if (input.urls && input.urls.length > 0)
+    throw new UsageError("give `urls` or `function`, not both: a function takes the place of the URLs", { field: "function" });
+  if (input.headers && input.headers.length > 0) throw new UsageError("`headers` applies to `urls` targets, not to a function", { field: "headers" });
+  refuseFlagsWithoutUrls(input);
+  const settings = given.settings !== undefined ? readSettings(given.settings, input.cwd, "--settings") : {};
+  return functionTarget(given.file, input.cwd, settings);
+}
+
+/** A function's target: `function:FILE` as given, where lines and results name it. */
+export function functionTarget(file: string, base: string, settings: Record<string, unknown>): Target {
+  return { url: `function:${file}`, headers: {}, function: { file, base, settings } };
+}
+
 /** `--url` (and `--header`): the targets the flags give, each checked. */
 function flagTargets(input: SettingsInput, urls: readonly string[]): Target[] {
   const headers: Record<string, string> = {};
@@ -148,6 +187,9 @@ function configTargets(input: SettingsInput, config: ConfigFile, configFile: str
   }
   return webhooks.map((hook, index) => {
     const source = { file: configFile, key: `webhooks[${index}]` };
+    if (hook.function !== undefined) return configFunctionTarget(hook, index, configFile);
+    if (hook.url === undefined) throw new ConfigError('a webhook has a "url", or a "function"', source);
+    if (hook.settings !== undefined) throw new ConfigError('"settings" goes with a "function"', { ...source, key: `webhooks[${index}].settings` });
     validateUrl(hook.url, { ...source, key: `webhooks[${index}].url` });
     const headers = hook.headers ?? {};
     if (Object.keys(headers).length > MAX_HEADERS_PER_TARGET) {
@@ -158,4 +200,18 @@ function configTargets(input: SettingsInput, config: ConfigFile, configFile: str
     const scheme = input.scheme === undefined && hook.scheme !== undefined ? { scheme: hook.scheme } : {};
     return { url: hook.url, headers: { ...headers }, ...scheme, ...configTargetParts(hook, index, configFile) };
   });
+}
+
+/** A config webhook that is a destination function: its file and settings (a file too) from the config file's directory. */
+function configFunctionTarget(hook: NonNullable<ConfigFile["webhooks"]>[number], index: number, configFile: string): Target {
+  const key = `webhooks[${index}]`;
+  const other = (["url", "headers", "method", "data", "scheme"] as const).find((name) => hook[name] !== undefined);
+  if (other !== undefined) throw new ConfigError(`"${other}" does not go with a "function"`, { file: configFile, key: `${key}.${other}` });
+  const file = hook.function as string;
+  const dir = dirname(configFile);
+  const settings =
+    typeof hook.settings === "string" ? readSettings(hook.settings, dir, `${key}.settings`) : ((hook.settings as Record<string, unknown> | undefined) ?? {});
+  const target = functionTarget(file, dir, settings);
+  if (hook.batchSize !== undefined) target.batchSize = hook.batchSize;
+  return target;
 }

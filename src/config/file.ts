@@ -12,7 +12,10 @@ const DEFAULT_CONFIG_FILE = "webhook-cli.json";
 
 // Each webhook is its own mapping under Webhooks (Actions): method, data and batchSize (docs/actions.md#settings).
 const webhookSchema = z.strictObject({
-  url: z.string(),
+  // A URL, or a destination function (docs/functions.md#as-a-destination) with its settings (an object, or a file).
+  url: z.string().optional(),
+  function: z.string().min(1).optional(),
+  settings: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
   headers: z.record(z.string(), z.string()).optional(),
   // This URL's signature scheme (docs/schemes.md); --scheme names every URL's.
   scheme: z.enum(SCHEME_NAMES).optional(),

@@ -93,18 +93,13 @@ export async function createDeliveryEngine(options: DeliveryEngineOptions): Prom
     userAgent: await checkUserAgent(options.userAgent, destination),
     destination,
   };
-  const engine = {
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(retryWindowMs !== undefined ? { retryWindowMs } : {}),
-    ...(clock !== undefined ? { clock } : {}),
-    ...(random !== undefined ? { random } : {}),
-  };
+  const engine = { timeoutMs, retryWindowMs, clock, random };
   if (transport !== undefined) {
     const { DeliveryEngine } = await import("./deliver.js");
     return new DeliveryEngine(settings, { ...engine, transport });
   }
   const { undiciEngine } = await import("./undici-engine.js");
-  return undiciEngine(settings, { ...engine, ...(ca !== undefined ? { ca } : {}), ...(connections !== undefined ? { connections } : {}) });
+  return undiciEngine(settings, { ...engine, ca, connections });
 }
 
 /** The destination's own URL and header rules (docs/delivery.md#targets), applied to each target; Webhooks (Actions) mappings. */

@@ -9,17 +9,25 @@ import { classifyOutcome, deliveredRound, planNextRound, type NextRound } from "
 import { RequestSigner, type MessageIdentity, type Signature } from "./request-signer.js";
 import { RETRY_RULES, type RetryRules } from "./retry-rules.js";
 import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
-import { DEFAULT_RETRY_WINDOW_MS, type DeliverCall, type DeliveryResult, type PreparedRequest, type UrlResult } from "./types.js";
+import {
+  DEFAULT_RETRY_WINDOW_MS,
+  type AttemptEvent,
+  type AttemptOutcome,
+  type DeliverCall,
+  type DeliveryResult,
+  type PreparedRequest,
+  type UrlResult,
+} from "./types.js";
 import { emitAttempts, refusedResult, UrlState } from "./url-state.js";
 
 /** How the engine delivers: its deadline, retry window, clock, randomness and network. */
 export interface DeliveryOptions {
   /** Deadline per attempt for the response status, connect and TLS included. Default: the destination's (5 s; Webhooks (Actions) 10 s). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** No attempt starts later than this after the first one. Default 4 h. */
-  retryWindowMs?: number;
-  clock?: Clock;
-  random?: Random;
+  retryWindowMs?: number | undefined;
+  clock?: Clock | undefined;
+  random?: Random | undefined;
   /** The network: the undici adapter in production, a fake in unit tests. The engine closes it. */
   transport: DeliveryTransport;
   /**
@@ -70,7 +78,9 @@ export class DeliveryEngine {
     this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent, destination: this.destination };
     this.scheme = settings.scheme ?? "default";
     const secrets = settings.secrets ?? (settings.secret === undefined ? [] : [settings.secret]);
-    this.signer = new RequestSigner(secrets, [this.scheme, ...settings.targets.map((t) => t.scheme ?? this.scheme)], options.randomBytes);
+    // Destination functions read events, not signatures: their targets sign nothing (stateFor).
+    const signed = settings.targets.filter((target) => target.function === undefined).map((target) => target.scheme ?? this.scheme);
+    this.signer = new RequestSigner(secrets, settings.targets.length === 0 ? [this.scheme] : signed, options.randomBytes);
     const standard = options.retryRules === "standard";
     this.rules = standard ? RETRY_RULES.standard : RETRY_RULES[this.destination];
     this.timeoutMs = options.timeoutMs ?? this.rules.timeoutMs;
@@ -145,6 +155,26 @@ export class DeliveryEngine {
     return await this.run([state], call);
   }
 
+  /**
+   * A destination function's batch (docs/functions.md#batches): the events go in one request (their
+   * JSON array, for `onBatch`), each gets its own outcome from the transport, and only the events
+   * to be retried go again, together, on the destination's schedule. One result per event, in order.
+   * @internal the command line's (the dispatcher sends a function's batches so).
+   */
+  async deliverBatch(target: Target, bodies: readonly (string | Uint8Array)[], call: DeliverCall = {}): Promise<DeliveryResult[]> {
+    const items = bodies.map((body) => {
+      const bytes = toBuffer(body);
+      return {
+        bytes,
+        state: new UrlState(target, this.prepareContent(target, { method: "POST", body: bytes, signed: undefined })),
+        rounds: 0,
+        interrupted: false,
+      };
+    });
+    await this.runBatch(target, items, call);
+    return items.map(({ state, rounds, interrupted }) => resultOf([state], !interrupted && isSuccess(state.status), rounds, interrupted));
+  }
+
   /** Closes the transport (keep-alive connections); waits for requests in flight. */
   async close(): Promise<void> {
     await this.transport.close();
@@ -163,6 +193,8 @@ export class DeliveryEngine {
    * (docs/schemes.md#timestamps); `signed` shares one signature among targets of one scheme.
    */
   private stateFor(target: Target, content: RequestContent, identity: MessageIdentity, signed: Map<SchemeName, Signature | undefined> | undefined): UrlState {
+    // A destination function reads events, not signatures.
+    if (target.function !== undefined) return new UrlState(target, this.prepareRequest(target, content, undefined));
     const scheme = target.scheme ?? this.scheme;
     const id = this.signer.idFor(scheme, identity);
     // Twilio signs the URL: each target its own.
@@ -224,6 +256,57 @@ export class DeliveryEngine {
       if (stopping || !(await this.wait(plan.waitMs, call.signal))) return resultOf(states, false, round, true);
       pending = retryable;
     }
+  }
+
+  /** deliverBatch's rounds: each sends the pending events together; those the transport says to retry wait and go again. */
+  private async runBatch(target: Target, items: BatchItem[], call: DeliverCall): Promise<void> {
+    if (call.signal?.aborted) return interrupt(items);
+    const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
+    let pending = items;
+    for (let round = 1; ; round++) {
+      const request = this.prepareContent(target, {
+        method: "POST",
+        body: Buffer.from(`[${pending.map((item) => item.bytes.toString("utf8")).join(",")}]`),
+        signed: undefined,
+      });
+      request.items = pending.length;
+      const report = await this.attemptBatch(request, call);
+      if (report === undefined) return interrupt(pending);
+      const retried = recordBatch(pending, report, round, this.rules);
+      const plan =
+        retried.length === 0
+          ? undefined
+          : planNextRound({
+              round,
+              outcomes: retried.map((entry) => entry.outcome),
+              now: this.clock.now(),
+              firstAttemptAt,
+              windowMs: this.retryWindowMs,
+              random: this.random,
+              rules: this.rules,
+            });
+      const stopping = plan?.retry === true && call.signal?.aborted === true;
+      const retryInMs = plan?.retry === true && !stopping ? plan.waitMs : undefined;
+      if (call.onAttempt) emitBatchAttempt(call.onAttempt, { target, request, report, round, retryInMs });
+      pending = retried.map((entry) => entry.item);
+      if (plan === undefined) return;
+      if (!plan.retry) {
+        finish(
+          plan,
+          pending.map((item) => item.state),
+        );
+        return;
+      }
+      if (stopping || !(await this.wait(plan.waitMs, call.signal))) return interrupt(pending);
+    }
+  }
+
+  /** One batch request, cut short (undefined) when the call cuts attempts and its signal aborts. */
+  private async attemptBatch(request: PreparedRequest, call: DeliverCall): Promise<AttemptReport | undefined> {
+    const send = this.sendOptionsOf(call);
+    if (send.signal?.aborted) return undefined;
+    const report = await this.transport.send(request, send);
+    return send.signal?.aborted ? undefined : report;
   }
 
   /** How each attempt of `call` is made: the deadline; the answers kept or captured; the signal that cuts it (`cutAttempts`). */
@@ -290,6 +373,59 @@ export class DeliveryEngine {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** One event of a function's batch: its bytes, its target state, the rounds it took, whether a stop cut it short. */
+interface BatchItem {
+  bytes: Buffer;
+  state: UrlState;
+  rounds: number;
+  interrupted: boolean;
+}
+
+function interrupt(items: readonly BatchItem[]): void {
+  for (const item of items) item.interrupted = true;
+}
+
+/** Records a batch round's outcome on each of its events; the events to retry, with their outcomes. */
+function recordBatch(pending: readonly BatchItem[], report: AttemptReport, round: number, rules: RetryRules): { item: BatchItem; outcome: AttemptOutcome }[] {
+  const retried: { item: BatchItem; outcome: AttemptOutcome }[] = [];
+  for (const [i, item] of pending.entries()) {
+    const own = report.items?.[i] ?? report;
+    item.rounds = round;
+    item.state.record(own);
+    if (classifyOutcome(own.outcome, rules) === "retry") retried.push({ item, outcome: own.outcome });
+  }
+  return retried;
+}
+
+/**
+ * A batch round as one attempt event: the request holding every pending event, the invocation,
+ * and an error naming how many of them were not delivered (the first one's reason).
+ */
+function emitBatchAttempt(
+  onAttempt: (event: AttemptEvent) => void,
+  round: { target: Target; request: PreparedRequest; report: AttemptReport; round: number; retryInMs: number | undefined },
+): void {
+  const { report } = round;
+  const failing = (report.items ?? [report]).filter((item) => item.error !== null);
+  const error = failing.length === 0 ? null : report.items ? `${failing.length} of ${report.items.length} events: ${failing[0]?.error}` : report.error;
+  const event: AttemptEvent = {
+    url: round.target.url,
+    attempt: round.round,
+    outcome: report.outcome,
+    status: report.status,
+    error,
+    ms: report.ms,
+    request: round.request,
+  };
+  if (round.retryInMs !== undefined) event.retryInMs = round.retryInMs;
+  if (report.invocation) event.invocation = report.invocation;
+  try {
+    onAttempt(event);
+  } catch {
+    // A faulty listener must not break delivery.
+  }
+}
 const NONE: readonly UrlState[] = [];
 const NO_IDENTITY: MessageIdentity = {};
 
@@ -297,9 +433,15 @@ function toBuffer(body: string | Uint8Array): Buffer {
   return typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 }
 
-/** A delivery's result: its outcome, and each URL's as it stands. */
+/** A delivery's result: its outcome, and each URL's as it stands; skipped when every target is a function that skipped it. */
 function resultOf(states: readonly UrlState[], delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult {
-  return { delivered, rounds, interrupted, urls: states.map((state) => state.result()) };
+  const result: DeliveryResult = { delivered, rounds, interrupted, urls: states.map((state) => state.result()) };
+  if (!delivered && !interrupted && states.length > 0 && states.every((state) => state.skipped !== undefined)) result.skipped = true;
+  return result;
+}
+
+function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
 }
 
 /** The end of a delivery: delivered or not; URLs stopped by the window say so. */

@@ -24,7 +24,7 @@ const RULES = RETRY_RULES.classic;
 /** What an attempt's outcome means for its URL. */
 export type AttemptVerdict = "delivered" | "retry" | "permanent";
 
-/** Classifies one attempt: 2xx delivered; timeout, network and the row's statuses (classic: 5xx, 408, 429) retried; the rest permanent. */
+/** Classifies one attempt: 2xx delivered; timeout, network and the row's statuses (classic: 5xx, 408, 429) retried; the rest (a function's skip too) permanent. */
 export function classifyOutcome(outcome: AttemptOutcome, rules: RetryRules = RULES): AttemptVerdict {
   switch (outcome.kind) {
     case "status": {
@@ -38,6 +38,9 @@ export function classifyOutcome(outcome: AttemptOutcome, rules: RetryRules = RUL
     case "tls":
       return retriesFailure(rules, outcome.kind) ? "retry" : "permanent";
     case "invalid":
+      return "permanent";
+    // A function that skipped the event: done with this target, as a permanent answer is (the result says skipped, not failed).
+    case "skipped":
       return "permanent";
   }
 }

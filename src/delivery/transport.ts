@@ -1,4 +1,5 @@
 import type { CapturedResponse } from "./captured-body.js";
+import type { InvocationRecord } from "../functions/types.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
 /**
@@ -36,4 +37,14 @@ export interface AttemptReport {
   response?: { headers: Record<string, string | string[]>; body: string };
   /** With `captureResponse`, when an answer arrived. */
   captured?: CapturedResponse;
+  /**
+   * A destination function's invocation.
+   * @internal the command line's function transport sets it.
+   */
+  invocation?: InvocationRecord;
+  /**
+   * A batch (`request.items`): each event's own outcome, in order; without it, `outcome` is every event's.
+   * @internal the command line's function batches.
+   */
+  items?: AttemptReport[];
 }

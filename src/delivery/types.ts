@@ -1,4 +1,5 @@
 import type { HttpMethod, Target } from "../config/destination.js";
+import type { InvocationRecord } from "../functions/types.js";
 import type { SignatureRule } from "./actions-request.js";
 import type { CapturedResponse } from "./captured-body.js";
 import { RETRY_RULES } from "./retry-rules.js";
@@ -24,6 +25,11 @@ export interface PreparedRequest {
   body: Buffer;
   /** Redirects the transport follows (Webhooks (Actions): 20); absent or 0: a 3xx is the answer. */
   followRedirects?: number;
+  /**
+   * A batch of this many events, its body their JSON array: a function's `onBatch` answers each (docs/functions.md#batches).
+   * @internal the command line's function batches.
+   */
+  items?: number;
 }
 
 /** How one attempt ended. `kind` drives the retry policy. */
@@ -33,7 +39,9 @@ export type AttemptOutcome =
   | { kind: "timeout" }
   | { kind: "network"; code: string }
   | { kind: "tls"; code: string }
-  | { kind: "invalid"; reason: string };
+  | { kind: "invalid"; reason: string }
+  /** A destination function has no handler for the event, or threw `EventNotSupported`: not retried, and no failure (docs/functions.md#errors). */
+  | { kind: "skipped"; reason: string };
 
 export interface AttemptEvent {
   url: string;
@@ -48,6 +56,11 @@ export interface AttemptEvent {
   retryInMs?: number;
   request: PreparedRequest;
   response?: { headers: Record<string, string | string[]>; body: string };
+  /**
+   * A destination function's invocation: what it returned or threw, logged and fetched.
+   * @internal the command line's function transport sets it.
+   */
+  invocation?: InvocationRecord;
 }
 
 export interface UrlResult {
@@ -61,6 +74,13 @@ export interface UrlResult {
   ms: number;
   /** The last attempt's answer, with `captureResponse` (replay --results/--compare). */
   response?: CapturedResponse;
+  /**
+   * A destination function's last invocation.
+   * @internal the command line's function transport sets it.
+   */
+  invocation?: InvocationRecord;
+  /** Why a destination function skipped the event (its last attempt's outcome). */
+  skipped?: string;
 }
 
 export interface DeliveryResult {
@@ -74,6 +94,11 @@ export interface DeliveryResult {
   rounds: number;
   /** Stopped early by the abort signal: not delivered, not finally failed. */
   interrupted: boolean;
+  /**
+   * Not delivered, and not failed either: every target is a destination function that skipped the
+   * event (no handler, or `EventNotSupported`: docs/functions.md#errors). Nothing retries it.
+   */
+  skipped?: true;
 }
 
 export interface DeliverCall {

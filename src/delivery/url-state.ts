@@ -1,4 +1,5 @@
 import type { Target } from "../config/destination.js";
+import type { InvocationRecord } from "../functions/types.js";
 import type { CapturedResponse } from "./captured-body.js";
 import type { AttemptReport } from "./transport.js";
 import type { AttemptEvent, PreparedRequest, UrlResult } from "./types.js";
@@ -10,6 +11,8 @@ export class UrlState {
   error: string | null = null;
   ms = 0;
   response: CapturedResponse | undefined;
+  invocation: InvocationRecord | undefined;
+  skipped: string | undefined;
 
   constructor(
     readonly target: Target,
@@ -30,11 +33,18 @@ export class UrlState {
     this.error = report.error;
     this.ms += report.ms;
     this.response = report.captured;
+    // Set only where a function answered: an HTTP attempt pays one check each.
+    if (report.invocation !== undefined || this.invocation !== undefined) {
+      this.invocation = report.invocation;
+      this.skipped = report.outcome.kind === "skipped" ? report.outcome.reason : undefined;
+    }
   }
 
   result(): UrlResult {
     const result: UrlResult = { url: this.target.url, status: this.status, attempts: this.attempts, error: this.error, ms: this.ms };
     if (this.response !== undefined) result.response = this.response;
+    if (this.invocation !== undefined) result.invocation = this.invocation;
+    if (this.skipped !== undefined) result.skipped = this.skipped;
     return result;
   }
 }
@@ -66,6 +76,7 @@ export function emitAttempts(
     // Set rather than spread: one event per attempt of every message.
     if (retryInMs !== undefined && retried.includes(state)) event.retryInMs = retryInMs;
     if (report.response) event.response = report.response;
+    if (report.invocation) event.invocation = report.invocation;
     try {
       onAttempt(event);
     } catch {

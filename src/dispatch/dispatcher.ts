@@ -33,7 +33,7 @@ export class Dispatcher<E extends DispatchEntry> {
   private readonly unstarted: Slot<E>[] = [];
   private readonly resume: ResumeMark;
   private readonly stop = new AbortController();
-  private counts = { sent: 0, delivered: 0, failed: 0, interrupted: 0, retried: 0 };
+  private counts = { sent: 0, delivered: 0, skipped: 0, failed: 0, interrupted: 0, retried: 0 };
   private read = 0;
   private lastStarted: Slot<E> | undefined;
 
@@ -53,8 +53,8 @@ export class Dispatcher<E extends DispatchEntry> {
       retrying += 1;
       if (oldest === undefined || slot.index < oldest.index) oldest = slot;
     }
-    const { sent, delivered, failed } = this.counts;
-    return { sent, delivered, failed, retrying, oldestNextAttemptAt: oldest?.nextAttemptAt };
+    const { sent, delivered, skipped, failed } = this.counts;
+    return { sent, delivered, skipped, failed, retrying, oldestNextAttemptAt: oldest?.nextAttemptAt };
   }
 
   /** Runs to the summary; an error from the source or a hook rejects (after the messages in flight finished). */
@@ -136,11 +136,13 @@ export class Dispatcher<E extends DispatchEntry> {
   private settle(slot: Slot<E>, result: DeliveryResult, ms: number): void {
     this.count(result);
     let outcome: "delivered" | "failed" | "interrupted" = "interrupted";
+    // A skipped message (a destination function declined it) is done, as a delivered one is.
+    const done = result.delivered || result.skipped === true;
     try {
       this.hooks.onResult?.(slot.entry, result, ms);
-      outcome = result.delivered ? "delivered" : result.interrupted ? "interrupted" : "failed";
+      outcome = done ? "delivered" : result.interrupted ? "interrupted" : "failed";
     } finally {
-      this.resume.finished(slot.entry.line, slot.index, outcome, result.delivered);
+      this.resume.finished(slot.entry.line, slot.index, outcome, done);
     }
   }
 
@@ -171,14 +173,29 @@ export class Dispatcher<E extends DispatchEntry> {
         this.counts.sent += 1;
         this.hooks.onStart?.(slot.entry);
       }
-      const { content, refused } = requestOf(unit);
       const call = this.callFor(unit, (unit.slots[0] as Slot<E>).entry, firstAttemptAt);
+      if (unit.target.function !== undefined) return await this.deliverFunctionBatch(unit, ledger, call);
+      const { content, refused } = requestOf(unit);
       const result = content === undefined ? undefined : await deliverContent.call(this.options.engine, unit.target, content, call);
       this.inFlight.delete(unit);
       ledger.finish(unit, result, refused);
     } finally {
       this.inFlight.delete(unit);
     }
+  }
+
+  /** A destination function's batch (docs/functions.md#batches): each event's own result back to its message. */
+  private async deliverFunctionBatch(unit: Unit<E>, ledger: EventLedger<E>, call: DeliverCall): Promise<void> {
+    const deliverBatch = this.options.engine.deliverBatch;
+    if (deliverBatch === undefined) throw new Error("a function's batches need an engine with deliverBatch");
+    const results = await deliverBatch.call(
+      this.options.engine,
+      unit.target,
+      unit.slots.map((slot) => slot.entry.body),
+      call,
+    );
+    this.inFlight.delete(unit);
+    ledger.finishEach(unit, (position) => results[position]);
   }
 
   private callFor(holder: { nextAttemptAt: number | undefined }, entry: E, firstAttemptAt: number | undefined): DeliverCall {
@@ -206,6 +223,7 @@ export class Dispatcher<E extends DispatchEntry> {
     if (result.rounds > 1) this.counts.retried += 1;
     if (result.delivered) this.counts.delivered += 1;
     else if (result.interrupted) this.counts.interrupted += 1;
+    else if (result.skipped) this.counts.skipped += 1;
     else this.counts.failed += 1;
   }
 
@@ -245,7 +263,8 @@ export class Dispatcher<E extends DispatchEntry> {
   }
 
   private summary(stopped: boolean): DispatchSummary {
-    const mark = stopped ? this.resume.mark(this.nextUnread(), this.counts.delivered) : undefined;
+    // Skipped messages are done too: the mark counts them with the delivered ones.
+    const mark = stopped ? this.resume.mark(this.nextUnread(), this.counts.delivered + this.counts.skipped) : undefined;
     return {
       ...this.counts,
       unstarted: this.unstarted.length,

@@ -33,24 +33,24 @@ export interface DispatchEntry {
 /** Per-message hooks: each names its message, so nothing maps bodies back to messages. */
 export interface MessageHooks<E extends DispatchEntry> {
   /** The message's delivery starts. */
-  onStart?(entry: E): void;
+  onStart?: ((entry: E) => void) | undefined;
   /** After each attempt of the message. */
-  onAttempt?(entry: E, event: AttemptEvent): void;
+  onAttempt?: ((entry: E, event: AttemptEvent) => void) | undefined;
   /** The message finished: delivered, given up, or interrupted while in flight. */
-  onResult?(entry: E, result: DeliveryResult, ms: number): void;
+  onResult?: ((entry: E, result: DeliveryResult, ms: number) => void) | undefined;
   /** Admitted but never started (the run was stopped); called after the messages in flight finished, in line order. */
-  onUnstarted?(entry: E): void;
+  onUnstarted?: ((entry: E) => void) | undefined;
   /** Keep response headers and bodies in the attempt events (only a reporter that shows them asks). */
-  keepResponse?: boolean;
+  keepResponse?: boolean | undefined;
   /** Keep each URL's final answer in the result (replay --results/--compare). */
-  captureResponse?: boolean;
+  captureResponse?: boolean | undefined;
 }
 
 export interface DispatchOptions<E extends DispatchEntry> {
   /** Batches (a streaming reader) or a plain list of messages. */
   source: AsyncIterable<readonly E[]> | Iterable<E>;
-  /** `deliverContent` is needed with `batching`. */
-  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent">>;
+  /** `deliverContent` is needed with `batching`; `deliverBatch` with a destination function's batches. */
+  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent" | "deliverBatch">>;
   concurrency: number;
   /** Starts per second. */
   rate?: number | undefined;
@@ -82,6 +82,8 @@ export interface DispatchProgress {
   /** Deliveries started. */
   sent: number;
   delivered: number;
+  /** Skipped by a destination function (no handler, or `EventNotSupported`): done, and no failure. */
+  skipped: number;
   /** Given up (not interrupted). */
   failed: number;
   /** In flight and waiting for another attempt. */
@@ -93,6 +95,8 @@ export interface DispatchProgress {
 export interface DispatchSummary {
   sent: number;
   delivered: number;
+  /** Skipped by a destination function: done, and no failure. */
+  skipped: number;
   failed: number;
   /** In flight when the run stopped: not delivered, not given up. */
   interrupted: number;

@@ -12,12 +12,18 @@ import type { DispatchEntry, Slot } from "./types.js";
  * request's answer comes back to every event in it.
  */
 
-/** The dispatcher's `batching` for these settings: Webhooks (Actions) where a target has a batch size, else none. */
+/**
+ * The dispatcher's `batching` for these settings: Webhooks (Actions) where a target has a batch
+ * size (docs/actions.md#batches), or destination functions with `onBatch` (docs/functions.md#batches);
+ * else none.
+ */
 export function batchingFor(
   settings: { destination?: string | undefined; targets: readonly Target[] },
   waitMs?: number,
 ): { targets: readonly Target[]; waitMs?: number } | undefined {
-  if (settings.destination !== "actions" || !settings.targets.some((target) => target.batchSize !== undefined)) return undefined;
+  const batched = settings.targets.some((target) => target.batchSize !== undefined);
+  const functions = settings.targets.length > 0 && settings.targets.every((target) => target.function !== undefined);
+  if (!batched || (settings.destination !== "actions" && !functions)) return undefined;
   return waitMs === undefined ? { targets: settings.targets } : { targets: settings.targets, waitMs };
 }
 
@@ -136,6 +142,8 @@ interface Standing {
   began: number;
   urls: (UrlResult | undefined)[];
   delivered: boolean;
+  /** Every target that holds it skipped it (destination functions). */
+  skipped: boolean;
   interrupted: boolean;
   rounds: number;
 }
@@ -156,7 +164,7 @@ export class EventLedger<E extends DispatchEntry> {
 
   read(slot: Slot<E>): void {
     this.lastRead = slot;
-    this.open.set(slot, { waiting: this.targets, started: false, began: 0, urls: [], delivered: true, interrupted: false, rounds: 0 });
+    this.open.set(slot, { waiting: this.targets, started: false, began: 0, urls: [], delivered: true, skipped: true, interrupted: false, rounds: 0 });
   }
 
   /** A unit holding the message starts; true the first time. */
@@ -174,15 +182,25 @@ export class EventLedger<E extends DispatchEntry> {
    * all of them were told.
    */
   finish(unit: Unit<E>, result: DeliveryResult | undefined, refused: ReadonlyMap<number, string>): void {
+    this.finishEach(unit, (position) => {
+      const why = refused.get(position);
+      return why !== undefined ? { refused: why } : result;
+    });
+  }
+
+  /** A unit finished with each message's own result (a destination function's batch: docs/functions.md#batches). */
+  finishEach(unit: Unit<E>, resultAt: (position: number) => DeliveryResult | { refused: string } | undefined): void {
     let failure: { error: unknown } | undefined;
     for (const [position, slot] of unit.slots.entries()) {
       const standing = this.open.get(slot);
       if (standing === undefined) continue;
-      const why = refused.get(position);
-      standing.urls[unit.group] = why !== undefined ? refusedResult(unit.target, why) : result?.urls[0];
-      standing.delivered &&= why === undefined && result?.delivered === true;
-      standing.interrupted ||= why === undefined && result?.interrupted === true;
-      standing.rounds = Math.max(standing.rounds, why === undefined ? (result?.rounds ?? 0) : 0);
+      const own = resultAt(position);
+      const result = own !== undefined && "refused" in own ? undefined : own;
+      standing.urls[unit.group] = own !== undefined && "refused" in own ? refusedResult(unit.target, own.refused) : result?.urls[0];
+      standing.delivered &&= result?.delivered === true;
+      standing.skipped &&= result?.skipped === true;
+      standing.interrupted ||= result?.interrupted === true;
+      standing.rounds = Math.max(standing.rounds, result?.rounds ?? 0);
       standing.waiting -= 1;
       if (standing.waiting > 0) continue;
       this.open.delete(slot);
@@ -200,7 +218,7 @@ export class EventLedger<E extends DispatchEntry> {
     const rest = [...this.open.entries()].map(([slot, standing]) => ({
       slot,
       started: standing.started,
-      result: { ...resultOf(standing), delivered: false, interrupted: true },
+      result: resultOf({ ...standing, interrupted: true }),
     }));
     this.open.clear();
     return rest.sort((a, b) => a.slot.index - b.slot.index);
@@ -208,10 +226,12 @@ export class EventLedger<E extends DispatchEntry> {
 }
 
 function resultOf(standing: Standing): DeliveryResult {
-  return {
+  const result: DeliveryResult = {
     delivered: standing.delivered && !standing.interrupted,
     interrupted: standing.interrupted,
     rounds: standing.rounds,
     urls: standing.urls.filter((url): url is UrlResult => url !== undefined),
   };
+  if (standing.skipped && !standing.interrupted) result.skipped = true;
+  return result;
 }

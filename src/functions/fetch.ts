@@ -11,12 +11,12 @@ export const EGRESS_URL_HEADER = "x-function-fetch-url";
 export interface Egress {
   url: URL;
   /** Sign each request's body (`X-Signature`), so a `listen` with the same secret takes it as valid. */
-  secret?: SecretKey;
+  secret?: SecretKey | undefined;
 }
 
 export interface FunctionFetchOptions {
   /** All requests go here instead, their own URL in `X-Function-Fetch-Url`. */
-  egress?: Egress;
+  egress?: Egress | undefined;
   /** undici's connection pool for the function's requests (closed with the function). */
   dispatcher: Dispatcher;
   /** The invocation a call belongs to; undefined at load. */
@@ -42,7 +42,7 @@ export function functionFetch(options: FunctionFetchOptions): (input: unknown, i
     const record: FetchRecord = { method: request.method, url: request.url, status: null, ms: 0 };
     if (options.egress) record.sentTo = options.egress.url.href;
     const signals = [request.signal];
-    if (invocation) signals.push(invocation.controller.signal);
+    if (invocation) signals.push(invocation.signal);
     const timeout = typeof init?.timeout === "number" && init.timeout > 0 ? timeoutSignal(options.clock, init.timeout, request.url) : undefined;
     if (timeout) signals.push(timeout.signal);
     const signal = AbortSignal.any(signals);

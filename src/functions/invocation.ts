@@ -25,8 +25,8 @@ export class InvocationState {
   /** Each message's size as JSON, in bytes (the Tracking API takes up to 32 KB). */
   readonly messageSizes: number[] = [];
   readonly objects: SetObject[] = [];
-  /** Aborted when the invocation ends: its fetches still in flight are cut. */
-  readonly controller = new AbortController();
+  // Made on the first fetch: most invocations make none, and an AbortController (and its abort) costs.
+  #controller: AbortController | undefined;
   /** Settled (or out of time): what it does from now on is not its result. */
   ended = false;
   /** While it runs: a promise of its own rejected and not handled fails it (set by runInvocation). */
@@ -62,9 +62,16 @@ export class InvocationState {
     else this.afterEnd?.(reason);
   }
 
+  /** Aborted when the invocation ends: its fetches still in flight are cut. */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    if (this.ended && !this.#controller.signal.aborted) this.#controller.abort(new Error("the invocation has ended"));
+    return this.#controller.signal;
+  }
+
   end(): void {
     this.ended = true;
-    this.controller.abort(new Error("the invocation has ended"));
+    this.#controller?.abort(new Error("the invocation has ended"));
   }
 }
 

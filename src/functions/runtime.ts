@@ -26,11 +26,11 @@ const MAX_LATE = 100;
 
 export interface FunctionOptions {
   /** The per-invocation limit; the service's 5 s by default. */
-  limitMs?: number;
+  limitMs?: number | undefined;
   /** Time for the limit, the function's timers, `cache` TTLs and fetch's `timeout` (a VirtualClock in tests). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** Every `fetch` goes to this URL instead (docs/functions.md#egress), signed when it has a secret. */
-  egress?: Egress;
+  egress?: Egress | undefined;
   /** Where third-party globals are looked for, in order (default: the file's directory, then `cwd`). */
   resolveFrom?: readonly string[];
   /** The connection pool for the function's requests (default: its own undici Agent, closed with it). */
@@ -78,7 +78,7 @@ export class FunctionModule {
     const dispatcher = options.dispatcher ?? (this.ownDispatcher as Agent);
     this.runtime = createFunctionContext({
       clock: this.clock,
-      fetch: { dispatcher, ...(options.egress ? { egress: options.egress } : {}) },
+      fetch: { dispatcher, egress: options.egress },
       resolveFrom: options.resolveFrom ?? [process.cwd()],
       atLoad: { log: (entry) => this.atLoad.addLog(entry), fetch: (record) => this.atLoad.addFetch(record) },
     });
@@ -111,7 +111,7 @@ export class FunctionModule {
       const settled: Settled = { kind: "missing", reason };
       return this.record(null, new InvocationState(), settled, outcomeOf(settled), 0);
     }
-    return this.invoke(name, handler, [event, structuredClone(settings)], outcomeOf);
+    return this.invoke(name, handler, [event, settingsCopy(settings)], outcomeOf);
   }
 
   /** Up to 400 events to `onBatch`, with one outcome per event (docs/functions.md#batches). */
@@ -121,7 +121,7 @@ export class FunctionModule {
     if (!handler) throw new InputError("has no onBatch handler", { file: this.file });
     if (events.length === 0 || events.length > MAX_BATCH_EVENTS) throw new RangeError(`a batch holds 1 to ${MAX_BATCH_EVENTS} events, not ${events.length}`);
     let perEvent: Outcome[] = [];
-    const record = await this.invoke("onBatch", handler, [[...events], structuredClone(settings)], (settled) => {
+    const record = await this.invoke("onBatch", handler, [[...events], settingsCopy(settings)], (settled) => {
       perEvent = batchOutcomes(settled, events.length);
       return outcomeOf(settled);
     });
@@ -132,7 +132,7 @@ export class FunctionModule {
   async runRequest(request: FunctionRequest, settings: FunctionSettings): Promise<InvocationRecord> {
     this.expect("source");
     const handler = this.handlers.get("onRequest") as Handler;
-    return this.invoke("onRequest", handler, [request, structuredClone(settings)], (settled, state) => sourceOutcome(settled, state.messageSizes));
+    return this.invoke("onRequest", handler, [request, settingsCopy(settings)], (settled, state) => sourceOutcome(settled, state.messageSizes));
   }
 
   /** Stops the timers the function left running and closes its connections; again, does nothing. */
@@ -188,4 +188,10 @@ export class FunctionModule {
     const hint = kind === "source" ? "give it events, not a request" : "give it a request (--request FILE), not events";
     throw new InputError(`is a ${this.kind} function: ${hint}`, { file: this.file });
   }
+}
+
+/** A fresh copy of the settings for each invocation (a handler may change what it gets); none to make of none. */
+function settingsCopy(settings: FunctionSettings): FunctionSettings {
+  for (const _ in settings) return structuredClone(settings);
+  return {};
 }

@@ -18,6 +18,9 @@ export type EventHandlerName = (typeof EVENT_HANDLERS)[keyof typeof EVENT_HANDLE
 export type HandlerName = EventHandlerName | "onBatch" | "onRequest";
 export const HANDLER_NAMES: readonly HandlerName[] = [...Object.values(EVENT_HANDLERS), "onBatch", "onRequest"];
 
+/** The longest the service waits to fill an `onBatch` batch (docs/functions.md#batches). */
+export const FUNCTION_BATCH_WAIT_MS = 10_000;
+
 /** A destination function has `on<Type>` handlers (and maybe `onBatch`); a source function has `onRequest`. */
 export type FunctionKind = "destination" | "source";
 

@@ -1,12 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { BodyBudget } from "./limits.js";
-import { createInflater, maxCompressedBytes, type ContentCoding } from "./inflate.js";
+import { createInflater, maxCompressedBytes, type ContentCoding, type InflateHandlers, type Inflater } from "./inflate.js";
 
 export interface BodyHandlers {
-  /** The whole body arrived within the limits. */
+  /** The whole body arrived within the limits (inflated, for a compressed one). */
   onBody(raw: Buffer): void;
-  /** The body is over `maxBytes`: `size` is the declared length, or null when it went over while arriving. */
+  /** The body is over `maxBytes`: `size` is the declared length, or null when it went over while arriving (or is compressed). */
   onTooLarge(size: number | null): void;
   /** Buffering the body would exceed the receivers' shared budget. */
   onOverBudget(): void;
@@ -17,39 +17,65 @@ export interface EncodedBodyHandlers extends BodyHandlers {
   onCorrupt(message: string): void;
 }
 
+/** A body being read: `release` gives its bytes back to the budget. */
+export interface BodyReading {
+  release(): void;
+}
+
 /**
  * Reads a request body into memory, never past `maxBytes` and never past the
  * shared budget (whose bytes are given back when the request's socket
  * closes or its answer is done: `release`). Exactly one handler is called,
- * unless the sender aborts.
+ * unless the sender aborts. A body sent with a `coding` (http/inflate.ts) is
+ * inflated as it arrives: `maxBytes` and the budget apply to the inflated
+ * bytes, and inflation stops as soon as either is passed, so a small
+ * compressed bomb costs one zlib chunk.
  */
-export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget, handlers: BodyHandlers): { release(): void } {
+export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget, handlers: BodyHandlers): BodyReading;
+export function readBody(req: IncomingMessage, maxBytes: number, budget: BodyBudget, handlers: EncodedBodyHandlers, coding: ContentCoding): BodyReading;
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  budget: BodyBudget,
+  handlers: BodyHandlers | EncodedBodyHandlers,
+  coding: ContentCoding = "identity",
+): BodyReading {
   const read = new BodyRead(req, maxBytes, budget, handlers);
-  read.start();
+  read.start(coding);
   return read;
 }
 
 const NO_CHUNKS: readonly Buffer[] = [];
 
-/** One body being read; listen reads thousands a second, so this is one object and two listeners, not a closure per step. */
-class BodyRead {
+/**
+ * One body being read; listen reads thousands a second, so this is one object and two listeners, not a
+ * closure per step. With an inflater, the request's bytes go to zlib and the inflated ones come back
+ * here (this object is the inflater's handlers).
+ */
+class BodyRead implements BodyReading, InflateHandlers {
   private held = 0;
   private size = 0;
   private done = false;
   private chunks: readonly Buffer[] | Buffer[] = [];
+  private inflater: Inflater | undefined;
 
   constructor(
     private readonly req: IncomingMessage,
     private readonly maxBytes: number,
     private readonly budget: BodyBudget,
-    private readonly handlers: BodyHandlers,
+    private readonly handlers: BodyHandlers | EncodedBodyHandlers,
   ) {}
 
-  start(): void {
+  start(coding: ContentCoding): void {
     const { req } = this;
     releaseWhenSocketCloses(req.socket, this);
     const declared = req.headers["content-length"];
-    if (declared !== undefined && Number(declared) > this.maxBytes) return this.handlers.onTooLarge(Number(declared));
+    if (declared !== undefined) {
+      const compressed = coding !== "identity";
+      if (Number(declared) > (compressed ? maxCompressedBytes(this.maxBytes) : this.maxBytes))
+        return this.handlers.onTooLarge(compressed ? null : Number(declared));
+    }
+    if (coding !== "identity") this.inflater = createInflater(coding, { maxBytes: this.maxBytes }, this);
     req.on("data", (chunk: Buffer) => this.data(chunk));
     req.on("end", () => this.end());
     // An aborted request is not a request: nothing to judge or answer. (node:http emits `error` on a
@@ -64,26 +90,59 @@ class BodyRead {
 
   private data(chunk: Buffer): void {
     if (this.done) return;
+    if (this.inflater !== undefined) {
+      if (!this.inflater.write(chunk)) this.req.pause();
+      return;
+    }
     this.size += chunk.length;
-    if (this.size > this.maxBytes) {
-      this.stop();
-      return this.handlers.onTooLarge(null);
-    }
-    if (!this.budget.take(chunk.length, this.size)) {
-      this.stop();
-      return this.handlers.onOverBudget();
-    }
-    this.held += chunk.length;
-    (this.chunks as Buffer[]).push(chunk);
+    if (this.size > this.maxBytes) return this.onTooLarge();
+    this.onData(chunk, this.size);
   }
 
   private end(): void {
     if (this.done) return;
+    if (this.inflater !== undefined) this.inflater.end();
+    else this.onEnd(this.size);
+  }
+
+  /** Bytes of the body (inflated, with an inflater), `total` so far: kept within the budget, or refused. */
+  onData(chunk: Buffer, total: number): boolean {
+    if (!this.budget.take(chunk.length, total)) {
+      this.stop();
+      this.handlers.onOverBudget();
+      return false;
+    }
+    this.held += chunk.length;
+    (this.chunks as Buffer[]).push(chunk);
+    return true;
+  }
+
+  onEnd(total: number): void {
     this.done = true;
     const { chunks } = this;
-    const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.size);
+    const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
     this.chunks = NO_CHUNKS;
     this.handlers.onBody(raw);
+  }
+
+  onTooLarge(): void {
+    this.stop();
+    this.handlers.onTooLarge(null);
+  }
+
+  onCorrupt(message: string): void {
+    this.stop();
+    (this.handlers as EncodedBodyHandlers).onCorrupt(message);
+  }
+
+  onDrain(): void {
+    this.req.resume();
+  }
+
+  /** The socket closed: a body cut short stops inflating (one complete is still inflated and handled); its bytes go back. */
+  closed(): void {
+    if (!this.req.complete) this.inflater?.destroy();
+    this.release();
   }
 
   private stop(): void {
@@ -114,87 +173,5 @@ function letGo(socket: Holding, read: BodyRead): void {
 }
 
 function releaseAll(this: Holding): void {
-  for (const read of this[HELD] ?? []) read.release();
-}
-
-/**
- * Reads a request body sent with `coding` (http/inflate.ts), inflating it as
- * it arrives: `maxBytes` and the budget apply to the inflated bytes, and
- * inflation stops as soon as either is passed, so a small compressed bomb
- * costs one zlib chunk. Exactly one handler is called, unless the sender aborts.
- */
-// biome-ignore lint/complexity/noExcessiveLinesPerFunction: the second body reader, to be folded into readBody (one reader with an optional inflater)
-export function readEncodedBody(
-  req: IncomingMessage,
-  coding: ContentCoding,
-  maxBytes: number,
-  budget: BodyBudget,
-  handlers: EncodedBodyHandlers,
-): { release(): void } {
-  if (coding === "identity") return readBody(req, maxBytes, budget, handlers);
-  let held = 0;
-  const release = (): void => {
-    budget.give(held);
-    held = 0;
-    req.socket.off("close", release);
-  };
-  req.socket.once("close", release);
-  const declared = req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > maxCompressedBytes(maxBytes)) {
-    handlers.onTooLarge(null);
-    return { release };
-  }
-  let chunks: Buffer[] = [];
-  let done = false;
-  const stop = (): void => {
-    done = true;
-    chunks = [];
-    release();
-  };
-  const inflater = createInflater(
-    coding,
-    { maxBytes },
-    {
-      onData: (chunk, total) => {
-        if (!budget.take(chunk.length, total)) {
-          stop();
-          handlers.onOverBudget();
-          return false;
-        }
-        held += chunk.length;
-        chunks.push(chunk);
-        return true;
-      },
-      onEnd: (total) => {
-        done = true;
-        const raw = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
-        chunks = [];
-        handlers.onBody(raw);
-      },
-      onTooLarge: () => {
-        stop();
-        handlers.onTooLarge(null);
-      },
-      onCorrupt: (message) => {
-        stop();
-        handlers.onCorrupt(message);
-      },
-      onDrain: () => req.resume(),
-    },
-  );
-  req.on("data", (chunk: Buffer) => {
-    if (!done && !inflater.write(chunk)) req.pause();
-  });
-  req.on("end", () => {
-    if (!done) inflater.end();
-  });
-  // An aborted request is not a request: zlib is stopped, nothing is answered.
-  req.on("error", () => {});
-  req.once("close", () => {
-    if (!done && !req.complete) {
-      inflater.destroy();
-      stop();
-    }
-  });
-  return { release };
+  for (const read of this[HELD] ?? []) read.closed();
 }

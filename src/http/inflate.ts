@@ -1,4 +1,3 @@
-import type { Readable } from "node:stream";
 import { createGunzip, createInflate, createInflateRaw, type Gunzip, type Inflate, type InflateRaw } from "node:zlib";
 
 /**
@@ -238,45 +237,6 @@ export function inflateBuffer(body: Buffer, coding: ContentCoding, limits: Infla
     const inflater = createInflater(coding, limits, collect(resolve));
     inflater.write(body);
     inflater.end();
-  });
-}
-
-/** A streamed body decoded, or why not; `aborted`: the source failed or closed before its end (nothing to answer). */
-export type InflateStreamResult = InflateResult | { ok: false; reason: "aborted" };
-
-/**
- * Decodes a compressed stream (a request body) as it arrives, pausing the
- * source while zlib catches up. The source is left paused or mid-way when
- * the answer is known early: the caller drains or closes it.
- */
-export function inflateStream(source: Readable, coding: "gzip" | "deflate", limits: InflateLimits): Promise<InflateStreamResult> {
-  return new Promise((resolve) => {
-    let ended = false;
-    let settled = false;
-    const settle = (result: InflateStreamResult): void => {
-      if (settled) return;
-      settled = true;
-      source.off("data", onChunk);
-      resolve(result);
-    };
-    const inflater = createInflater(coding, limits, { ...collect(settle), onDrain: () => source.resume() });
-    const onChunk = (chunk: Buffer): void => {
-      if (!inflater.write(chunk)) source.pause();
-    };
-    source.on("data", onChunk);
-    source.once("end", () => {
-      ended = true;
-      inflater.end();
-    });
-    // After its end the source may close while zlib still works: only a close before the end is an abort.
-    // The error listener stays: a source that fails after the answer must not throw.
-    const onAbort = (): void => {
-      if (ended || settled) return;
-      inflater.destroy();
-      settle({ ok: false, reason: "aborted" });
-    };
-    source.on("error", onAbort);
-    source.once("close", onAbort);
   });
 }
 

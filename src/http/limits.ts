@@ -4,11 +4,11 @@ import type { Socket } from "node:net";
 /** Limits every receiver (listen, serve) puts on its connections. */
 export interface ConnectionLimits {
   /** Open connections at once; more are closed on arrival (default 256). */
-  maxConnections?: number;
+  maxConnections?: number | undefined;
   /** Time to receive the request headers (default 15 s). */
-  headersTimeoutMs?: number;
+  headersTimeoutMs?: number | undefined;
   /** Time to receive the whole request, body included (default 30 s). */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /**
    * With this, `maxConnections` is a soft cap: a connection past it is still
    * taken, and its request answered with this status line and headers (a 503

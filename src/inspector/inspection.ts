@@ -1,5 +1,5 @@
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
-import type { ReceivedRequest } from "../receiver/server.js";
+import type { ReceivedRequest } from "../receiver/received-request.js";
 import type { ControlApi } from "../control/api.js";
 import type { SignatureSettings } from "../receiver/signature-check.js";
 import { resend } from "./resend.js";

@@ -20,7 +20,7 @@ export const MAX_EDITED_BODY_BYTES = 1024 * 1024;
 export interface ResendOptions {
   /** listen's signing: the resent bytes are signed with its secrets by the row's scheme, and the new row judged as listen judges. */
   signing: SignatureSettings;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Edit-then-resend: these bytes instead of the row's (the original row is left as it is). */
   body?: Buffer | undefined;
 }
@@ -43,7 +43,7 @@ export async function resend(original: Inspected, url: string, options: ResendOp
   const scheme = schemeOf(original, options.signing);
   const engine = undiciEngine(
     { targets: [{ url, headers: carriedHeaders(original, secrets.length > 0 ? scheme : undefined) }], secret: secrets[0], secrets, scheme, userAgent },
-    { retryWindowMs: 0, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) },
+    { retryWindowMs: 0, timeoutMs: options.timeoutMs },
   );
   let attempt: AttemptEvent | undefined;
   const receivedAt = new Date();

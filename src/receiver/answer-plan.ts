@@ -1,35 +1,32 @@
 import { UsageError } from "../errors.js";
 import type { Random } from "../util/clock.js";
-import type { ScriptedAnswer } from "./scripted-answers.js";
 
 /** One entry of `--script`: answer with a status, hold until the sender gives up, or close the connection. */
 export type ScriptStep = { kind: "status"; status: number } | { kind: "timeout" } | { kind: "drop" };
 
 export interface AnswerPlanOptions {
   /** Status for normal requests (default 200); a failed signature gets 401 instead. */
-  respond?: number;
+  respond?: number | undefined;
   /** Hold every answer this long. */
-  delayMs?: number;
+  delayMs?: number | undefined;
   /** Answer the first N requests with `failStatus`. */
-  failFirst?: number;
+  failFirst?: number | undefined;
   /** Probability (0–1) of answering `failStatus`. */
-  failRate?: number;
+  failRate?: number | undefined;
   /** Default 503. */
-  failStatus?: number;
+  failStatus?: number | undefined;
   /** Overrides the rest, request by request, then repeats its last entry. */
-  script?: readonly ScriptStep[];
+  script?: readonly ScriptStep[] | undefined;
   /** Drawn once per request that `failRate` decides; seed it for reproducible runs. */
-  random?: Random;
+  random?: Random | undefined;
 }
 
 /**
- * What to do with one request. `injected` answers come from the fault flags, not the signature rule;
- * `scripted` ones from --responses or --respond-header/--respond-body (their headers and body).
+ * What the fault flags make of one request. `injected` answers come from the fault flags, not the
+ * signature rule; what they leave to the signature rule, a scripted answer or the app may take
+ * (answer-decision.ts).
  */
-export type PlannedAnswer =
-  | { kind: "answer"; status: number; injected: boolean; delayMs: number; scripted?: ScriptedAnswer }
-  | { kind: "timeout" }
-  | { kind: "drop"; delayMs: number };
+export type PlannedAnswer = { kind: "answer"; status: number; injected: boolean; delayMs: number } | { kind: "timeout" } | { kind: "drop"; delayMs: number };
 
 /**
  * The plan that decides every answer, pure and in request order: the fault flags

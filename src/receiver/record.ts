@@ -24,7 +24,7 @@ export interface RecordInput {
   /** Any header value holding a secret is redacted too. */
   secret?: Secrets;
   /** listen --forward-to: the app's answer (docs/recording.md#forwarded-response). */
-  response?: Record<string, unknown>;
+  response?: Record<string, unknown> | undefined;
 }
 
 /** A received request's recording line (listen --record, the inspector's Download), its verdict giving the signature result and the body. */
@@ -54,7 +54,7 @@ export function formatRequestLine(
     text: verdict.text,
     body: verdict.body,
     secret,
-    ...(response !== undefined ? { response } : {}),
+    response,
   });
 }
 

@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import type { Clock, TimerHandle } from "../util/clock.js";
 import { lingeringClose } from "../http/limits.js";
 import type { ScriptedAnswer } from "./scripted-answers.js";
-import type { PlannedAnswer } from "./answer-plan.js";
+import type { OwnAnswer } from "./answer-decision.js";
 import type { ForwardResult } from "./forward.js";
 import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
@@ -66,13 +66,13 @@ export class Responder {
     this.answer(res, status, body);
   }
 
-  act(req: IncomingMessage, res: ServerResponse, action: PlannedAnswer, request: { verdict: RequestVerdict; raw: Buffer; headers: RequestHeaders }): void {
+  act(req: IncomingMessage, res: ServerResponse, action: OwnAnswer, request: { verdict: RequestVerdict; raw: Buffer; headers: RequestHeaders }): void {
     if (action.kind === "timeout") {
       this.hold(req.socket);
       return;
     }
     if (action.kind === "answer" && action.scripted) {
-      const send = scriptedSender(res, action.status, action.scripted, request);
+      const send = scriptedSender(res, action.status, action.scripted.answer, request);
       if (action.delayMs > 0 && !this.closing) this.delay(() => this.canAnswer(res) && send(), action.delayMs);
       else if (this.canAnswer(res)) send();
       return;
@@ -112,7 +112,7 @@ export class Responder {
     socket.once("close", () => this.held.delete(socket));
   }
 
-  private now(req: IncomingMessage, res: ServerResponse, action: Exclude<PlannedAnswer, { kind: "timeout" }>, body: string): void {
+  private now(req: IncomingMessage, res: ServerResponse, action: Exclude<OwnAnswer, { kind: "timeout" }>, body: string): void {
     if (action.kind === "drop") {
       req.socket.destroy();
       return;
@@ -140,7 +140,7 @@ function jsonHeaders(body: string): Record<string, string> {
   return { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
 }
 
-function answerBody(action: Extract<PlannedAnswer, { kind: "answer" }>, verdict: RequestVerdict): string {
+function answerBody(action: Extract<OwnAnswer, { kind: "answer" }>, verdict: RequestVerdict): string {
   if (action.injected) return `{"error":"injected failure (${action.status})"}`;
   if (verdict.signatureValid !== false) return OK_BODY;
   return JSON.stringify(verdict.diagnosis ? { error: verdict.signatureError, hint: verdict.diagnosis.message } : { error: verdict.signatureError });

@@ -2,9 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { sleep, systemClock, type Clock } from "../util/clock.js";
 import { BodyBudget, DEFAULT_BODY_BUDGET_BYTES, type ConnectionLimits } from "../http/limits.js";
 import { readBody } from "../http/body-reader.js";
-import { AnswerPlan, type PlannedAnswer } from "./answer-plan.js";
+import { AnswerPlan } from "./answer-plan.js";
+import { decideAnswer, type AnswerDecision, type OwnAnswer } from "./answer-decision.js";
 import { startHttpServer } from "../http/server.js";
 import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
+import { receivedRequest, type ReceivedRequest } from "./received-request.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
@@ -13,37 +15,14 @@ import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-t
 import type { ScriptedAnswers } from "./scripted-answers.js";
 import { schemeNamed } from "../signing/schemes.js";
 import { SignatureChecker } from "./signature-check.js";
-import { judgeWith, withBody, withoutBody, type RequestHeaders, type RequestVerdict } from "./verdict.js";
+import { judgeWith, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
 
-/* What a receiver takes, what it tells of each request, and what it gives back; then the server. */
-
-export interface ReceivedRequest {
-  /** 1-based, in arrival order of complete requests. */
-  index: number;
-  receivedAt: Date;
-  /** POST, PUT or PATCH; any other for a request refused with 405. */
-  method: string;
-  path: string;
-  headers: RequestHeaders;
-  verdict: RequestVerdict;
-  /** The status answered (or about to be), or null for `timeout` and `drop`. */
-  status: number | null;
-  /** An injected hold or dropped connection. */
-  fault: "timeout" | "drop" | null;
-  /** The status came from a fault flag rather than the signature rule. */
-  injected: boolean;
-  /** The exact body bytes received (empty for a 413). */
-  raw: Buffer;
-  /** With `forward`: the app's answer (or the 502/504 given for it); otherwise null. */
-  forwarded: ForwardResult | null;
-  /** The index of the --responses rule that answered, or null. */
-  rule: number | null;
-}
+/* What a receiver takes and what it gives back; then the server. */
 
 export interface ReceiverOptions extends ConnectionLimits {
-  host?: string;
+  host?: string | undefined;
   /** 0 = any free port. */
-  port?: number;
+  port?: number | undefined;
   /** The shared secret; `secrets` for several (key rotation). Without either, requests are accepted and marked unsigned. */
   secret?: string | undefined;
   secrets?: readonly string[] | undefined;
@@ -53,42 +32,42 @@ export interface ReceiverOptions extends ConnectionLimits {
   toleranceSeconds?: number | undefined;
   /** Twilio signs the URL: the URL the sender used up to the path, when a proxy or tunnel stands in front (default: this receiver's, by the Host header). */
   publicUrl?: string | undefined;
-  strict?: boolean;
-  answerPlan?: AnswerPlan;
+  strict?: boolean | undefined;
+  answerPlan?: AnswerPlan | undefined;
   /**
    * Scripted answers (docs/receiver.md#scripted-answers): for a request the answer plan leaves to
    * the signature rule and whose signature did not fail, the first matching rule answers (even
    * when forwarding), else --respond with the plan's headers and body (not when forwarding).
    */
-  scriptedAnswers?: ScriptedAnswers;
-  tls?: { cert: string | Buffer; key: string | Buffer };
+  scriptedAnswers?: ScriptedAnswers | undefined;
+  tls?: { cert: string | Buffer; key: string | Buffer } | undefined;
   /** Gets the lines of one or more requests (docs/recording.md#recording-line) in one call, before their answers are sent; a throw (disk full) answers 507. */
-  recording?: RecordingSink;
-  maxBodyBytes?: number;
+  recording?: RecordingSink | undefined;
+  maxBodyBytes?: number | undefined;
   /** Bodies buffered at once across connections; past it, 503 (default 32 MiB). */
-  bodyBudgetBytes?: number;
-  clock?: Clock;
+  bodyBudgetBytes?: number | undefined;
+  clock?: Clock | undefined;
   /**
    * Called once per POST, PUT or PATCH, and per request refused unread (405 for another method but the health
    * check, 400 for a request-target that is not a path, 413), before its answer is sent; when
    * forwarding, once the app has answered.
    */
-  onRequest?: (request: ReceivedRequest) => void;
+  onRequest?: ((request: ReceivedRequest) => void) | undefined;
   /**
    * Answers the requests the fault flags leave alone (not injected, held or
    * dropped) in place of --respond and the signature rule: listen --forward-to.
    * The request is recorded and reported with the result, then answered with it.
    */
-  forward?: (request: ForwardRequest) => Promise<ForwardResult>;
+  forward?: ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
   /**
    * Routing (listen --forward-to TYPE=URL): the relay for each request by its verdict, in place of
    * `forward`; undefined answers the request as without forwarding (docs/receiver.md#routing).
    */
-  route?: (verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
+  route?: ((verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined) | undefined;
   /** A request could not be handled (answered 500) or recorded (answered 507). */
-  onError?: (error: Error) => void;
+  onError?: ((error: Error) => void) | undefined;
   /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
-  health?: () => Record<string, unknown>;
+  health?: (() => Record<string, unknown>) | undefined;
 }
 
 export interface Receiver {
@@ -114,13 +93,19 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 const CLOSE_GRACE_MS = 1_000;
 const EMPTY = Buffer.alloc(0);
 
-/** One complete request (POST, PUT or PATCH) and what was decided for it. */
-interface Decided {
+/** One request and its record. */
+interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
   request: ReceivedRequest;
-  action: PlannedAnswer;
 }
+
+/** One complete request (POST, PUT or PATCH) that listen answers itself, and how. */
+interface Decided extends Exchange {
+  answer: OwnAnswer;
+}
+
+type Relay = NonNullable<ReceiverOptions["forward"]>;
 
 /** The node:http(s) adapter around the verifier: POST, PUT or PATCH on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
@@ -174,8 +159,7 @@ class ReceiverCore {
 
   onHttpRequest(req: IncomingMessage, res: ServerResponse): void {
     if (this.responder.closing || this.finishing) return this.refuseWhileClosing(req, res);
-    if (!isOriginForm(req.url ?? ""))
-      return this.refuseUnread(req, res, req.method ?? "", notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
+    if (!isOriginForm(req.url ?? "")) return this.refuseUnread(req, res, notOriginFormVerdict(), 400, JSON.stringify({ error: NOT_ORIGIN_FORM }));
     if (!isAcceptedMethod(req.method)) return this.otherMethod(req, res);
     const body = readBody(req, this.maxBody, this.budget, {
       onBody: (raw) => {
@@ -201,7 +185,7 @@ class ReceiverCore {
     const { health } = this.options;
     if (health && isHealthCheck(req)) return this.responder.early(req, res, 200, JSON.stringify(health()));
     res.setHeader("allow", ALLOW_HEADER);
-    this.refuseUnread(req, res, req.method ?? "", methodNotAllowedVerdict(req.method), 405, '{"error":"only POST, PUT and PATCH are accepted"}');
+    this.refuseUnread(req, res, methodNotAllowedVerdict(req.method), 405, '{"error":"only POST, PUT and PATCH are accepted"}');
   }
 
   /** Judges, records and answers one complete request; returns the relay when the app is to answer it. */
@@ -211,96 +195,82 @@ class ReceiverCore {
     let decided: Decided;
     let line: string | undefined;
     try {
-      decided = this.decide(req, res, raw, receivedAt);
-      const { action } = decided;
-      const forward = action.kind === "answer" && !action.injected && !action.scripted ? this.forwardOf(decided.request.verdict) : undefined;
-      if (forward && action.kind === "answer") {
-        return this.relay({ ...decided, request: { ...decided.request, verdict: withoutBody(decided.request.verdict) } }, action.delayMs, forward);
-      }
-      if (this.batcher) line = this.recordLine(decided);
+      const path = req.url ?? "/";
+      const verdict = judgeWith(raw, req.headers, { checker: this.checker, strict: this.options.strict ?? false, path, now: receivedAt.getTime() });
+      const decision = this.decide(req, verdict);
+      const request = receivedRequest(req, raw, verdict, { index: ++this.index, receivedAt, decision });
+      // The relay may wait long: it holds the raw bytes, not the parsed body (read again for the recording line).
+      if (decision.kind === "relay") return this.relay({ req, res, request: { ...request, verdict: withoutBody(verdict) } }, decision.delayMs, decision.relay);
+      decided = { req, res, request, answer: decision };
+      if (this.batcher) line = formatRequestLine(request, this.secrets);
     } catch (error) {
-      // No request may stop the receiver: this one gets a 500 and its bytes are still recorded.
-      this.options.onError?.(error as Error);
-      if (this.batcher)
-        this.batcher.add(
-          formatUnjudgedLine({ receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.secrets }),
-          () => {},
-        );
-      return void this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
+      return void this.failedToHandle(req, res, raw, receivedAt, error as Error);
     }
-    if (this.batcher && line !== undefined) this.batcher.add(line, (failure) => this.afterRecording(decided, failure));
+    if (this.batcher && line !== undefined)
+      this.batcher.add(line, (failure) => (failure === null ? this.answer(decided) : this.recordingFailed(decided, failure)));
     else this.answer(decided);
     // An echo sends the request's bytes back: they stay in the budget until the answer is out.
-    return decided.action.kind === "answer" && decided.action.scripted?.body === "echo" ? untilClosed(res) : undefined;
+    return decided.answer.kind === "answer" && decided.answer.scripted?.answer.body === "echo" ? untilClosed(res) : undefined;
+  }
+
+  /** How a judged request is answered: the answer plan, then a scripted answer or the app (answer-decision.ts). */
+  private decide(req: IncomingMessage, verdict: RequestVerdict): AnswerDecision<Relay> {
+    const signatureOk = verdict.signatureValid !== false;
+    const answers = this.options.scriptedAnswers;
+    const pick = answers && ((status: number) => answers.pick({ method: req.method ?? "POST", path: req.url ?? "/", verdict }, status));
+    return decideAnswer(this.plan.next(signatureOk), { signatureOk, pick, relay: this.forwardOf(verdict) });
+  }
+
+  /** No request may stop the receiver: one that could not be handled gets a 500, and its bytes are still recorded. */
+  private failedToHandle(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date, error: Error): void {
+    this.options.onError?.(error);
+    if (this.batcher) {
+      const unjudged = { receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.secrets };
+      this.batcher.add(formatUnjudgedLine(unjudged), () => {});
+    }
+    this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
   }
 
   /** The relay for a request (routing picks it by type), or undefined when the receiver answers it. */
-  private forwardOf(verdict: RequestVerdict): ReceiverOptions["forward"] {
+  private forwardOf(verdict: RequestVerdict): Relay | undefined {
     return this.options.route ? this.options.route(verdict) : this.options.forward;
-  }
-
-  /** Decides the answer to one complete request: the verdict, then the answer plan. */
-  private decide(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date): Decided {
-    const method = req.method ?? "POST";
-    const path = req.url ?? "/";
-    const verdict = judgeWith(raw, req.headers, { checker: this.checker, strict: this.options.strict ?? false, path, now: receivedAt.getTime() });
-    let action = this.plan.next(verdict.signatureValid !== false);
-    // What the fault flags leave to the signature rule, a scripted answer may take (docs/receiver.md#scripted-answers).
-    const picked =
-      action.kind === "answer" && !action.injected && verdict.signatureValid !== false
-        ? this.options.scriptedAnswers?.pick({ method, path, verdict }, action.status)
-        : undefined;
-    // A request --forward-to routes to an app is answered by a rule only; the app answers the rest.
-    if (picked && action.kind === "answer" && (picked.rule !== null || !this.forwardOf(verdict)))
-      action = { kind: "answer", status: picked.answer.status, injected: false, delayMs: picked.answer.delayMs ?? action.delayMs, scripted: picked.answer };
-    const request: ReceivedRequest = {
-      index: ++this.index,
-      receivedAt,
-      method,
-      path,
-      headers: req.headers,
-      verdict,
-      status: action.kind === "answer" ? action.status : null,
-      fault: action.kind === "answer" ? null : action.kind,
-      injected: action.kind === "answer" ? action.injected : true,
-      raw,
-      forwarded: null,
-      rule: action.kind === "answer" && action.scripted ? (picked?.rule ?? null) : null,
-    };
-    return { req, res, request, action };
   }
 
   /**
    * listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to
    * the sender. A stop cuts the delay or the relay short: the sender gets listen's 503 (interrupted).
-   * `decided` comes without the parsed body (read again for the recording line): it may wait long.
    */
-  private async relay(decided: Decided, delayMs: number, forward: NonNullable<ReceiverOptions["forward"]>): Promise<void> {
+  private async relay(exchange: Exchange, delayMs: number, forward: Relay): Promise<void> {
     const stop = new AbortController();
     this.relays.add(stop);
     try {
       if (delayMs > 0) await sleep(this.clock, delayMs, stop.signal).catch(() => {});
-      const { req, res, request } = decided;
+      const { req, res, request } = exchange;
       const result = stop.signal.aborted
         ? interruptedAnswer(0)
         : await forward({ method: request.method, rawHeaders: req.rawHeaders, body: request.raw, signal: stop.signal, budget: this.budget });
       // The app's answer is in the budget until it has gone out (or the sender has gone).
       if (result.fromApp) this.budget.giveBackWhenAnswered(res, result.body.length);
-      const relayed: Decided = { ...decided, request: { ...request, status: result.status, forwarded: result } };
-      const send = (): void => {
-        this.notify(relayed.request);
-        this.responder.relay(relayed.res, result);
-      };
-      if (!this.batcher) return send();
-      const recorded = { ...relayed, request: { ...relayed.request, verdict: withBody(request.verdict, request.raw) } };
-      this.batcher.add(this.recordLine(recorded, recordedResponse(result)), (failure) => (failure === null ? send() : this.afterRecording(relayed, failure)));
+      this.relayed({ ...exchange, request: { ...request, status: result.status, forwarded: result } }, result);
     } catch (error) {
       this.options.onError?.(error as Error);
-      this.responder.answer(decided.res, 500, '{"error":"internal error forwarding the request"}');
+      this.responder.answer(exchange.res, 500, '{"error":"internal error forwarding the request"}');
     } finally {
       this.relays.delete(stop);
       this.settleIfIdle();
     }
+  }
+
+  /** The app's answer: recorded (with the body parsed again for the line), reported, then sent. */
+  private relayed(exchange: Exchange, result: ForwardResult): void {
+    const send = (): void => {
+      this.notify(exchange.request);
+      this.responder.relay(exchange.res, result);
+    };
+    if (!this.batcher) return send();
+    const { request } = exchange;
+    const line = formatRequestLine({ ...request, verdict: withBody(request.verdict, request.raw) }, this.secrets, recordedResponse(result));
+    this.batcher.add(line, (failure) => (failure === null ? send() : this.recordingFailed(exchange, failure)));
   }
 
   /** A request that arrives (or completes) while the receiver closes: 503, to be retried once listen is back. */
@@ -335,22 +305,17 @@ class ReceiverCore {
     this.responder.releaseHeld();
   }
 
-  private recordLine({ request }: Decided, response?: Record<string, unknown>): string {
-    return formatRequestLine(request, this.secrets, response);
-  }
-
   /** A request whose line could not be written (disk full) is answered 507, so the sender keeps it. */
-  private afterRecording(decided: Decided, failure: Error | null): void {
-    if (failure === null) return this.answer(decided);
+  private recordingFailed({ res, request }: Exchange, failure: Error): void {
     this.options.onError?.(failure);
     const status = (failure as NodeJS.ErrnoException).code === "ENOSPC" ? 507 : 503;
-    this.notify({ ...decided.request, status, fault: null, injected: false });
-    this.responder.answer(decided.res, status, `{"error":"cannot record the request (${(failure as NodeJS.ErrnoException).code ?? "write failed"})"}`);
+    this.notify({ ...request, status, fault: null, injected: false });
+    this.responder.answer(res, status, `{"error":"cannot record the request (${(failure as NodeJS.ErrnoException).code ?? "write failed"})"}`);
   }
 
-  private answer({ req, res, request, action }: Decided): void {
+  private answer({ req, res, request, answer }: Decided): void {
     this.notify(request);
-    this.responder.act(req, res, action, request);
+    this.responder.act(req, res, answer, request);
   }
 
   /** Tells the caller about a request; a throwing callback is reported, never the receiver's end. */
@@ -364,27 +329,21 @@ class ReceiverCore {
 
   private tooLarge(req: IncomingMessage, res: ServerResponse, size: number | null): void {
     const verdict = unreadVerdict(size ?? this.maxBody + 1, "(body)", `the body is over ${this.maxBody} bytes${size !== null ? ` (${size})` : ""}`);
-    this.refuseUnread(req, res, req.method ?? "POST", verdict, 413, `{"error":"body over ${this.maxBody} bytes"}`);
+    this.refuseUnread(req, res, verdict, 413, `{"error":"body over ${this.maxBody} bytes"}`);
   }
 
   /** Refuses a request without reading its body (400, 405, 413) and tells the caller about it, as invalid. */
-  private refuseUnread(req: IncomingMessage, res: ServerResponse, method: string, verdict: RequestVerdict, status: number, body: string): void {
-    this.notify({
-      index: ++this.index,
-      receivedAt: new Date(this.clock.now()),
-      method,
-      path: req.url ?? "/",
-      headers: req.headers,
-      verdict,
-      status,
-      fault: null,
-      injected: false,
-      raw: EMPTY,
-      forwarded: null,
-      rule: null,
-    });
+  private refuseUnread(req: IncomingMessage, res: ServerResponse, verdict: RequestVerdict, status: number, body: string): void {
+    const decision: OwnAnswer = { kind: "answer", status, injected: false, delayMs: 0 };
+    this.notify(receivedRequest(req, EMPTY, verdict, { index: ++this.index, receivedAt: new Date(this.clock.now()), decision }));
     this.responder.early(req, res, status, body);
   }
+}
+
+/** Resolves once the answer has gone out or its connection closed. */
+function untilClosed(res: ServerResponse): Promise<void> {
+  if (res.destroyed || res.writableFinished) return Promise.resolve();
+  return new Promise((resolve) => res.once("close", () => resolve()));
 }
 
 /** `secret` then `secrets`: every secret a request may be signed with. */
@@ -399,10 +358,4 @@ function signatureCheckerOf(options: ReceiverOptions, secrets: readonly string[]
   if (secrets.length === 0) return undefined;
   const { scheme, toleranceSeconds, publicUrl } = options;
   return new SignatureChecker({ secrets, scheme, toleranceSeconds, publicUrl, secure: options.tls !== undefined });
-}
-
-/** Resolves once the answer has gone out or its connection closed. */
-function untilClosed(res: ServerResponse): Promise<void> {
-  if (res.destroyed || res.writableFinished) return Promise.resolve();
-  return new Promise((resolve) => res.once("close", () => resolve()));
 }

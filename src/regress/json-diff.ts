@@ -42,7 +42,7 @@ interface Pending {
 
 const NONE: readonly number[] = [];
 
-export function diffJson(before: unknown, after: unknown, options: { ignore?: readonly JsonPath[]; limit?: number } = {}): JsonDiff {
+export function diffJson(before: unknown, after: unknown, options: { ignore?: readonly JsonPath[] | undefined; limit?: number | undefined } = {}): JsonDiff {
   const patterns = options.ignore ?? [];
   const limit = options.limit ?? 10;
   const result: JsonDiff = { differences: [], total: 0 };

@@ -13,9 +13,9 @@ import type { Answer, AnswerBody, AnswerUrl } from "./results-read.js";
 
 export interface CompareOptions {
   /** Body paths left out of the comparison (`--ignore`). */
-  ignore?: readonly JsonPath[];
+  ignore?: readonly JsonPath[] | undefined;
   /** Body differences listed per message; the rest are counted. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 export interface MessageComparison {
@@ -47,10 +47,12 @@ export function compareAnswers(before: Answer, after: Answer, options: CompareOp
 }
 
 function compareUrl(before: AnswerUrl, after: AnswerUrl, options: CompareOptions): string[] {
+  // A destination function that skipped the event on one side only (docs/functions.md#regression-testing).
+  if ((before.skipped === undefined) !== (after.skipped === undefined)) return [`${outcomeText(before)} → ${outcomeText(after)}`];
   // A new status usually comes with another body; listing its every field would bury the status.
   if (before.status !== after.status) return [`status ${statusText(before)} → ${statusText(after)}`];
-  if (before.status === null) return [];
-  const changes: string[] = [];
+  const changes: string[] = compareRequests(before.requests, after.requests);
+  if (before.status === null) return changes;
   if (normalType(before.contentType) !== normalType(after.contentType)) {
     changes.push(`content-type ${before.contentType ?? "(none)"} → ${after.contentType ?? "(none)"}`);
   }
@@ -64,7 +66,7 @@ function compareBodies(before: AnswerBody, after: AnswerBody, options: CompareOp
   const a = comparable(before);
   const b = comparable(after);
   if (a.kind === "json" && b.kind === "json") {
-    const diff = diffJson(a.value, b.value, { ...(options.ignore ? { ignore: options.ignore } : {}), limit: options.limit ?? 10 });
+    const diff = diffJson(a.value, b.value, { ignore: options.ignore, limit: options.limit ?? 10 });
     const lines = diff.differences.map(bodyDifference);
     if (diff.total > diff.differences.length) lines.push(`body: … and ${diff.total - diff.differences.length} more differences`);
     return lines;
@@ -141,6 +143,22 @@ function shortPath(steps: (string | number)[]): string {
 function quote(text: string): string {
   const shown = text.length > 60 ? `${text.slice(0, 60)}…` : text;
   return JSON.stringify(shown);
+}
+
+/** A function's requests, compared in order by method, URL and status: the first one that differs. */
+function compareRequests(before: readonly string[] | undefined, after: readonly string[] | undefined): string[] {
+  if (before === undefined || after === undefined) return [];
+  const count = Math.max(before.length, after.length);
+  for (let i = 0; i < count; i++) {
+    if (before[i] === after[i]) continue;
+    const more = before.length !== after.length ? ` (${before.length} requests → ${after.length})` : "";
+    return [`request ${i + 1}: ${before[i] ?? "(none)"} → ${after[i] ?? "(none)"}${more}`];
+  }
+  return [];
+}
+
+function outcomeText(url: AnswerUrl): string {
+  return url.skipped !== undefined ? `skipped (${url.skipped})` : `status ${statusText(url)}`;
 }
 
 function statusText(url: AnswerUrl): string {

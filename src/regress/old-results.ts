@@ -124,7 +124,7 @@ class RunReader {
     private readonly options: { keep: boolean; wanted: (line: number) => boolean; last: number },
   ) {
     // The first run starts at the file's first byte, where a BOM may be.
-    this.splitter = new LineSplitter({ offsets: true, ...(start.offset > 0 ? { start } : {}) });
+    this.splitter = new LineSplitter({ offsets: true, start: start.offset > 0 ? start : undefined });
     this.position = start.offset;
     this.advance();
   }

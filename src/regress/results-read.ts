@@ -23,6 +23,10 @@ export interface AnswerUrl {
   error: string | null;
   contentType: string | null;
   body: AnswerBody;
+  /** A destination function skipped the event: why. */
+  skipped?: string;
+  /** A destination function's requests, each `METHOD URL → status`, in order (their times left out). */
+  requests?: string[];
 }
 
 /** One message's answers, from a results line or a recording line. */
@@ -157,13 +161,26 @@ function resultUrl(url: unknown): AnswerUrl | string {
   if (status === undefined) return `key "status" must be an HTTP status or null`;
   const body = bodyOf(url);
   if (typeof body === "string") return body;
-  return {
+  const answer: AnswerUrl = {
     url: typeof url["url"] === "string" ? url["url"] : undefined,
     status,
     error: typeof url["error"] === "string" ? url["error"] : null,
     contentType: typeof url["contentType"] === "string" ? url["contentType"] : null,
     body,
   };
+  if (typeof url["skipped"] === "string") answer.skipped = url["skipped"];
+  const requests = requestsOf(url["function"]);
+  if (requests !== undefined) answer.requests = requests;
+  return answer;
+}
+
+/** A results line's function requests as compared: `POST https://… → 200`. */
+function requestsOf(fn: unknown): string[] | undefined {
+  if (!isPlainObject(fn) || !Array.isArray(fn["fetches"])) return undefined;
+  return (fn["fetches"] as unknown[]).map((fetch) => {
+    const { method, url, status } = isPlainObject(fetch) ? fetch : {};
+    return `${String(method)} ${String(url)} → ${typeof status === "number" ? status : "no answer"}`;
+  });
 }
 
 function fromRecording(envelope: Record<string, unknown>, number: number): Answer | undefined | string {

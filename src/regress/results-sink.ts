@@ -64,7 +64,7 @@ export class ResultsSink {
   finished(entry: ResultEntry, result: DeliveryResult): void {
     if (result.interrupted) return this.dropped(entry);
     const facts = { type: entry.type ?? "raw", userId: entry.orderKey, messageId: entry.messageId, event: entry.event };
-    const line = resultLine({ line: entry.line, facts, delivered: result.delivered, urls: result.urls }, { secret: this.secret });
+    const line = resultLine({ line: entry.line, facts, delivered: result.delivered, skipped: result.skipped, urls: result.urls }, { secret: this.secret });
     this.release(this.order.finish(entry.line, line));
   }
 

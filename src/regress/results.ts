@@ -1,4 +1,5 @@
 import type { CapturedResponse } from "../delivery/captured-body.js";
+import type { InvocationRecord } from "../functions/types.js";
 import { maskSecret, redactText, redactUrl, type Secrets } from "../safe-text/redact.js";
 
 export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
@@ -30,6 +31,18 @@ export interface ResultUrl {
   /** Present instead of `body` for larger or non-UTF-8 bodies. */
   bodySha256?: string;
   bodySize?: number;
+  /** A destination function that skipped the event: why (docs/functions.md#as-a-destination). */
+  skipped?: string;
+  /** A destination function's last invocation: the handler called and every request it made. */
+  function?: ResultFunction;
+}
+
+/** What a results line keeps of a destination function's invocation. */
+export interface ResultFunction {
+  handler: string | null;
+  /** The service's name of how it ended, when it did not deliver: `Message Rejected`, `Retry`, … */
+  errorType?: string;
+  fetches: { method: string; url: string; status: number | null; ms: number; error?: string }[];
 }
 
 export interface ResultLine {
@@ -42,6 +55,8 @@ export interface ResultLine {
   /** The ordering key (userIdOf), or null. */
   userId: string | null;
   delivered: boolean;
+  /** Every target is a destination function that skipped the event: done, and no failure. */
+  skipped?: true;
   urls: ResultUrl[];
 }
 
@@ -61,12 +76,15 @@ export interface UrlOutcome {
   ms: number;
   error: string | null;
   response?: CapturedResponse | undefined;
+  skipped?: string | undefined;
+  invocation?: InvocationRecord | undefined;
 }
 
 export interface MessageOutcome {
   line: number;
   facts: MessageFacts;
   delivered: boolean;
+  skipped?: boolean | undefined;
   urls: readonly UrlOutcome[];
 }
 
@@ -100,6 +118,7 @@ export function resultLine(outcome: MessageOutcome, redact?: { secret: Secrets }
     ...(facts.event !== undefined ? { event: facts.event } : {}),
     userId: facts.userId ?? null,
     delivered: outcome.delivered,
+    ...(outcome.skipped === true ? { skipped: true as const } : {}),
     urls,
   };
 }
@@ -116,7 +135,22 @@ function resultUrl(url: UrlOutcome, redact: { secret: Secrets } | undefined): Re
     error: redact !== undefined && url.error !== null ? redactText(url.error, redact.secret) : url.error,
     contentType: url.response?.contentType ?? null,
     ...(body ?? {}),
+    ...(url.skipped !== undefined ? { skipped: url.skipped } : {}),
+    ...(url.invocation !== undefined ? { function: resultFunction(url.invocation, redact) } : {}),
   };
+}
+
+/** The handler and the requests of a function's invocation, URLs through the one redaction. */
+function resultFunction(record: InvocationRecord, redact: { secret: Secrets } | undefined): ResultFunction {
+  const fetches = record.fetches.map(({ method, url, status, ms, error }) => ({
+    method,
+    url: redact !== undefined ? redactUrl(url, redact.secret) : url,
+    status,
+    ms,
+    ...(error !== undefined ? { error } : {}),
+  }));
+  const errorType = record.outcome.kind === "delivered" ? undefined : record.outcome.errorType;
+  return { handler: record.handler, ...(errorType !== undefined ? { errorType } : {}), fetches };
 }
 
 /** The NDJSON text of a results line, newline included. */

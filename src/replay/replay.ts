@@ -50,6 +50,7 @@ function emptySummary(validation: Validation, dryRun: boolean): ReplaySummary {
     filtered: validation.filtered,
     sent: 0,
     delivered: 0,
+    skipped: 0,
     failed: 0,
     interrupted: 0,
     retried: 0,

@@ -12,13 +12,13 @@ export interface LineRange {
 }
 
 export interface SelectionOptions {
-  lines?: readonly LineRange[];
-  messageIds?: readonly string[];
+  lines?: readonly LineRange[] | undefined;
+  messageIds?: readonly string[] | undefined;
   /** Matched against the order key (userIdOf: userId, else alias "User ID", else anonymousId). */
-  userIds?: readonly string[];
-  types?: readonly string[];
-  fromLine?: number;
-  shard?: Shard;
+  userIds?: readonly string[] | undefined;
+  types?: readonly string[] | undefined;
+  fromLine?: number | undefined;
+  shard?: Shard | undefined;
 }
 
 /** What a selector needs to know about one valid input line. */

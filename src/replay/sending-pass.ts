@@ -98,12 +98,14 @@ function scannedEntry(text: string, line: number, withTime: boolean, all: boolea
 export async function sendFile(options: ReplayOptions, fromLine: number, validation: Validation, summary: ReplaySummary): Promise<ReplaySummary> {
   const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY;
   const engine = undiciEngine(options.settings, {
-    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    ...(options.retryWindowMs !== undefined ? { retryWindowMs: options.retryWindowMs } : {}),
-    ...(options.ca ? { ca: options.ca } : {}),
-    ...(options.retryRules ? { retryRules: options.retryRules } : {}),
+    timeoutMs: options.timeoutMs,
+    retryWindowMs: options.retryWindowMs,
+    retryRules: options.retryRules,
+    ca: options.ca,
     connections: concurrency,
-    ...(options.clock ? { clock: options.clock } : {}),
+    clock: options.clock,
+    functions: options.functions,
+    onSetupProblem: options.onSetupProblem,
   });
   const reporter = new ReplayReporter(options, summary);
   try {
@@ -121,9 +123,9 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
       hooks: {
         onResult: (entry, result, ms) => reporter.finished(entry, result, ms),
         onUnstarted: (entry) => reporter.unstarted(entry),
-        ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
-        ...(options.keepResponse ? { keepResponse: true } : {}),
-        ...(reporter.results ? { captureResponse: true } : {}),
+        onAttempt: options.onAttempt,
+        keepResponse: options.keepResponse,
+        captureResponse: reporter.results !== undefined,
       },
     });
     options.onSending?.(() => dispatcher.progress);
@@ -156,7 +158,7 @@ class ReplayReporter {
   finished(entry: ReplayEntry, result: DeliveryResult, ms: number): void {
     if (!result.interrupted) this.latency.record(ms);
     if (result.interrupted) this.options.onFailure?.(entry, result, failureOf(result, { reason: "interrupted" }));
-    else if (!result.delivered) this.notDelivered(entry, result, failureOf(result));
+    else if (!result.delivered && !result.skipped) this.notDelivered(entry, result, failureOf(result));
     this.options.onMessage?.(entry, result, ms);
     this.results?.finished(entry, result);
   }
@@ -171,6 +173,7 @@ class ReplayReporter {
     const s = this.summary;
     s.sent = result.sent;
     s.delivered = result.delivered;
+    s.skipped = result.skipped;
     s.failed = result.failed;
     s.interrupted = result.interrupted + result.unstarted;
     s.retried = result.retried;

@@ -1,4 +1,5 @@
 import type { EngineSettings } from "../delivery/deliver.js";
+import type { FunctionDestination } from "../delivery/function-transport.js";
 import type { Failure } from "../delivery/failure.js";
 import type { AttemptEvent, DeliveryResult } from "../delivery/types.js";
 import type { DispatchProgress } from "../dispatch/dispatcher.js";
@@ -15,49 +16,53 @@ export interface ReplayOptions {
   /** How errors name the input: the path, or `stdin`. */
   name: string;
   settings: EngineSettings;
-  timeoutMs?: number;
-  retryWindowMs?: number;
+  /** The destination functions among the targets, under their URLs (docs/functions.md#as-a-destination). */
+  functions?: ReadonlyMap<string, FunctionDestination> | undefined;
+  /** A function uses a package that is not installed here: the caller stops the run. */
+  onSetupProblem?: ((problem: string, file: string) => void) | undefined;
+  timeoutMs?: number | undefined;
+  retryWindowMs?: number | undefined;
   /** `standard`: Standard Webhooks' retry schedule (docs/schemes.md#retries) instead of the destination's. */
   retryRules?: "destination" | "standard" | undefined;
-  ca?: readonly string[];
-  concurrency?: number;
-  rate?: number;
-  speed?: number;
+  ca?: readonly string[] | undefined;
+  concurrency?: number | undefined;
+  rate?: number | undefined;
+  speed?: number | undefined;
   /**
    * Which lines are sent (--line, --message-id, --user-id, --type, --shard; lines left out are
    * counted as filtered) and the first line considered (--from-line, to resume): assembled once by
    * the caller (replay's command shares it with --compare). Default: every line.
    */
-  selection?: Selection;
+  selection?: Selection | undefined;
   /** Append one results line per finished message to this file, in input order (replay --results). */
-  results?: string;
+  results?: string | undefined;
   /** Results lines as they are released, in input order (replay --compare); asks for the answers like `results`. */
-  onResults?: (lines: readonly ResultLine[]) => void;
-  skipInvalid?: boolean;
+  onResults?: ((lines: readonly ResultLine[]) => void) | undefined;
+  skipInvalid?: boolean | undefined;
   /** A run that would send nothing is not an error (docs/exit-codes.md#nothing-to-send). */
-  allowEmpty?: boolean;
-  deadLetter?: string;
-  dryRun?: boolean;
-  signal?: AbortSignal;
-  clock?: Clock;
+  allowEmpty?: boolean | undefined;
+  deadLetter?: string | undefined;
+  dryRun?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+  clock?: Clock | undefined;
   /** Send lines that are not known messages as read (replay --raw): they become warnings, not bad lines. */
-  raw?: boolean;
+  raw?: boolean | undefined;
   /** Under `dryRun`: each message that would be sent, in file order (nothing is sent). */
-  onDryRun?: (entry: ReplayEntry) => void;
+  onDryRun?: ((entry: ReplayEntry) => void) | undefined;
   /** A bad line, reported as found. */
-  onInvalid?: (line: number, reason: string) => void;
+  onInvalid?: ((line: number, reason: string) => void) | undefined;
   /** Under `raw`: a line that is not a known message, sent anyway. */
-  onWarning?: (line: number, reason: string) => void;
+  onWarning?: ((line: number, reason: string) => void) | undefined;
   /** A message that was not delivered (finally failed, or interrupted: then `failure.reason` is "interrupted"). */
-  onFailure?: (entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void;
+  onFailure?: ((entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure) => void) | undefined;
   /** Every finished message, for per-message reports (JUnit). */
-  onMessage?: (entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void;
+  onMessage?: ((entry: ReplayEntry, result: DeliveryResult | undefined, ms: number) => void) | undefined;
   /** Sending starts: live counts for a status line, read as often as the caller likes. */
-  onSending?: (progress: () => DispatchProgress) => void;
+  onSending?: ((progress: () => DispatchProgress) => void) | undefined;
   /** After each attempt of a message (replay --verbose, the retry-window notice). */
-  onAttempt?: (entry: ReplayEntry, event: AttemptEvent) => void;
+  onAttempt?: ((entry: ReplayEntry, event: AttemptEvent) => void) | undefined;
   /** Keep response headers and bodies in the attempt events (--verbose shows them). */
-  keepResponse?: boolean;
+  keepResponse?: boolean | undefined;
 }
 
 export interface ReplaySummary {
@@ -70,6 +75,8 @@ export interface ReplaySummary {
   /** Handed to the delivery engine. */
   sent: number;
   delivered: number;
+  /** Skipped by a destination function (no handler, or EventNotSupported): done, not dead-lettered, no failure. */
+  skipped: number;
   /** Finally failed (dead-lettered when --dead-letter is given). */
   failed: number;
   /** Not delivered because of the interruption (never dead-lettered: they are at or after the resume line). */

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DeliveryResult } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
-import type { ReceivedRequest } from "../receiver/server.js";
+import type { ReceivedRequest } from "../receiver/received-request.js";
 import { formatComparison, type MessageComparison } from "../regress/message-comparison.js";
 import { redactText, type Secrets } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
@@ -27,6 +27,8 @@ export interface JunitCase {
   /** Seconds. */
   time: number;
   failure?: JunitFailure;
+  /** Why the case was skipped (a destination function declined the event): no failure, marked `<skipped>`. */
+  skipped?: string;
   systemOut?: string;
 }
 
@@ -44,8 +46,9 @@ export interface JunitSuite {
 export function junitXml(suite: JunitSuite): string {
   const { text, attr } = escapers(suite.secret);
   const failures = suite.cases.filter((c) => c.failure !== undefined).length;
+  const skipped = suite.cases.filter((c) => c.failure === undefined && c.skipped !== undefined).length;
   const time = seconds(suite.time ?? suite.cases.reduce((sum, c) => sum + c.time, 0));
-  const counts = `tests="${suite.cases.length}" failures="${failures}" errors="0" skipped="0" time="${time}"`;
+  const counts = `tests="${suite.cases.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}"`;
   const stamp = suite.timestamp ? ` timestamp="${suite.timestamp.toISOString().replace(/\.\d{3}Z$/, "")}"` : "";
   const lines = [
     `<?xml version="1.0" encoding="UTF-8"?>`,
@@ -54,7 +57,7 @@ export function junitXml(suite: JunitSuite): string {
   ];
   for (const test of suite.cases) {
     const open = `    <testcase name="${attr(test.name)}" classname="${attr(test.classname)}" time="${seconds(test.time)}"`;
-    if (!test.failure && test.systemOut === undefined) {
+    if (!test.failure && test.skipped === undefined && test.systemOut === undefined) {
       lines.push(`${open}/>`);
       continue;
     }
@@ -62,7 +65,7 @@ export function junitXml(suite: JunitSuite): string {
     if (test.failure) {
       const type = test.failure.type !== undefined ? ` type="${attr(test.failure.type)}"` : "";
       lines.push(`      <failure message="${attr(test.failure.message)}"${type}>${text(test.failure.details ?? test.failure.message)}</failure>`);
-    }
+    } else if (test.skipped !== undefined) lines.push(`      <skipped message="${attr(test.skipped)}"/>`);
     if (test.systemOut !== undefined) lines.push(`      <system-out>${text(test.systemOut)}</system-out>`);
     lines.push(`    </testcase>`);
   }
@@ -94,10 +97,11 @@ export function writeJunitFile(cwd: string, file: string, suite: JunitSuite): vo
   }
 }
 
-/** One message's case (send, replay): failing unless delivered; `undefined` = never started. */
+/** One message's case (send, replay): failing unless delivered or skipped by a function (then `<skipped>`); `undefined` = never started. */
 export function deliveryCase(name: string, classname: string, result: DeliveryResult | undefined, ms: number): JunitCase {
   const base = { name, classname, time: ms / 1000 };
   if (result?.delivered) return base;
+  if (result?.skipped) return { ...base, skipped: result.urls.map((u) => `${u.url}: ${u.skipped ?? "skipped"}`).join("; ") };
   const message =
     result === undefined || result.interrupted ? "interrupted" : result.urls.map((u) => `${u.url}: ${u.error ?? `status ${u.status ?? "none"}`}`).join("; ");
   return { ...base, failure: { message, type: "delivery" } };

@@ -5,7 +5,18 @@ import { undiciEngine, type UndiciEngineOptions } from "../delivery/undici-engin
 import { DEFAULT_DELIVERY_CONCURRENCY } from "../dispatch/dispatcher.js";
 import type { DestinationSettings } from "../config/destination.js";
 import { systemClock, type Clock } from "../util/clock.js";
-import { DEFAULT_SOURCE, authenticate, parseCalls, parseJsonBody, writeKeyOf, type ErrorCode, type IngestCall, type Rejection } from "./ingest.js";
+import {
+  DEFAULT_SOURCE,
+  authenticate,
+  parseCalls,
+  parseJsonBody,
+  writeKeyOf,
+  type ErrorCode,
+  type IngestCall,
+  type IngestResult,
+  type Rejection,
+} from "./ingest.js";
+import { isPlainObject } from "../json/parse.js";
 import type { MessageQueue, NewMessage, QueuedMessage, SeenUser } from "./queue/message-queue.js";
 import type { Route } from "./endpoints.js";
 import { isDestinationEnabled } from "./integrations.js";
@@ -13,6 +24,8 @@ import { clientName, libraryOf, Traffic, UNKNOWN_LIBRARY, type TrafficCounts } f
 import { deleteMessage, toMessage } from "./transform.js";
 import { TargetHealth, type TargetChange } from "./target-health.js";
 import { DeliveryWorker, forwardingBatches } from "./worker.js";
+import type { FunctionDestination } from "../delivery/function-transport.js";
+import { SourceFunctions, type SourceFunctionEntry, type SourceInvocation } from "./source-functions.js";
 
 export interface CollectorOptions {
   settings: DestinationSettings;
@@ -38,6 +51,16 @@ export interface CollectorOptions {
   onUnauthorized?: (refusal: { path: string; client: string; message: string }) => void;
   /** The messageId of a call that has none (default: `api-` and a random UUID, as the real service). */
   newMessageId?: () => string;
+  /** Destination functions among the targets, under their URLs (docs/functions.md#as-a-destination). */
+  functions?: ReadonlyMap<string, FunctionDestination> | undefined;
+  /** A destination function uses a package that is not installed here. */
+  onSetupProblem?: ((problem: string, file: string) => void) | undefined;
+  /** After each attempt of a destination function: what it did (serve shows it). */
+  onFunctionAttempt?: ((event: AttemptEvent) => void) | undefined;
+  /** Source functions, each answering `POST /functions/NAME` (docs/serve-api.md#source-functions). */
+  sourceFunctions?: readonly SourceFunctionEntry[] | undefined;
+  /** After each source function invocation. */
+  onSourceInvocation?: ((invocation: SourceInvocation) => void) | undefined;
 }
 
 /** The routes the collector handles (src/serve/endpoints.ts). */
@@ -68,9 +91,13 @@ export interface CollectorCounts extends TrafficCounts {
   rejected: number;
   filtered: number;
   delivered: number;
+  /** Skipped by a destination function (no handler, or EventNotSupported). */
+  skipped: number;
   retrying: number;
   failed: number;
   pending: number;
+  /** `Segment.set` objects made by source functions (docs/serve-api.md#source-functions). */
+  objects: number;
 }
 
 /**
@@ -94,6 +121,8 @@ export class Collector {
   private readonly onUnauthorized: CollectorOptions["onUnauthorized"];
   /** Requests by route and by client library, and the 401s by client. */
   readonly traffic = new Traffic();
+  /** The source functions' route, when serve runs any. */
+  readonly sourceFunctions: SourceFunctions | undefined;
   private readonly newMessageId: () => string;
 
   constructor(options: CollectorOptions) {
@@ -105,26 +134,45 @@ export class Collector {
     this.onUnauthorized = options.onUnauthorized;
     this.newMessageId = options.newMessageId ?? (() => `api-${randomUUID()}`);
     this.sourceNames = new Set(this.settings.sources.length > 0 ? this.settings.sources.map((s) => s.name) : [DEFAULT_SOURCE]);
+    const entries = options.sourceFunctions ?? [];
+    this.sourceFunctions =
+      entries.length > 0
+        ? new SourceFunctions(entries, (name, messages, ip) => this.acceptFunctionCalls(name, messages, ip), options.onSourceInvocation)
+        : undefined;
     // Without a URL there is nowhere to deliver: messages wait in the queue for a run that has one.
     if (this.settings.targets.length > 0) {
       this.engine = undiciEngine(this.settings, {
         ...options.delivery,
         connections: options.delivery?.connections ?? Math.max(16, options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY),
+        functions: options.functions,
+        onSetupProblem: options.onSetupProblem,
       });
       const onTargetChange = options.onTargetChange;
       if (onTargetChange) this.health = new TargetHealth(this.clock, onTargetChange);
-      const health = this.health;
-      this.worker = new DeliveryWorker({
-        queue: this.queue,
-        engine: this.engine,
-        concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
-        clock: this.clock,
-        secret: this.settings.secrets ?? this.settings.secret,
-        batching: forwardingBatches(this.settings),
-        ...(options.onSettled ? { onSettled: options.onSettled } : {}),
-        ...(health ? { onAttempt: (event: AttemptEvent) => health.attempt(event.url, event.error) } : {}),
-      });
+      this.worker = this.createWorker(this.engine, options);
     }
+  }
+
+  private createWorker(engine: DeliveryEngine, options: CollectorOptions): DeliveryWorker {
+    const health = this.health;
+    const onFunction = options.onFunctionAttempt;
+    const onAttempt =
+      health || onFunction
+        ? (event: AttemptEvent) => {
+            if (event.invocation !== undefined) onFunction?.(event);
+            health?.attempt(event.url, event.error);
+          }
+        : undefined;
+    return new DeliveryWorker({
+      queue: this.queue,
+      engine,
+      concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+      clock: this.clock,
+      secret: this.settings.secrets ?? this.settings.secret,
+      batching: forwardingBatches(this.settings),
+      onSettled: options.onSettled,
+      onAttempt,
+    });
   }
 
   /** Starts delivering what is queued (including what a previous run left). */
@@ -138,9 +186,11 @@ export class Collector {
       rejected: this.rejected,
       filtered: this.filtered,
       delivered: this.worker?.delivered ?? 0,
+      skipped: this.worker?.skipped ?? 0,
       retrying: this.worker?.retrying ?? 0,
       failed: this.worker?.failed ?? 0,
       pending: this.queue.pendingCount(),
+      objects: this.sourceFunctions?.objects ?? 0,
       ...this.traffic.counts(),
     };
   }
@@ -167,17 +217,41 @@ export class Collector {
 
     const result = parseCalls(route, parsed.body);
     if (!result.ok) return reject(result.status, result.code, result.error);
+    return this.accept(result, { batch: route.kind === "batch", source, path: request.path, receivedAt, ip: request.ip });
+  }
+
+  /**
+   * A source function's `Segment` calls (docs/serve-api.md#source-functions): each one checked,
+   * routed and stored as a client's call is (a message id, the timestamps; `context.function`
+   * naming the function), durably, before the caller answers.
+   */
+  acceptFunctionCalls(name: string, messages: readonly Record<string, unknown>[], ip: string | undefined): IngestResponse {
+    const batch = messages.map((message) => ({
+      ...message,
+      context: { ...(isPlainObject(message["context"]) ? message["context"] : {}), function: { name } },
+    }));
+    const result = parseCalls({ kind: "batch" }, { batch });
+    if (!result.ok) return reject(result.status, result.code, result.error);
+    return this.accept(result, { batch: true, source: `function:${name}`, path: `/functions/${name}`, receivedAt: new Date(this.clock.now()), ip });
+  }
+
+  /** The valid calls of a request are stored (one transaction), the invalid ones dropped and told; under `strict`, one invalid call refuses them all. */
+  private accept(
+    result: Extract<IngestResult, { ok: true }>,
+    request: { batch: boolean; source: string; path: string; receivedAt: Date; ip: string | undefined },
+  ): IngestResponse {
+    const { source, path } = request;
     const first = result.rejected[0];
     if (this.strict && first !== undefined) {
-      const where = route.kind === "batch" ? `batch[${first.index}]: ` : "";
+      const where = request.batch ? `batch[${first.index}]: ` : "";
       return { status: 400, body: { ...errorBody(`${where}${first.reason}`, "invalid_request"), index: first.index } };
     }
     for (const rejection of result.rejected) {
       this.rejected += rejection.count ?? 1;
-      const where = route.kind === "batch" ? `batch[${rejection.index}]` : request.path;
-      this.onRejected?.({ ...rejection, source, path: request.path, where });
+      const where = request.batch ? `batch[${rejection.index}]` : path;
+      this.onRejected?.({ ...rejection, source, path, where });
     }
-    this.store(result.calls, source, receivedAt, request.ip);
+    this.store(result.calls, source, request.receivedAt, request.ip);
     return { status: 200, body: { success: true } };
   }
 
@@ -201,7 +275,7 @@ export class Collector {
       }
       // Receivers deduplicate on messageId, so every forwarded message has one.
       const withId = call.messageId === undefined ? { ...call, messageId: this.newMessageId() } : call;
-      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ...(ip ? { ip } : {}) });
+      const message = toMessage(withId, { aliasKeys: this.settings.aliasKeys, receivedAt, ip });
       messages.push({ body: JSON.stringify(message), source });
     }
     this.queue.enqueue(messages, seen);
@@ -231,6 +305,7 @@ export class Collector {
     this.health?.close();
     await this.worker?.stop();
     await this.engine?.close();
+    await this.sourceFunctions?.close();
     this.queue.close();
   }
 }

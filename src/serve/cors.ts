@@ -168,3 +168,18 @@ function refusalOf(origin: string, allowed: AllowedOrigins): string | undefined 
   if (allowed.any || allowed.origins.has(origin)) return undefined;
   return `requests from pages at ${origin} are not allowed here (allowed origins: ${[...allowed.origins].join(", ")})`;
 }
+
+/**
+ * A source function's route (docs/serve-api.md#source-functions) takes a provider's webhooks, which
+ * servers send: a request a page made (it carries an Origin, or a Sec-Fetch-Site other than `none`,
+ * as a no-cors form post or `<img>` does) runs the user's function only when its origin was named
+ * with --allow-origin. So a website open in a browser cannot make a local function call APIs with
+ * its settings' keys. Undefined: not a page's request, or an allowed one; else why it is refused.
+ */
+export function pageRefusedByFunction(request: { origin: string | undefined; secFetchSite: string | undefined }, allowed: AllowedOrigins): string | undefined {
+  const fromPage = request.origin !== undefined || (request.secFetchSite !== undefined && request.secFetchSite !== "none");
+  if (!fromPage) return undefined;
+  if (!allowed.any && request.origin !== undefined && allowed.origins.has(request.origin)) return undefined;
+  const who = request.origin ?? `a page (Sec-Fetch-Site: ${request.secFetchSite})`;
+  return `a source function takes webhooks from servers, not requests from pages: ${who} refused (--allow-origin names a page that may post here)`;
+}

@@ -17,7 +17,9 @@ export type Route =
   | { kind: "metrics"; label: string }
   /** The settings the browser library (via `cdnURL`) and the mobile clients (via `cdnHost`) fetch at start. */
   | { kind: "settings"; writeKey: string; label: string }
-  | { kind: "health"; label: string };
+  | { kind: "health"; label: string }
+  /** A source function's webhook: `POST /functions/NAME` (docs/serve-api.md#source-functions). */
+  | { kind: "function"; name: string; label: string };
 
 export type Routing =
   | { kind: "route"; route: Route }
@@ -77,12 +79,22 @@ export function routeRequest(method: string, target: string): Routing {
 /** What a path is, or undefined; `path` as `normalizePath` gives it. */
 export function routeFor(path: string): Route | undefined {
   if (path === "/health") return HEALTH;
+  if (path.startsWith(FUNCTIONS_PREFIX)) return functionRoute(path.slice(FUNCTIONS_PREFIX.length));
   if (path.startsWith("/v1/")) {
     const rest = path.slice(4);
     return FIXED.get(rest) ?? settingsRoute(rest, SETTINGS_LABEL);
   }
   // analytics-kotlin/-swift given a cdnHost without /v1 ask here; a 404 would send Kotlin back to the real API's host.
   return settingsRoute(path.slice(1), BARE_SETTINGS_LABEL);
+}
+
+const FUNCTIONS_PREFIX = "/functions/";
+const FUNCTION_LABEL = "/functions/{name}";
+
+/** `/functions/NAME`: one non-empty segment, percent-decoded when it decodes. */
+function functionRoute(rest: string): Route | undefined {
+  if (rest === "" || rest.includes("/")) return undefined;
+  return { kind: "function", name: decodeSegment(rest), label: FUNCTION_LABEL };
 }
 
 /** `projects/{writeKey}/settings`: the write key is one non-empty segment, percent-decoded when it decodes. */

@@ -43,7 +43,9 @@ export type ErrorCode =
   | "not_found"
   | "method_not_allowed"
   | "unsupported_encoding"
-  | "unavailable";
+  | "unavailable"
+  /** A source function failed on the webhook (docs/serve-api.md#source-functions). */
+  | "function_error";
 
 /** A call dropped from a request: its index in the batch (0 for a single call) and why; `count` calls from there when more than one. */
 export interface Rejection {

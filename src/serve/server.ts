@@ -1,12 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorBody, type Collector, type IngestRoute } from "./collector.js";
 import { Admission, DEFAULT_REQUESTS_AT_ONCE, MAX_WAIT_MS } from "./admission.js";
-import { ANY_ORIGIN, corsFor, corsRequestOf, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
+import { ANY_ORIGIN, corsFor, corsRequestOf, pageRefusedByFunction, preflight, type AllowedOrigins, type CorsHeaders } from "./cors.js";
 import { TOO_LARGE_MESSAGE } from "./ingest.js";
 import { routeRequest, type Route } from "./endpoints.js";
 import { publicBaseUrl, settingsAnswer } from "./settings-answer.js";
 import { MAX_REQUEST_BYTES } from "../messages/limits.js";
-import { readEncodedBody } from "../http/body-reader.js";
+import { MAX_SOURCE_BODY_BYTES } from "../functions/request-file.js";
+import { readBody } from "../http/body-reader.js";
 import {
   BodyBudget,
   DEFAULT_BODY_BUDGET_BYTES,
@@ -16,8 +17,9 @@ import {
   type ConnectionLimits,
 } from "../http/limits.js";
 import { startHttpServer, type HttpServer } from "../http/server.js";
-import { contentCodingOf } from "../http/inflate.js";
+import { contentCodingOf, type ContentCoding } from "../http/inflate.js";
 import { isLoopbackAddress, isLoopbackHost } from "../http/loopback.js";
+import type { Clock } from "../util/clock.js";
 
 export type ServeServer = HttpServer;
 
@@ -34,6 +36,8 @@ export interface ServeServerOptions extends ConnectionLimits {
   requestsAtOnce?: number;
   /** The longest a request waits for its turn before a 503 with Retry-After (default 5 s). */
   maxWaitMs?: number;
+  /** The clock of that wait (a VirtualClock in tests). */
+  clock?: Clock | undefined;
 }
 
 /** Past this many connections a new one is closed on arrival (the soft cap's refusals cost a request each). */
@@ -52,7 +56,7 @@ export async function listenCollector(collector: Collector, options: ServeServer
   const context: Context = {
     collector,
     budget: new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES),
-    admission: new Admission(options.requestsAtOnce ?? DEFAULT_REQUESTS_AT_ONCE, options.maxWaitMs ?? MAX_WAIT_MS),
+    admission: new Admission(options.requestsAtOnce ?? DEFAULT_REQUESTS_AT_ONCE, options.maxWaitMs ?? MAX_WAIT_MS, undefined, options.clock),
     allowed: options.allowedOrigins ?? ANY_ORIGIN,
     loopbackOnly: isLoopbackAddress(options.host),
     tls: options.tls !== undefined,
@@ -125,6 +129,15 @@ function handle(context: Context, req: IncomingMessage, res: ServerResponse): vo
     const body = settingsAnswer({ writeKey: route.writeKey, baseUrl: publicBaseUrl(req.headers.host, context.tls, context.url) });
     return send(res, 200, body as unknown as Record<string, unknown>, headers);
   }
+  if (route.kind === "function") {
+    const refused = pageRefusedByFunction({ origin: cors.origin, secFetchSite: firstOf(req.headers["sec-fetch-site"]) }, context.allowed);
+    if (refused !== undefined) return answer(403, errorBody(refused, "forbidden"), headers);
+  }
+  if (route.kind === "function" && context.collector.sourceFunctions?.has(route.name) !== true) {
+    const names = context.collector.sourceFunctions?.names ?? [];
+    const known = names.length > 0 ? `: serve runs ${names.map((name) => `/functions/${name}`).join(", ")}` : " (serve --source-function NAME=FILE runs one)";
+    return answer(404, errorBody(`no source function named ${route.name}${known}`, "not_found"), headers);
+  }
   takeInTurn(context, req, res, route, headers, answer);
 }
 
@@ -157,21 +170,33 @@ function readAndHandle(
   req: IncomingMessage,
   res: ServerResponse,
   route: Route,
-  coding: "identity" | "gzip" | "deflate",
+  coding: ContentCoding,
   headers: CorsHeaders,
   answer: Answer,
 ): void {
-  const body = readEncodedBody(req, coding, MAX_REQUEST_BYTES, context.budget, {
-    onBody: (raw) => {
-      if (route.kind === "metrics") send(res, 200, { success: true }, headers);
-      else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
-      body.release();
+  const fn = route.kind === "function" ? route : undefined;
+  const body = readBody(
+    req,
+    fn ? MAX_SOURCE_BODY_BYTES : MAX_REQUEST_BYTES,
+    context.budget,
+    {
+      onBody: (raw) => {
+        // A source function's body stays held while it runs (the budget counts it).
+        if (fn) return void answerFunction(context.collector, req, res, fn, raw, headers).finally(() => body.release());
+        if (route.kind === "metrics") send(res, 200, { success: true }, headers);
+        else answerCall(context.collector, req, res, route as IngestRoute, raw, headers);
+        body.release();
+      },
+      onTooLarge: () =>
+        fn
+          ? answer(413, errorBody(`the webhook body is over the ${MAX_SOURCE_BODY_BYTES / 1024} KiB a source function takes`, "request_too_large"), headers)
+          : answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
+      onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
+      // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
+      onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
     },
-    onTooLarge: () => answer(400, errorBody(TOO_LARGE_MESSAGE, "request_too_large"), headers),
-    onCorrupt: (message) => answer(400, errorBody(message, "invalid_request"), headers),
-    // Too many bodies in memory at once (slow uploads): refuse this one, the client retries.
-    onOverBudget: () => unavailable(answer, headers, "too many request bodies in progress: retry later"),
-  });
+    coding,
+  );
 }
 
 function answerCall(collector: Collector, req: IncomingMessage, res: ServerResponse, route: IngestRoute, body: Buffer, headers: CorsHeaders): void {
@@ -193,10 +218,44 @@ function answerCall(collector: Collector, req: IncomingMessage, res: ServerRespo
   send(res, result.status, result.body, headers);
 }
 
+/** A source function's webhook (docs/serve-api.md#source-functions): the invocation, its calls stored, then the answer. */
+async function answerFunction(
+  collector: Collector,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Extract<Route, { kind: "function" }>,
+  body: Buffer,
+  headers: CorsHeaders,
+): Promise<void> {
+  const functions = collector.sourceFunctions as NonNullable<Collector["sourceFunctions"]>;
+  const target = req.url ?? "";
+  const query = target.indexOf("?");
+  try {
+    const answer = await functions.handle({
+      name: route.name,
+      body,
+      rawHeaders: req.rawHeaders,
+      search: query === -1 ? "" : target.slice(query),
+      ip: clientIp(req),
+    });
+    send(res, answer.status, answer.body, headers);
+  } catch (error) {
+    // The queue could not store its calls: the sender must retry, so no 2xx.
+    send(res, 503, errorBody(`cannot store the function's calls: ${(error as Error).message}`, "unavailable"), {
+      ...headers,
+      "Retry-After": String(RETRY_AFTER_S),
+    });
+  }
+}
+
 function send(res: ServerResponse, status: number, body: Record<string, unknown>, headers: CorsHeaders = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+function firstOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function clientIp(req: IncomingMessage): string | undefined {

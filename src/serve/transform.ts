@@ -6,7 +6,7 @@ export interface TransformOptions {
   /** The server's time, used when the call has no timestamp (docs/serve-api.md#timestamps-and-clock-skew). */
   receivedAt: Date;
   /** The client's address, added to `context.ip` (docs/serve-api.md#from-call-to-message). */
-  ip?: string;
+  ip?: string | undefined;
 }
 
 type Json = Record<string, unknown>;

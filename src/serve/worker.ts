@@ -1,4 +1,5 @@
 import { DEFAULT_BATCH_WAIT_MS } from "../config/actions.js";
+import { FUNCTION_BATCH_WAIT_MS } from "../functions/types.js";
 import type { DestinationSettings, Target } from "../config/destination.js";
 import type { RequestContent } from "../delivery/actions-request.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
@@ -12,8 +13,8 @@ import type { MessageQueue, QueuedMessage } from "./queue/message-queue.js";
 
 export interface WorkerOptions {
   queue: MessageQueue;
-  /** `deliverContent` is needed with `batching`. */
-  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent">>;
+  /** `deliverContent` is needed with `batching`; `deliverBatch` with a destination function's batches. */
+  engine: Pick<DeliveryEngine, "deliver"> & Partial<Pick<DeliveryEngine, "deliverContent" | "deliverBatch">>;
   /**
    * Webhooks (Actions) batches (docs/actions.md#batches): a message is marked delivered only once
    * every webhook's batch holding it got a 2xx. See `forwardingBatches`.
@@ -23,7 +24,7 @@ export interface WorkerOptions {
   concurrency: number;
   clock?: Clock;
   /** Called when a message is delivered or given up (not when interrupted by stop). */
-  onSettled?: (message: QueuedMessage, result: DeliveryResult) => void;
+  onSettled?: ((message: QueuedMessage, result: DeliveryResult) => void) | undefined;
   /** Masked in the stored failure reasons (serve --failed may run without it). */
   secret?: Secrets;
   /** Called after every attempt (serve's failing and recovered lines: target-health.ts). */
@@ -90,9 +91,13 @@ function toEntry(message: QueuedMessage): QueueEntry {
   };
 }
 
-/** The worker's batches for serve's settings: under Webhooks (Actions) with a batch size, partial ones sent after the batch wait. */
+/**
+ * The worker's batches for serve's settings: under Webhooks (Actions) with a batch size, partial
+ * ones sent after the batch wait; a destination function's onBatch, after the service's 10 s.
+ */
 export function forwardingBatches(settings: Pick<DestinationSettings, "destination" | "targets" | "batchWaitMs">): WorkerOptions["batching"] {
-  return batchingFor(settings, settings.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS);
+  const functions = settings.targets.length > 0 && settings.targets.every((target) => target.function !== undefined);
+  return batchingFor(settings, functions ? FUNCTION_BATCH_WAIT_MS : (settings.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS));
 }
 
 /** Start times of deliveries in flight, written to the queue once they outlive an attempt or so. */
@@ -148,20 +153,9 @@ export class DeliveryWorker {
     this.clock = options.clock ?? systemClock;
     this.source = new QueueSource(this.queue, this.controller.signal);
     this.starts = new StartRecorder(this.queue, this.clock);
-    const engine = options.engine;
-    const deliverContent = engine.deliverContent;
     this.dispatcher = new Dispatcher<QueueEntry>({
       source: this.source,
-      // The engine does not reject for delivery failures; anything else is a bug: keep the message pending.
-      engine: {
-        deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, call).catch(() => NOT_DELIVERED),
-        ...(deliverContent
-          ? {
-              deliverContent: (target: Target, content: RequestContent, call?: DeliverCall) =>
-                deliverContent.call(engine, target, content, call).catch(() => NOT_DELIVERED),
-            }
-          : {}),
-      },
+      engine: keepPendingOnError(options.engine),
       // A stop cuts the attempts in flight rather than waiting for a slow destination: they stay queued.
       // Set on each message's call by the dispatcher, not copied into a new call per message here.
       cutAttempts: true,
@@ -172,7 +166,7 @@ export class DeliveryWorker {
       hooks: {
         onStart: (entry) => this.starts.started(entry.message),
         onResult: (entry, result) => this.settle(entry.message, result, options.onSettled),
-        ...(options.onAttempt ? { onAttempt: (_entry: QueueEntry, event: AttemptEvent) => options.onAttempt?.(event) } : {}),
+        onAttempt: (_entry, event) => options.onAttempt?.(event),
       },
     });
   }
@@ -183,6 +177,11 @@ export class DeliveryWorker {
 
   get failed(): number {
     return this.dispatcher.progress.failed;
+  }
+
+  /** Skipped by a destination function: done, not failed. */
+  get skipped(): number {
+    return this.dispatcher.progress.skipped;
   }
 
   /** Deliveries in flight that have had a failed attempt and wait for another. */
@@ -211,7 +210,8 @@ export class DeliveryWorker {
   private settle(message: QueuedMessage, result: DeliveryResult, onSettled: WorkerOptions["onSettled"]): void {
     this.starts.finished(message);
     if (result.interrupted) return;
-    if (result.delivered) this.queue.delivered(message.id);
+    // A message a destination function skipped is done: it leaves the queue as a delivered one does.
+    if (result.delivered || result.skipped) this.queue.delivered(message.id);
     else this.queue.failed(message.id, storedFailure(result, this.secret));
     onSettled?.(message, result);
   }
@@ -223,6 +223,26 @@ export class DeliveryWorker {
       this.scheduleStartRecording();
     }, RECORD_START_EVERY_MS);
   }
+}
+
+/** The engine does not reject for delivery failures; anything else is a bug: the message is kept pending. */
+function keepPendingOnError(engine: WorkerOptions["engine"]): WorkerOptions["engine"] {
+  const { deliverContent, deliverBatch } = engine;
+  return {
+    deliver: (body: string | Uint8Array, call?: DeliverCall) => engine.deliver(body, call).catch(() => NOT_DELIVERED),
+    ...(deliverContent
+      ? {
+          deliverContent: (target: Target, content: RequestContent, call?: DeliverCall) =>
+            deliverContent.call(engine, target, content, call).catch(() => NOT_DELIVERED),
+        }
+      : {}),
+    ...(deliverBatch
+      ? {
+          deliverBatch: (target: Target, bodies: readonly (string | Uint8Array)[], call?: DeliverCall) =>
+            deliverBatch.call(engine, target, bodies, call).catch(() => bodies.map(() => NOT_DELIVERED)),
+        }
+      : {}),
+  };
 }
 
 /** A failure as serve's failed table keeps it: credentials in the URLs and the secret masked (the one redaction). */

@@ -7,7 +7,8 @@ import { AnswerPlan, parseScript } from "../receiver/answer-plan.js";
 import { createForwarder } from "../receiver/forward.js";
 import { describeMatch, factsOf, matches } from "../receiver/match.js";
 import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
-import { startReceiver, type ReceivedRequest, type ReceiverOptions } from "../receiver/server.js";
+import type { ReceivedRequest } from "../receiver/received-request.js";
+import { startReceiver, type ReceiverOptions } from "../receiver/server.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { seededRandom, systemClock } from "../util/clock.js";
 import { durationOf } from "../util/duration.js";
@@ -39,8 +40,8 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       answerPlan,
       scriptedAnswers,
       clock,
-      ...(options.tls ? { tls: options.tls } : {}),
-      ...(forwarder ? { forward: forwarder.forward } : {}),
+      tls: options.tls,
+      forward: forwarder?.forward,
       onRequest: (request) => waiters.offer(history.add(request)),
       onError: (error) => void (errors.length < 10 && errors.push(error.message)),
     });
@@ -200,11 +201,11 @@ function answerPlanOf(faults: ReceiverFaults, respond: number): AnswerPlan {
   const delayMs = faults.delay === undefined ? undefined : durationOf(faults.delay, { field: "delay" });
   return new AnswerPlan({
     respond,
-    ...(delayMs !== undefined ? { delayMs } : {}),
-    ...(faults.failFirst !== undefined ? { failFirst: faults.failFirst } : {}),
-    ...(faults.failRate !== undefined ? { failRate: faults.failRate } : {}),
-    ...(faults.failStatus !== undefined ? { failStatus: faults.failStatus } : {}),
-    ...(script ? { script } : {}),
+    delayMs,
+    failFirst: faults.failFirst,
+    failRate: faults.failRate,
+    failStatus: faults.failStatus,
+    script,
     random: seededRandom(faults.seed ?? Math.floor(Math.random() * 2 ** 32)),
   });
 }

@@ -38,7 +38,7 @@ export class LineSplitter {
   private readonly offsets: boolean;
 
   /** `start`: the bytes pushed begin at that line (no BOM is looked for); `offsets`: lines carry their offset. */
-  constructor(options: { start?: SplitStart; offsets?: boolean } = {}) {
+  constructor(options: { start?: SplitStart | undefined; offsets?: boolean | undefined } = {}) {
     this.offsets = options.offsets === true;
     if (options.start) {
       this.number = options.start.line - 1;

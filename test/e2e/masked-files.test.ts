@@ -76,7 +76,7 @@ describe("replay masks the secret and URL credentials in every file it writes", 
     const accepted = await fetch(`${url as string}/v1/track`, { method: "POST", body: JSON.stringify({ userId: "u1", event: "E" }) });
     expect(accepted.status).toBe(200);
     const failed = async (): Promise<number> => ((await (await fetch(`${url as string}/health`)).json()) as { failed: number }).failed;
-    for (let waited = 0; (await failed()) === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(failed).toBeGreaterThan(0);
     serve.stop("SIGINT");
     const stopped = await serve.done;
     expect(stopped.code).toBe(1);

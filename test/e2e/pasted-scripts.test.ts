@@ -1,6 +1,5 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { BIN } from "../helpers/cli.js";
@@ -73,11 +72,6 @@ function failures(block: ScriptBlock, failed: readonly { line: number; status: n
   return failed.map(({ line, status }) => ({ command: block.commands.find((command) => command.line === line)?.command ?? `line ${line}`, status }));
 }
 
-/** Resolves once `path` exists (a file the script writes when a step is done). */
-async function appears(path: string): Promise<void> {
-  while (!existsSync(path)) await sleep(20);
-}
-
 describe("snippets that start a background process run as pasted", { tags: ["smoke"] }, () => {
   it("every snippet that sends a command to the background is a ```sh script block or a workflow, and those are run here", () => {
     const background = FILES.flatMap((file) => backgroundBlocks(read(file), file));
@@ -138,7 +132,9 @@ describe("snippets that start a background process run as pasted", { tags: ["smo
       const recording = join(cwd, "node_modules/webhook-cli/fixtures/events.ndjson");
       writeFileSync(recording, `${readFileSync(recording, "utf8").trimEnd().split("\n").slice(0, -1).join("\n")}\n`);
       const run = runScript(job.text, { cwd, env, errexit: true });
-      await Promise.race([appears(join(cwd, "replay.xml")), run]);
+      let ended = false;
+      void run.finally(() => (ended = true));
+      await expect.poll(() => existsSync(join(cwd, "replay.xml")) || ended, { timeout: 25_000 }).toBe(true);
       const url = readFileSync(join(cwd, "listen.url"), "utf8").split("\n")[0] as string;
       const stray = await fetch(`${url}/hook`, {
         method: "POST",

@@ -47,13 +47,7 @@ function connected(port: number, host: string): Promise<ReturnType<typeof connec
 
 /** The server counts a connection gone when it sees the close: until then a new one may still be turned away. */
 async function expectAnsweredAgain(path: string, body: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  let status = await post(path, body, AUTH).catch(() => 0);
-  while (status !== 200 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    status = await post(path, body, AUTH).catch(() => 0);
-  }
-  expect(status).toBe(200);
+  await expect.poll(() => post(path, body, AUTH).catch(() => 0)).toBe(200);
 }
 
 async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {

@@ -272,7 +272,7 @@ describe("replay as a regression test", () => {
     const waiting = messages.filter((m) => m.userId === "u2" && lineOf(m) > 6).map(lineOf);
     // Interrupt once replay itself has logged an answer (--verbose: `< 200`) for every message but line 6 and those behind it.
     const answered = messages.length - waiting.length - 1;
-    while ((replay.stderr().match(/^< 200 /gm) ?? []).length < answered) await new Promise((r) => setTimeout(r, 10));
+    await expect.poll(() => (replay.stderr().match(/^< 200 /gm) ?? []).length, { interval: 10 }).toBeGreaterThanOrEqual(answered);
     replay.stop("SIGINT");
     const result = await replay.done;
     expect(result.code).toBe(130);

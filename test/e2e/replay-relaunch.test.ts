@@ -26,7 +26,7 @@ describe("replay's relaunch through process.execve", { tags: ["smoke"] }, () => 
     const child = spawnCli(["replay", file, "--url", `${server.url}/hook`, "--secret", "s3cret"], { env });
     let exited = false;
     const done = collect(child).finally(() => (exited = true));
-    while (server.requests.length === 0 && !exited) await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect.poll(() => server.requests.length > 0 || exited, { interval: 10 }).toBe(true);
     const cmdline = exited ? [] : readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0");
     release();
     return { cmdline, result: await done };

@@ -110,7 +110,7 @@ describe("webhook-cli replay", () => {
     const path = file(lines);
     const deadLetter = join(dir, "interrupted.ndjson");
     const replay = startInProcess(["replay", path, "--url", target.url, "--concurrency", "4", "--dead-letter", deadLetter]);
-    while (target.requests.length < 40) await new Promise((r) => setTimeout(r, 10));
+    await expect.poll(() => target.requests.length, { interval: 10 }).toBeGreaterThanOrEqual(40);
     replay.stop("SIGINT");
     const result = await replay.done;
     expect(result.code).toBe(130);
@@ -142,7 +142,7 @@ describe("webhook-cli replay", () => {
     const lines = [track("first", 0), track("stuck", 1), ...Array.from({ length: 20 }, (_, i) => track(`user-${i % 4}`, i + 2))];
     const replay = startInProcess(["replay", file(lines), "--url", target.url, "--concurrency", "4"]);
     const others = (): number => target.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
-    while (others() < 21) await new Promise((r) => setTimeout(r, 10));
+    await expect.poll(others, { interval: 10 }).toBeGreaterThanOrEqual(21);
     replay.stop("SIGINT");
     const result = await replay.done;
     expect(result.code).toBe(130);

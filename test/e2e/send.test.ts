@@ -149,7 +149,7 @@ describe("webhook-cli send", () => {
       child.stdin?.end(input);
       const done = collect(child, 20_000);
       // Wait until the first attempt failed; by then it waits up to 1 s before retrying, so signal often lands in a wait.
-      for (let i = 0; i < 200 && s.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      await expect.poll(() => s.requests.length, { interval: 25 }).toBeGreaterThanOrEqual(2);
       child.kill(signal);
       const result = await done;
       expect(result.code).toBe(code);

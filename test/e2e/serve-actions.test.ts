@@ -32,14 +32,6 @@ async function start(args: string[]): Promise<{ child: ChildProcess; url: string
   return { child, url: url as string, done };
 }
 
-async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 interface Event {
   userId: string;
   properties: { seq: number };
@@ -90,14 +82,14 @@ describe("serve --destination actions with batches (built CLI)", { tags: ["smoke
     for (let seq = 0; seq < total; seq++) client.track({ userId: `user-${seq}`, event: "Numbered", properties: { seq } });
     await client.close();
 
-    await waitFor(() => sick.requests.length >= 3 + 8);
+    await expect.poll(() => sick.requests.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3 + 8);
     first.child.kill("SIGKILL");
     expect((await first.done).signal).toBe("SIGKILL");
     expect(accepted).toHaveLength(15);
 
     const second = await start(serveArgs(healthy.url));
     const health = async () => (await (await fetch(`${second.url}/health`)).json()) as Record<string, number>;
-    await waitFor(async () => (await health()).pending === 0);
+    await expect.poll(async () => (await health()).pending, { timeout: 20_000 }).toBe(0);
     expect(await health()).toMatchObject({ delivered: total - accepted.length, pending: 0, failed: 0 });
 
     const resent = healthy.requests.flatMap((request) => eventsOf(request.body).map((event) => event.properties.seq));

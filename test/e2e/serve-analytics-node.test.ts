@@ -80,8 +80,7 @@ describe("@segment/analytics-node through serve (default flags) to listen", { ta
     expect([...statuses.keys()]).toEqual([200]);
     const health = async () =>
       (await (await fetch(`${serve.url}/health`)).json()) as { accepted: number; delivered: number; pending: number; libraries: Record<string, number> };
-    const deadline = Date.now() + 120_000;
-    while ((await health()).delivered < sent.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    await expect.poll(async () => (await health()).delivered, { timeout: 120_000, interval: 200 }).toBeGreaterThanOrEqual(sent.length);
     const counts = await health();
     // serve took each call once: the client never resent a batch serve had already taken.
     expect(counts).toMatchObject({ accepted: sent.length, delivered: sent.length, pending: 0 });

@@ -37,14 +37,6 @@ function inPty(commandLine: string): PtyRun {
   return { output: () => output, type: (text) => child.stdin.write(text), done };
 }
 
-async function until(run: PtyRun, pattern: RegExp): Promise<void> {
-  const started = Date.now();
-  while (!pattern.test(run.output())) {
-    if (Date.now() - started > 10_000) throw new Error(`never saw ${pattern}; the terminal showed: ${run.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const cli = `'${process.execPath}' '${BIN}'`;
 // ora's default spinner frames.
 const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/;
@@ -54,7 +46,7 @@ describe("on a terminal", { tags: ["smoke"] }, () => {
     it(`${command} - says it reads stdin, and the first Ctrl-C ends it with 130`, async () => {
       const target = await server();
       const run = inPty(`${cli} ${command} - --url ${target.url}`);
-      await until(run, /reading messages from stdin; end with Ctrl-D/);
+      await expect.poll(() => run.output()).toMatch(/reading messages from stdin; end with Ctrl-D/);
       run.type("\x03");
       const { code } = await run.done;
       expect(code).toBe(130);
@@ -65,7 +57,7 @@ describe("on a terminal", { tags: ["smoke"] }, () => {
   it("a spinner is drawn only when stdout and stderr are both terminals: not into `listen --json | cat`", async () => {
     // The control: on a terminal alone, listen spins.
     const alone = inPty(`${cli} listen --port 0`);
-    await until(alone, SPINNER);
+    await expect.poll(() => alone.output()).toMatch(SPINNER);
     alone.type("\x03");
     expect((await alone.done).code).toBe(0);
 
@@ -90,7 +82,7 @@ describe("on a terminal", { tags: ["smoke"] }, () => {
         .join("\n"),
     );
     const run = inPty(`${cli} replay ${file} --url ${target.url}`);
-    await until(run, /replay: 3 sent, 0 delivered, 3 retrying, 0 failed, [\d.]+\/s, oldest pending: next attempt in/);
+    await expect.poll(() => run.output()).toMatch(/replay: 3 sent, 0 delivered, 3 retrying, 0 failed, [\d.]+\/s, oldest pending: next attempt in/);
     run.type("\x03");
     const { code, output } = await run.done;
     expect(code).toBe(130);

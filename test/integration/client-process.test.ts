@@ -44,12 +44,11 @@ describe("Analytics in a host process (built package)", () => {
       const a = new Analytics("k", { endpoint: ${JSON.stringify(s.url)}, flushAfter: ${flushAfter} });
       a.track({ userId: "u", event: "E" });
       console.log("done");`;
-    const started = Date.now();
     const result = await runNode(["--input-type=module", "-e", script]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("done\n");
-    expect(Date.now() - started).toBeLessThan(flushAfter);
-    // Not closed, so the message was never sent: the documented cost of skipping close().
+    // Not closed, so the message was never sent (the documented cost of skipping close()); and not sent by the
+    // timer either, which a process it held would have waited for.
     expect(s.requests).toHaveLength(0);
   }, 90_000);
 

@@ -12,14 +12,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("Analytics → webhook-cli serve → webhook", () => {
   it("serve accepts the client's batches with its write key and forwards each call, signed", async () => {
     const hook: TestServer = await startServer();
@@ -51,7 +43,7 @@ describe("Analytics → webhook-cli serve → webhook", () => {
     await analytics.close();
     expect(results).toEqual([undefined, undefined]);
 
-    await waitFor(() => hook.requests.length === 2, "two forwarded webhooks");
+    await expect.poll(() => hook.requests.length, { message: "two forwarded webhooks" }).toBe(2);
     const bodies = hook.requests.map((r) => JSON.parse(r.body.toString()) as Record<string, unknown>);
     const track = bodies.find((b) => b.type === "track");
     const alias = bodies.find((b) => b.type === "alias");

@@ -15,14 +15,6 @@ interface BatchBody {
 }
 const bodyOf = (request: ReceivedRequest): BatchBody => JSON.parse(request.body.toString("utf8")) as BatchBody;
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 /** A virtual clock that also notes how long each timer was set for. */
 class RecordingClock extends VirtualClock {
   readonly waits: number[] = [];
@@ -55,17 +47,17 @@ describe("Analytics against a real server on loopback", () => {
     const clock = new VirtualClock(Date.parse("2024-05-01T12:00:00.000Z"));
     const analytics = client(s.url, { flushAt: 20, flushAfter: 5_000, clock });
     for (let i = 0; i < 45; i++) analytics.track({ userId: `u${i}`, event: "Clicked", properties: { i } });
-    await waitFor(() => s.requests.length === 2, "two batches");
+    await expect.poll(() => s.requests.length, { message: "two batches" }).toBe(2);
     expect(s.requests.map((r) => bodyOf(r).batch.length)).toEqual([20, 20]);
 
-    await waitFor(() => analytics.stats().delivered === 40, "the two batches delivered");
+    await expect.poll(() => analytics.stats().delivered, { message: "the two batches delivered" }).toBe(40);
     await clock.advance(4_999);
     // The interval timer has not fired: firing it takes the 5 off the queue into a request at once.
     expect(analytics.stats()).toMatchObject({ queued: 5, inFlight: 0, delivered: 40 });
     expect(s.requests).toHaveLength(2);
 
     await clock.advance(1);
-    await waitFor(() => s.requests.length === 3, "the interval batch");
+    await expect.poll(() => s.requests.length, { message: "the interval batch" }).toBe(3);
     const batches = s.requests.map((r) => bodyOf(r).batch);
     expect(batches[2]).toHaveLength(5);
     // Every call arrived once, in order across batches.
@@ -132,7 +124,7 @@ describe("Analytics against a real server on loopback", () => {
     const analytics = client(s.url, { flushAt: 1000, flushAfter: 60_000, clock });
     const pad = "x".repeat(30_000);
     for (let i = 0; i < 20; i++) analytics.track({ userId: "u", event: "Big", properties: { i, pad } });
-    await waitFor(() => s.requests.length === 1, "the size-triggered batch");
+    await expect.poll(() => s.requests.length, { message: "the size-triggered batch" }).toBe(1);
     const first = s.requests[0]!;
     expect(first.body.length).toBeLessThanOrEqual(512_000);
     const perMessage = Buffer.byteLength(JSON.stringify(bodyOf(first).batch[0]));
@@ -190,8 +182,8 @@ describe("Analytics against a real server on loopback", () => {
     const analytics = client(s.url, { clock, random: () => 0 });
     analytics.track({ userId: "u", event: "E" });
     const flushed = analytics.flush();
-    await waitFor(() => s.requests.length === 1, "the first attempt");
-    await waitFor(() => clock.waits.includes(3_000), "the retry timer, set to the server's 3 s");
+    await expect.poll(() => s.requests.length, { message: "the first attempt" }).toBe(1);
+    await expect.poll(() => clock.waits.includes(3_000), { message: "the retry timer, set to the server's 3 s" }).toBe(true);
     await clock.advance(2_999);
     expect(s.requests).toHaveLength(1);
     expect(analytics.stats()).toMatchObject({ inFlight: 1, delivered: 0 });
@@ -295,7 +287,7 @@ describe("Analytics against a real server on loopback", () => {
     const results: (Error | undefined)[] = [];
     for (let i = 0; i < 10; i++) analytics.track({ userId: "u", event: `E${i}` }, (error) => results.push(error));
     expect(analytics.stats()).toMatchObject({ queued: 5, dropped: 5 });
-    await waitFor(() => results.length === 5, "the dropped calls' callbacks");
+    await expect.poll(() => results.length, { message: "the dropped calls' callbacks" }).toBe(5);
     expect(results.every((error) => error instanceof QueueFullError)).toBe(true);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(QueueFullError);

@@ -115,7 +115,7 @@ describe("replay --compare, reading the old file beside the run", () => {
     const controller = new AbortController();
     const cli = io(controller.signal);
     const run = main(["replay", input, "--url", target.url, "--concurrency", "4", "--compare", "whole.ndjson"], cli);
-    while (target.requests.length < LINES) await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect.poll(() => target.requests.length, { interval: 10 }).toBeGreaterThanOrEqual(LINES);
     controller.abort("SIGINT");
     expect(await run).toBe(130);
     // Line 10 has an old answer and no new one: after an interruption that is not "missing".

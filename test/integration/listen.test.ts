@@ -13,8 +13,9 @@ import { buildExamples } from "../../src/messages/examples.js";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
 import { AnswerPlan, parseScript } from "../../src/receiver/answer-plan.js";
 import { RecordingFile } from "../../src/receiver/record.js";
-import { startReceiver, type ReceivedRequest, type Receiver, type ReceiverOptions } from "../../src/receiver/server.js";
-import { seededRandom } from "../../src/util/clock.js";
+import type { ReceivedRequest } from "../../src/receiver/received-request.js";
+import { startReceiver, type Receiver, type ReceiverOptions } from "../../src/receiver/server.js";
+import { seededRandom, VirtualClock } from "../../src/util/clock.js";
 import { sendRaw } from "../helpers/hostile-requests.js";
 import { generateCertificates, type TestCertificates } from "../helpers/tls.js";
 
@@ -245,10 +246,16 @@ describe("fault injection, driven by the delivery engine", () => {
   });
 
   it("--delay holds every answer", async () => {
-    const { receiver: r } = await receiver({ answerPlan: new AnswerPlan({ delayMs: 300 }) });
-    const started = Date.now();
-    expect((await post(r.url, track, { "x-signature": hmac(track) })).status).toBe(200);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    // The delay runs on this clock: the answer goes out when the test moves it 300 ms, not before.
+    const clock = new VirtualClock(Date.now());
+    const { receiver: r, events } = await receiver({ answerPlan: new AnswerPlan({ delayMs: 300 }), clock });
+    const answer = post(r.url, track, { "x-signature": hmac(track) });
+    await expect.poll(() => clock.pending).toBe(1);
+    expect(events.map((e) => e.status)).toEqual([200]);
+    await clock.advance(299);
+    expect(clock.pending).toBe(1);
+    await clock.advance(1);
+    expect((await answer).status).toBe(200);
   });
 
   it("--script 503,timeout,drop,200: the engine sees a 503, a timeout, a dropped connection, then delivers", async () => {

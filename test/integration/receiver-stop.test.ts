@@ -1,7 +1,10 @@
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { AnswerPlan } from "../../src/receiver/answer-plan.js";
 import { createForwarder, type Forwarder } from "../../src/receiver/forward.js";
+import type { ReceivedRequest } from "../../src/receiver/received-request.js";
 import { startReceiver, type Receiver } from "../../src/receiver/server.js";
+import { VirtualClock } from "../../src/util/clock.js";
 import { startServer, type TestServer } from "../helpers/http-server.js";
 
 const BODY = JSON.stringify({ version: 1, type: "track", userId: "u1", event: "Signed Up", properties: {}, timestamp: "2024-01-01T00:00:00.000Z" });
@@ -16,13 +19,6 @@ async function silentApp(): Promise<TestServer> {
   const app = await startServer(() => {});
   opened.push(app);
   return app;
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 5_000) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Sends `head` and the first half of the body on a raw connection; `finish()` sends the rest and resolves with the whole answer. */
@@ -48,7 +44,7 @@ describe("stopping a receiver that relays (listen --forward-to)", () => {
     const app = await silentApp();
     const forwarder: Forwarder = createForwarder(app.url, { timeoutMs: 60_000 });
     const pending = forwarder.forward({ method: "POST", rawHeaders: ["Content-Type", "application/json"], body: Buffer.from(BODY) });
-    await until(() => app.requests.length === 1);
+    await expect.poll(() => app.requests.length).toBe(1);
 
     await forwarder.close();
     // "interrupted", not "timeout": close() ended the relay, not its 60 s deadline (which the test's timeout would meet first).
@@ -68,7 +64,7 @@ describe("stopping a receiver that relays (listen --forward-to)", () => {
 
     const late = await halfSent(receiver.url);
     const relayed = fetch(`${receiver.url}/hooks`, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
-    await until(() => app.requests.length === 1);
+    await expect.poll(() => app.requests.length).toBe(1);
 
     // Answers, not a clock: a close that waited for the app would leave the relay to its 1 s grace, which cuts the connection unanswered.
     const closed = receiver.close();
@@ -82,5 +78,36 @@ describe("stopping a receiver that relays (listen --forward-to)", () => {
     expect(statuses).toEqual([503]);
     expect(lateAnswer).toMatch(/^HTTP\/1\.1 503 /);
     expect(lateAnswer.toLowerCase()).toContain("\r\nretry-after: 5\r\n");
+  });
+
+  it("a relay still held by --delay is interrupted by close(): 503, recorded as interrupted, and the app never gets it", async () => {
+    const app = await startServer();
+    opened.push(app);
+    const forwarder = createForwarder(app.url, { timeoutMs: 60_000 });
+    opened.push(forwarder);
+    // A clock that never moves: the 60 s delay ends only if close() cuts it.
+    const clock = new VirtualClock(Date.now());
+    const reported: ReceivedRequest[] = [];
+    let recorded = "";
+    const receiver = await startReceiver({
+      port: 0,
+      clock,
+      answerPlan: new AnswerPlan({ delayMs: 60_000 }),
+      forward: forwarder.forward,
+      recording: { append: (lines) => (recorded += lines) },
+      onRequest: (request) => reported.push(request),
+    });
+    opened.push(receiver);
+    const relayed = fetch(`${receiver.url}/hooks`, { method: "POST", headers: { "content-type": "application/json" }, body: BODY });
+    // Held: the delay is the clock's one timer.
+    await expect.poll(() => clock.pending).toBe(1);
+
+    await receiver.close();
+    const answer = await relayed;
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get("retry-after")).toBe("5");
+    expect(app.requests).toHaveLength(0);
+    expect(reported.map((request) => [request.status, request.forwarded?.error])).toEqual([[503, "interrupted"]]);
+    expect(JSON.parse(recorded.trim()).response).toMatchObject({ status: null, error: "interrupted" });
   });
 });

@@ -41,7 +41,7 @@ async function abortWhenOthersAreThrough(server: TestServer, path: string, rest:
   const run = replay(options(path, server, { ...rest, concurrency: 4, signal: controller.signal, clock }));
   // Wait until every other user's messages are through while "stuck" waits to retry (4 h window).
   const sentOk = (): number => server.requests.filter((r) => !r.body.toString().includes('"stuck"')).length;
-  while (sentOk() < others) await new Promise((r) => setTimeout(r, 10));
+  await expect.poll(sentOk, { interval: 10 }).toBeGreaterThanOrEqual(others);
   controller.abort("SIGINT");
   return run;
 }

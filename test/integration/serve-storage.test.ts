@@ -21,14 +21,6 @@ const tempDir = () => {
 const databaseOf = (queue: unknown) => (queue as { db: SqlDatabase }).db;
 const fill = (db: SqlDatabase) => db.exec(`PRAGMA max_page_count = ${(db.statement("PRAGMA page_count").get() as { page_count: number }).page_count}`);
 
-async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("serve on a full disk", () => {
   it("a timer-driven write that fails is kept and retried; ingest answers 503 meanwhile", async () => {
     const errors: string[] = [];
@@ -39,7 +31,7 @@ describe("serve on a full disk", () => {
     fill(db);
     // Giving up moves the (large) row to `failed`: new pages, on a full disk. Written from a timer, not the caller.
     queue.failed(message!.id, { reason: "x".repeat(200_000), attempts: 3, status: 500 });
-    await waitUntil(() => errors.length > 0);
+    await expect.poll(() => errors.length).toBeGreaterThan(0);
     expect(errors).toContain("SQLITE_FULL");
 
     const collector = new Collector({
@@ -60,7 +52,7 @@ describe("serve on a full disk", () => {
     db.exec("PRAGMA max_page_count = 1073741823");
     // The retry comes from the queue's own timer: wait for it, not for a guessed time.
     // Read the table directly: listFailed() would write the pending rows itself.
-    await waitUntil(() => (db.statement("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n > 0);
+    await expect.poll(() => (db.statement("SELECT COUNT(*) AS n FROM failed").get() as { n: number }).n).toBeGreaterThan(0);
     expect(queue.listFailed().map((failed) => failed.id)).toEqual([message!.id]);
     await server.close();
     await collector.close();

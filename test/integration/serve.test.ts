@@ -29,7 +29,6 @@ interface Setup {
   queue: MessageQueue;
   post(path: string, body: unknown, key?: string | null): Promise<{ status: number; json: Record<string, unknown> }>;
   health(): Promise<Record<string, number>>;
-  waitFor(predicate: () => boolean): Promise<void>;
 }
 
 async function setup(
@@ -86,13 +85,6 @@ async function setup(
     async health() {
       return (await (await fetch(`${server.url}/health`)).json()) as Record<string, number>;
     },
-    async waitFor(predicate) {
-      const deadline = Date.now() + 10_000;
-      while (!predicate()) {
-        if (Date.now() > deadline) throw new Error("timed out waiting");
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
   };
 }
 
@@ -125,7 +117,7 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     expect(batch).toEqual({ status: 200, json: { success: true } });
     expect((await s.post("/v1/group", { userId: "u1", groupId: "g1", traits: { size: 3 } })).status).toBe(200);
     expect((await s.post("/v1/alias", { userId: "u2", previousId: "u1", writeKey: "wk_web" }, null)).status).toBe(200);
-    await s.waitFor(() => s.receiver.requests.length === 5);
+    await expect.poll(() => s.receiver.requests.length).toBe(5);
 
     for (const request of s.receiver.requests) {
       expect(request.url).toBe("/hook");
@@ -157,7 +149,7 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     expect(String(messages[0]!["messageId"])).toMatch(/^api-[0-9a-f-]{36}$/);
     expect(messages[0]).toMatchObject({ "Previous ID": "u1", "User ID": "u2", context: { ip: "127.0.0.1" } });
     expect(String(messages[4]!["timestamp"])).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    await s.waitFor(() => s.queue.pendingCount() === 0);
+    await expect.poll(() => s.queue.pendingCount()).toBe(0);
     expect(await s.health()).toMatchObject({ accepted: 5, filtered: 0, delivered: 5, failed: 0, pending: 0 });
   });
 
@@ -173,7 +165,7 @@ describe("serve: ingest → queue → THE delivery engine", () => {
       ],
     });
     expect(result.status).toBe(200);
-    await s.waitFor(() => s.collector.counts().delivered === 2);
+    await expect.poll(() => s.collector.counts().delivered).toBe(2);
     // Nothing is left to deliver, so no other request can come.
     expect(await s.health()).toMatchObject({ accepted: 5, filtered: 3, delivered: 2, pending: 0 });
     expect(
@@ -227,7 +219,7 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     await trickle(first.socket, 150_000, 3, 10);
     const second = await slowUpload(s.server.url, "/v1/batch", 300_000, auth);
     await trickle(second.socket, 100_000, 2, 10);
-    await s.waitFor(() => second.received().length > 0);
+    await expect.poll(() => second.received()).not.toBe("");
     expect(second.received()).toMatch(/^HTTP\/1\.1 503 [\s\S]*"code":"unavailable"/);
     expect(first.received()).toBe("");
     expect((await s.post("/v1/track", { userId: "u", event: "E" })).status).toBe(200);
@@ -265,13 +257,13 @@ describe("serve: ingest → queue → THE delivery engine", () => {
     await s.post("/v1/identify", { userId: "both" }, "wk_web");
     await s.post("/v1/track", { userId: "both", event: "E", integrations: { All: false } }, "wk_ios");
     await s.post("/v1/identify", { userId: "webonly" }, "wk_web");
-    await s.waitFor(() => s.receiver.requests.length === 2);
+    await expect.poll(() => s.receiver.requests.length).toBe(2);
 
     expect(await s.post("/v1/delete", { userId: "both" }, "wk_web")).toEqual({ status: 200, json: { success: true, sources: ["ios", "web"] } });
     expect(await s.post("/v1/delete", { userId: "webonly" }, "wk_ios")).toEqual({ status: 200, json: { success: true, sources: ["web"] } });
     expect(await s.post("/v1/delete", { userId: "stranger" })).toEqual({ status: 200, json: { success: true, sources: [] } });
     expect((await s.post("/v1/delete", {})).status).toBe(400);
-    await s.waitFor(() => s.receiver.requests.length === 5);
+    await expect.poll(() => s.receiver.requests.length).toBe(5);
     const deletes = bodies(s.receiver).filter((m) => m["type"] === "delete");
     expect(deletes.map((m) => m["userId"]).sort()).toEqual(["both", "both", "webonly"]);
     for (const message of deletes) expect(Object.keys(message)).toEqual(["type", "userId", "timestamp"]);
@@ -293,7 +285,7 @@ describe("serve: ingest → queue → THE delivery engine", () => {
         { type: "identify", userId: "bad" },
       ],
     });
-    await s.waitFor(() => s.collector.counts().delivered + s.collector.counts().failed === 2);
+    await expect.poll(() => s.collector.counts().delivered + s.collector.counts().failed).toBe(2);
     expect(s.collector.counts()).toMatchObject({ delivered: 1, failed: 1, pending: 0 });
     const failed = s.queue.listFailed();
     expect(failed).toHaveLength(1);
@@ -305,8 +297,8 @@ describe("serve: ingest → queue → THE delivery engine", () => {
   it("counts retrying deliveries in /health while the receiver answers 503", async () => {
     const s = await setup({ respond: statuses(503) });
     await s.post("/v1/identify", { userId: "u" });
-    await s.waitFor(() => s.receiver.requests.length >= 1);
-    await s.waitFor(() => s.collector.counts().retrying === 1);
+    await expect.poll(() => s.receiver.requests.length).toBeGreaterThanOrEqual(1);
+    await expect.poll(() => s.collector.counts().retrying).toBe(1);
     expect(await s.health()).toMatchObject({ accepted: 1, retrying: 1, delivered: 0, pending: 1 });
   });
 });
@@ -351,7 +343,7 @@ describe("serve answers like the real Tracking API (docs/serve-api.md#answers)",
     expect(s.rejected[0]!.reason).toBe('missing required key "event"');
     expect(s.rejected[1]!.reason).toContain('"userId" (or "anonymousId")');
     expect(s.rejected[2]!.reason).toContain("last tuesday");
-    await s.waitFor(() => s.receiver.requests.length === 3);
+    await expect.poll(() => s.receiver.requests.length).toBe(3);
     const arrived = bodies(s.receiver).sort((a, b) => String(a["messageId"]).localeCompare(String(b["messageId"])));
     expect(arrived.map((m) => m["messageId"])).toEqual(["m-ok-1", "m-ok-2", "m-ok-3"]);
     for (const message of arrived) {
@@ -383,7 +375,7 @@ describe("serve answers like the real Tracking API (docs/serve-api.md#answers)",
     expect(await s.health()).toMatchObject({ accepted: 0, rejected: 0, pending: 0 });
     // A valid call afterwards: once it is delivered and nothing is pending, anything the refused batches had queued would have arrived too.
     expect((await s.post("/v1/track", { userId: "after", event: "Sentinel" })).status).toBe(200);
-    await s.waitFor(() => s.collector.counts().delivered === 1 && s.collector.counts().pending === 0);
+    await expect.poll(() => s.collector.counts()).toMatchObject({ delivered: 1, pending: 0 });
     expect(await s.health()).toMatchObject({ accepted: 1, delivered: 1, pending: 0 });
     expect(s.receiver.requests.map((r) => JSON.parse(r.body.toString()).userId)).toEqual(["after"]);
     expect(s.rejected).toEqual([]);

@@ -190,7 +190,7 @@ describe("Dispatcher (virtual time, fake transport)", () => {
     const dispatcher = new Dispatcher<Entry>({ source: entries(3), engine, concurrency: 4, clock, signal: controller.signal });
     const running = dispatcher.run();
     await clock.advance(0);
-    expect(dispatcher.progress).toEqual({ sent: 3, delivered: 0, failed: 2, retrying: 1, oldestNextAttemptAt: 1000 });
+    expect(dispatcher.progress).toEqual({ sent: 3, delivered: 0, skipped: 0, failed: 2, retrying: 1, oldestNextAttemptAt: 1000 });
     controller.abort("SIGINT");
     const summary = await running;
     expect(summary).toMatchObject({ failed: 2, interrupted: 1, resumeLine: 1, deliveredAfterResume: 0 });

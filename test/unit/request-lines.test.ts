@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { RequestLineMaker, requestLines, type Painter } from "../../src/cli/terminal/request-lines.js";
-import type { ReceivedRequest } from "../../src/receiver/server.js";
+import type { ReceivedRequest } from "../../src/receiver/received-request.js";
 import { judgeRequest } from "../../src/receiver/verdict.js";
 
 const secret = "s3cret";

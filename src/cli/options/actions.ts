@@ -38,7 +38,7 @@ export const ACTIONS_OPTIONS = [
     kind: "integer",
     min: 1,
     max: 4000,
-    help: "actions: send the --url targets JSON arrays of up to N events (without it, one event per request)",
+    help: "actions: send the --url targets JSON arrays of up to N events (without it, one event per request); with --function: events per onBatch call (the service's 20 when the function has onBatch, at most 400; 1 calls the single-event handlers)",
   },
 ] as const satisfies readonly OptionSpec[];
 

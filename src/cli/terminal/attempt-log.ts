@@ -3,15 +3,24 @@ import type { AttemptEvent, PreparedRequest } from "../../delivery/types.js";
 import { formatDuration } from "../../util/duration.js";
 import { printable, printableLines } from "../../safe-text/printable.js";
 import type { Output } from "./output.js";
+import { detailLines } from "./invocation-lines.js";
 
 /** A request's headers as `Name: value` lines, credentials redacted. */
 function headerLines(headers: Record<string, string>): string[] {
   return Object.entries(redactHeaders(headers)).map(([name, value]) => `${name}: ${String(value)}`);
 }
 
-/** `--verbose` (send, replay): one attempt's request and response on stderr. */
+/** `--verbose` (send, replay): one attempt's request and response on stderr; a destination function's event and invocation. */
 export function logAttempt(output: Output, event: AttemptEvent): void {
   const { request } = event;
+  if (event.invocation !== undefined) {
+    output.log(`> ${request.url} (attempt ${event.attempt})`);
+    output.log(`> ${request.body.toString("utf8")}`);
+    const answer = event.error === null ? "done" : event.error;
+    output.log(`< ${event.invocation.handler ?? "(no handler)"}: ${printable(answer)} (${formatDuration(event.ms)})`);
+    for (const line of detailLines(event.invocation)) output.log(`<   ${line}`);
+    return;
+  }
   output.log(`> ${request.method} ${request.url} (attempt ${event.attempt})`);
   for (const line of headerLines(request.headers)) output.log(`> ${line}`);
   output.log(`> ${request.body.toString("utf8")}`);

@@ -1,7 +1,7 @@
 import type { ChalkInstance } from "chalk";
 import { eventOf, problemOf } from "../../receiver/arrivals.js";
 import type { ForwardResult } from "../../receiver/forward.js";
-import type { ReceivedRequest } from "../../receiver/server.js";
+import type { ReceivedRequest } from "../../receiver/received-request.js";
 import { batchContents, bodyLabel } from "../../receiver/body-label.js";
 import { readJsonBody, type RequestVerdict } from "../../receiver/verdict.js";
 import { formatDuration } from "../../util/duration.js";

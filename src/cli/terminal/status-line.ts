@@ -12,7 +12,8 @@ const SPINNER_REFRESH_MS = 250;
 function statusText(p: DispatchProgress, elapsedMs: number, now: number): string {
   const rate = elapsedMs > 0 ? (p.sent * 1000) / elapsedMs : 0;
   const pending = p.oldestNextAttemptAt !== undefined ? `, oldest pending: next attempt in ${formatDuration(Math.max(0, p.oldestNextAttemptAt - now))}` : "";
-  return `${p.sent} sent, ${p.delivered} delivered, ${p.retrying} retrying, ${p.failed} failed, ${rate.toFixed(1)}/s${pending}`;
+  const skipped = p.skipped > 0 ? `, ${p.skipped} skipped` : "";
+  return `${p.sent} sent, ${p.delivered} delivered${skipped}, ${p.retrying} retrying, ${p.failed} failed, ${rate.toFixed(1)}/s${pending}`;
 }
 
 /**

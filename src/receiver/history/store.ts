@@ -1,4 +1,4 @@
-import type { ReceivedRequest } from "../server.js";
+import type { ReceivedRequest } from "../received-request.js";
 import type { RequestHeaders, RequestVerdict } from "../verdict.js";
 import { keepResponse, keepVerdict, rowBytes, type KeptResponse, type KeptVerdict, type PeerResponse } from "./kept.js";
 

@@ -38,8 +38,8 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
 
   const engine = undiciEngine(settings, {
     ...engineOptions,
-    ...(deps.clock ? { clock: deps.clock } : {}),
-    ...(deps.random ? { random: deps.random } : {}),
+    clock: deps.clock,
+    random: deps.random,
   });
 
   output.log(
@@ -53,7 +53,7 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
       engine,
       clock: deps.clock ?? systemClock,
       signal: io.signal,
-      ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+      concurrency: options.concurrency,
       onAttempt: (event) => logFailedAttempt(output, event),
       onResult: (line, change, delivery) => report(output, line, change, delivery),
     });

@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
+import { UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
 import { dispatch, type DispatchEntry } from "../../../dispatch/dispatcher.js";
 import { buildExamples } from "../../../messages/examples.js";
 import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";
-import { startReceiver, type ReceivedRequest } from "../../../receiver/server.js";
+import type { ReceivedRequest } from "../../../receiver/received-request.js";
+import { startReceiver } from "../../../receiver/server.js";
 import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
 import { SCHEMES, type SchemeName } from "../../../signing/schemes.js";
 import { formatDuration } from "../../../util/duration.js";
@@ -23,6 +25,8 @@ export type DemoOptions = DemoFlags;
  * and shows what arrived. 0 when all seven arrived verified and well-formed.
  */
 export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
+  if (options.function !== undefined) return (await import("./function-demo.js")).demoFunction({ ...options, function: options.function }, io);
+  if (options.settings !== undefined) throw new UsageError("--settings goes with --function", { flag: "--settings" });
   const output = createOutput(io, { json: options.json });
   const paint = painter(output.color);
   const { scheme } = options;

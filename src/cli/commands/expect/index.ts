@@ -6,7 +6,6 @@ import { arrivalsReport } from "../../../receiver/arrivals.js";
 import { BODY_KINDS, describeMatch, VERDICT_FILTERS, type RequestMatch, type VerdictFilter } from "../../../receiver/match.js";
 import { formatDuration, parseDuration } from "../../../util/duration.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
-import { stripUndefined } from "../../../util/strip-undefined.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import type { ExpectFlags } from "./options.js";
@@ -59,7 +58,7 @@ async function waitForAnswer(wait: Wait, options: ExpectOptions, io: CliIo): Pro
   for (;;) {
     if (io.signal.aborted) return undefined;
     const remaining = Math.max(0, deadline - Date.now());
-    const params = new URLSearchParams(stripUndefined({ ...wait.match, count: String(options.count), timeout: String(remaining), limit: "20" }));
+    const params = queryOf({ ...wait.match, count: String(options.count), timeout: String(remaining), limit: "20" });
     if (wait.since !== undefined) params.set("since", new Date(wait.since).toISOString());
     const outcome = await pollWait(control, params, signal).catch((error: unknown) => {
       if (io.signal.aborted) return undefined;
@@ -118,7 +117,7 @@ function matchOf(options: ExpectOptions): RequestMatch {
     throw new UsageError(`invalid value "${options.verdict}": expected one of ${VERDICT_FILTERS.join(", ")}`, { flag: "--verdict" });
   if (options.method !== undefined && !/^[A-Za-z]+$/.test(options.method)) throw new UsageError(`invalid method "${options.method}"`, { flag: "--method" });
   if (options.path !== undefined && !options.path.startsWith("/")) throw new UsageError(`"${options.path}" does not start with /`, { flag: "--path" });
-  return stripUndefined({
+  return {
     type: options.type,
     event: options.event,
     userId: options.userId,
@@ -126,7 +125,12 @@ function matchOf(options: ExpectOptions): RequestMatch {
     method: options.method,
     kind: options.kind as RequestMatch["kind"],
     verdict: options.verdict as VerdictFilter,
-  });
+  };
+}
+
+/** The control API's query: the filters given, a filter left out is no parameter at all. */
+function queryOf(fields: Record<string, string | undefined>): URLSearchParams {
+  return new URLSearchParams(Object.entries(fields).filter((field): field is [string, string] => field[1] !== undefined));
 }
 
 /** --since: an ISO 8601 date-time, or a duration ago. */

@@ -16,7 +16,7 @@ const runCommand: CommandDeclaration<typeof FUNCTION_RUN_OPTIONS, [string, strin
   limits: ["5 s per invocation (the service's limit); a source's webhook body up to 512 KiB; a message it emits up to 32 KB"],
   async run(options, [file, events], { io }) {
     const { functionRun } = await import("./index.js");
-    return functionRun({ ...options, file, ...(events !== undefined ? { events } : {}) }, io);
+    return functionRun({ ...options, file, events }, io);
   },
 };
 

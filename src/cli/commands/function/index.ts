@@ -22,7 +22,7 @@ export type FunctionRunOptions = FunctionRunFlags & {
   /** The function file. */
   file: string;
   /** A destination function's events: a file, or `-` for stdin. */
-  events?: string;
+  events?: string | undefined;
 };
 
 /** Injected in tests: the clock of the 5 s limit and the function's timers. */
@@ -41,7 +41,7 @@ export async function functionRun(options: FunctionRunOptions, io: CliIo, deps: 
   const settings = options.settings !== undefined ? readSettings(options.settings, io.cwd, "--settings") : undefined;
   const egress = egressOf(options, io);
   output.maskSecret(typeof egress?.secret === "string" ? egress.secret : undefined);
-  const fn = loadFunction(options.file, io.cwd, { ...(egress ? { egress } : {}), ...(deps.clock ? { clock: deps.clock } : {}) });
+  const fn = loadFunction(options.file, io.cwd, { egress, clock: deps.clock });
   const report = new InvocationReport(output, options.file);
   try {
     report.atLoad(fn.atLoad);
@@ -165,7 +165,7 @@ function egressOf(options: FunctionRunOptions, io: CliIo): Egress | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new UsageError(`not an http: or https: URL: ${options.egress}`, { flag: "--function-egress" });
   const secret = resolveListenSecret({ secret: options.secret, secretFile: options.secretFile, cwd: io.cwd, env: io.env });
-  return { url, ...(secret !== undefined ? { secret } : {}) };
+  return { url, secret };
 }
 
 function checkCombination(options: FunctionRunOptions): void {

@@ -1,14 +1,10 @@
-import { inspect } from "node:util";
 import type { InvocationState } from "../../../functions/invocation.js";
-import type { BatchRecord, ConsoleEntry, FetchRecord, InvocationRecord, Outcome } from "../../../functions/types.js";
+import type { BatchRecord, InvocationRecord, Outcome } from "../../../functions/types.js";
 import type { InputMessage } from "../../../messages/input.js";
 import { formatDuration } from "../../../util/duration.js";
-import { printable, printableLines } from "../../../safe-text/printable.js";
+import { printable } from "../../../safe-text/printable.js";
+import { detailLines, type InvocationDetails, invocationJson as jsonOf, verdict } from "../../terminal/invocation-lines.js";
 import type { Output } from "../../terminal/output.js";
-
-/** What a human line shows of a return value or a message; --json has it whole up to MAX_JSON_CHARS. */
-const MAX_SHOWN_CHARS = 2000;
-const MAX_JSON_CHARS = 64 * 1024;
 
 export interface Tally {
   delivered: number;
@@ -81,32 +77,8 @@ export class InvocationReport {
     return { delivered: c.green("✓"), skipped: c.dim("-"), failed: c.red("✗"), retry: c.yellow("!") }[outcome.kind];
   }
 
-  private details(
-    record: Pick<InvocationRecord, "logs" | "logsDropped" | "fetches" | "fetchesDropped" | "messages" | "objects"> & Partial<InvocationRecord>,
-  ): void {
-    const line = (text: string) => this.output.line(`    ${text}`);
-    if (record.returned !== undefined) line(`returned: ${clip(shown(record.returned))}`);
-    if (record.thrown?.location !== undefined) line(`at ${record.thrown.location}`);
-    for (const entry of record.logs) line(consoleLine(entry));
-    if (record.logsDropped > 0) line(`(${record.logsDropped} more console lines past 64 KiB not kept)`);
-    for (const fetch of record.fetches) line(fetchLine(fetch));
-    if (record.fetchesDropped > 0) line(`(${record.fetchesDropped} more requests not listed)`);
-    for (const message of record.messages) line(`Segment.${message.type}: ${clip(JSON.stringify(message))}`);
-    for (const object of record.objects) line(`Segment.set: ${clip(JSON.stringify(object))}`);
-  }
-}
-
-/** `delivered` (or the source's `accepted`), `skipped (…)`, `failed, not retried (…)`, `to be retried (…)`. */
-export function verdict(outcome: Outcome, success: string): string {
-  switch (outcome.kind) {
-    case "delivered":
-      return success;
-    case "skipped":
-      return `skipped (${outcome.errorType}): ${printable(outcome.reason)}`;
-    case "failed":
-      return `failed, not retried (${outcome.errorType}): ${printable(outcome.reason)}`;
-    case "retry":
-      return `to be retried (${outcome.errorType}): ${printable(outcome.reason)}`;
+  private details(record: InvocationDetails): void {
+    for (const text of detailLines(record)) this.output.line(`    ${text}`);
   }
 }
 
@@ -124,45 +96,4 @@ function describeInput(input: InputMessage): Record<string, unknown> {
 function labelOf(input: InputMessage): string {
   const { type, userId } = describeInput(input);
   return `${input.where} ${String(type)}${typeof userId === "string" ? ` ${printable(userId)}` : ""}`;
-}
-
-function consoleLine(entry: ConsoleEntry): string {
-  const [first = "", ...rest] = printableLines(entry.text).split("\n");
-  return [`console.${entry.level}: ${first}`, ...rest.map((text) => `  ${text}`)].join("\n    ");
-}
-
-function fetchLine(fetch: FetchRecord): string {
-  const answer = fetch.status !== null ? String(fetch.status) : `no answer: ${printable(fetch.error ?? "")}`;
-  const via = fetch.sentTo !== undefined ? `, sent to ${fetch.sentTo}` : "";
-  return `fetch ${fetch.method} ${printable(fetch.url)} → ${answer} (${formatDuration(fetch.ms)}${via})`;
-}
-
-/** A value as the function returned it: JSON where it can be, else as Node inspects it. */
-function shown(value: unknown): string {
-  try {
-    const json = JSON.stringify(value);
-    if (json !== undefined) return printable(json);
-  } catch {
-    // A cycle or a BigInt: inspected below.
-  }
-  return printable(inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY }));
-}
-
-function clip(text: string): string {
-  return text.length <= MAX_SHOWN_CHARS ? text : `${text.slice(0, MAX_SHOWN_CHARS)}… (${text.length} characters)`;
-}
-
-/** The record for --json: the return value only when it is JSON (else inspected as text), clipped. */
-function jsonOf(record: InvocationRecord): Record<string, unknown> {
-  const { returned, ...rest } = record;
-  if (returned === undefined) return rest;
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(returned);
-  } catch {
-    json = undefined;
-  }
-  if (json === undefined) return { ...rest, returned: null, returnedText: inspect(returned, { depth: 4 }).slice(0, MAX_JSON_CHARS) };
-  if (json.length > MAX_JSON_CHARS) return { ...rest, returned: null, returnedText: `${json.slice(0, MAX_JSON_CHARS)}…` };
-  return { ...rest, returned: JSON.parse(json) };
 }

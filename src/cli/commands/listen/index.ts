@@ -10,7 +10,6 @@ import { startReceiver, type Receiver } from "../../../receiver/server.js";
 import { countNotReachedCase, writeJunitFile } from "../../../report/junit.js";
 import { seededRandom } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
-import { stripUndefined } from "../../../util/strip-undefined.js";
 import type { CliIo } from "../../terminal/io.js";
 import { readTlsFiles } from "../../shared/tls-files.js";
 import { onceEach } from "../../shared/once-each.js";
@@ -82,21 +81,19 @@ async function openReceiver(options: ListenOptions, output: Output, parts: Recei
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
-      ...stripUndefined({
-        host: options.host,
-        port: options.port,
-        secrets: signing.secrets,
-        scheme: signing.scheme,
-        toleranceSeconds: signing.toleranceSeconds,
-        publicUrl: signing.publicUrl,
-        strict: options.strict,
-        answerPlan: answerPlanOf(options),
-        scriptedAnswers,
-        tls,
-        recording,
-        route: router?.route,
-        maxConnections: options.maxConnections,
-      }),
+      host: options.host,
+      port: options.port,
+      secrets: signing.secrets,
+      scheme: signing.scheme,
+      toleranceSeconds: signing.toleranceSeconds,
+      publicUrl: signing.publicUrl,
+      strict: options.strict,
+      answerPlan: answerPlanOf(options),
+      scriptedAnswers,
+      tls,
+      recording,
+      route: router?.route,
+      maxConnections: options.maxConnections,
       health: () => tally.health(),
       onError: onceEach((message) => output.warn(`a request could not be handled or recorded: ${message}`)),
       onRequest(received) {
@@ -123,7 +120,7 @@ async function openReceiver(options: ListenOptions, output: Output, parts: Recei
 function answerPlanOf(options: ListenOptions): AnswerPlan {
   const { respond, failStatus, delayMs, failFirst, failRate, script } = options;
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
-  return new AnswerPlan(stripUndefined({ respond, failStatus, delayMs, failFirst, failRate, script, random }));
+  return new AnswerPlan({ respond, failStatus, delayMs, failFirst, failRate, script, random });
 }
 
 /** Says where listen is, then offers the `r` key on a terminal; returns what stops watching the keys. */

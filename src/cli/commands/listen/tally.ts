@@ -1,5 +1,5 @@
 import { requestCase, type JunitCase } from "../../../report/junit.js";
-import type { ReceivedRequest } from "../../../receiver/server.js";
+import type { ReceivedRequest } from "../../../receiver/received-request.js";
 import { jsonTerminalSafe } from "../../../safe-text/printable.js";
 import { redactUrl } from "../../../safe-text/redact.js";
 import type { CliIo } from "../../terminal/io.js";

@@ -15,9 +15,11 @@ import { isReadableFile } from "../../../util/readable-file.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DestinationSettings } from "../../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../shared/delivery-options.js";
+import { commandFunctions, type DestinationFunctions, runSignal } from "../../shared/functions.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import type { ReplayFlags } from "./options.js";
 import { deliverySummary } from "../../terminal/delivery-summary.js";
+import { invocationJson } from "../../terminal/invocation-lines.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { logAttempt } from "../../terminal/attempt-log.js";
 import { DryRun } from "../../shared/dry-run.js";
@@ -48,12 +50,38 @@ const LISTED_BAD_LINES = 100;
 export async function replayCommand(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
-  const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
-  output.maskSecret(settings.secrets ?? settings.secret);
+  const resolved = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
+  output.maskSecret(resolved.settings.secrets ?? resolved.settings.secret);
   if (options.dryRun !== true) refuseCompareAsResults(options, io.cwd);
 
   const input = await openInput(options.file, io, output);
   if (input === INTERRUPTED) return interruptedExitCode(io.signal);
+  let functions: DestinationFunctions | undefined;
+  try {
+    // Loaded before anything is read for sending: a function that does not load is a one-line answer (exit 2).
+    functions = options.dryRun ? undefined : await commandFunctions(options, resolved.settings, io.cwd, deps.clock);
+    const code = await replayInput(options, io, deps, { input, output, functions, ...resolved, settings: functions?.settings ?? resolved.settings });
+    // A package a function needs is not installed: the run stopped there, with its resume line; exit 2.
+    const setup = functions?.setupError();
+    if (setup !== undefined) throw setup;
+    return code;
+  } finally {
+    await functions?.close();
+    input.remove?.();
+  }
+}
+
+interface ReplayRun {
+  input: { path: string; name: string };
+  output: Output;
+  settings: DestinationSettings;
+  engineOptions: EngineOptions;
+  functions: DestinationFunctions | undefined;
+}
+
+/** The replay itself, its reports and its exit code. */
+async function replayInput(options: ReplayCommandOptions, io: CliIo, deps: ReplayDependencies, run: ReplayRun): Promise<number> {
+  const { input, output, settings, engineOptions } = run;
   let reporter: ReplayCommandReporter | undefined;
   let regress: RegressReporter | undefined;
   const dryRun = options.dryRun && !options.quiet ? dryRunPrinter(output, input.name, settings, engineOptions) : undefined;
@@ -62,7 +90,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     regress = await RegressReporter.open(output, flags, io, input.name, selectionOfFlags(flags, options.types, options.fromLine));
     reporter = new ReplayCommandReporter(output, options, input.name, deps.statusIntervalMs, regress, () => warnIfUnsigned(output, settings));
     const summary = await replay({
-      ...runOptions(options, io, { input, settings, engineOptions, dryRun, clock: deps.clock }, output),
+      ...runOptions(options, io, { input, settings, engineOptions, dryRun, clock: deps.clock, functions: run.functions }, output),
       ...reporter.hooks(),
       ...regress.replayOptions(io),
     });
@@ -84,7 +112,6 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
     reporter?.stopStatus();
     regress?.close();
     await dryRun?.close();
-    input.remove?.();
   }
 }
 
@@ -98,29 +125,32 @@ function runOptions(
     engineOptions: EngineOptions;
     dryRun: ReturnType<typeof dryRunPrinter>;
     clock: Clock | undefined;
+    functions: DestinationFunctions | undefined;
   },
   output: Output,
 ): ReplayOptions {
-  const { input, dryRun } = run;
+  const { input, dryRun, functions } = run;
   return {
     path: input.path,
     name: input.name,
     settings: run.settings,
+    functions: functions?.functions,
+    onSetupProblem: functions?.onSetupProblem,
     ...run.engineOptions,
     concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
-    ...(options.rate !== undefined ? { rate: options.rate } : {}),
-    ...(options.speed !== undefined ? { speed: options.speed } : {}),
+    rate: options.rate,
+    speed: options.speed,
     skipInvalid: options.skipInvalid === true,
     allowEmpty: options.allowEmpty === true,
     raw: options.raw === true,
     onWarning(line, reason) {
       output.warn(`${input.name}:${line}: ${reason} (sent as read: --raw)`);
     },
-    ...(options.deadLetter !== undefined ? { deadLetter: resolve(io.cwd, options.deadLetter) } : {}),
+    deadLetter: options.deadLetter === undefined ? undefined : resolve(io.cwd, options.deadLetter),
     dryRun: options.dryRun === true,
-    ...(dryRun ? { onDryRun: dryRun.print } : {}),
-    signal: io.signal,
-    ...(run.clock ? { clock: run.clock } : {}),
+    onDryRun: dryRun?.print,
+    signal: runSignal(io.signal, functions),
+    clock: run.clock,
   };
 }
 
@@ -233,8 +263,8 @@ class ReplayCommandReporter {
 }
 
 /** A `delivery` event's URL (docs/cli.md#json-events): the captured answer (--results) stays out. */
-function deliveryUrl({ url, status, attempts, error, ms }: DeliveryResult["urls"][number]): Record<string, unknown> {
-  return { url, status, attempts, error, ms };
+function deliveryUrl({ url, status, attempts, error, ms, invocation }: DeliveryResult["urls"][number]): Record<string, unknown> {
+  return { url, status, attempts, error, ms, ...(invocation !== undefined ? { invocation: invocationJson(invocation) } : {}) };
 }
 
 function withMessageHook(onMessage: ReplayOptions["onMessage"]): Pick<ReplayOptions, "onMessage"> {
@@ -249,6 +279,7 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
     filtered: s.filtered,
     sent: s.sent,
     delivered: s.delivered,
+    skipped: s.skipped,
     failed: s.failed,
     interrupted: s.interrupted,
     retried: s.retried,
@@ -268,7 +299,15 @@ function printSummary(output: Output, s: ReplaySummary, deadLetter: string | und
   }
   const interrupted = s.resumeLine !== undefined || s.interrupted > 0;
   output.line(
-    deliverySummary({ messages: s.messages, delivered: s.delivered, failed: s.failed, retried: s.retried, interrupted, extras: extras ? [extras] : [] }),
+    deliverySummary({
+      messages: s.messages,
+      delivered: s.delivered,
+      skipped: s.skipped,
+      failed: s.failed,
+      retried: s.retried,
+      interrupted,
+      extras: extras ? [extras] : [],
+    }),
   );
   output.line(
     `latency p50 ${formatDuration(s.p50Ms)}, p99 ${formatDuration(s.p99Ms)}; ${Math.round(s.eventsPerSecond)} events/s over ${formatDuration(s.elapsedMs)}`,

@@ -1,6 +1,7 @@
 import { MESSAGE_TYPES } from "../../../messages/names.js";
 import { ACTIONS_OPTIONS } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import { FUNCTION_OPTIONS } from "../../options/function.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
 /** The dispatcher's default; test/unit/option-tables.test.ts checks the help states it. */
@@ -10,6 +11,7 @@ export const REPLAY_CONCURRENCY_HELP =
 
 export const REPLAY_OPTIONS = [
   ...DELIVERY_OPTIONS,
+  ...FUNCTION_OPTIONS,
   ...ACTIONS_OPTIONS,
   {
     key: "concurrency",

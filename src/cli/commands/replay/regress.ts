@@ -29,14 +29,14 @@ import { sameFile } from "../../../util/same-file.js";
  * reports them. The pure parts live in src/regress/.
  */
 export interface RegressFlags {
-  lines?: LineRange[];
-  messageIds?: string[];
-  userIds?: string[];
-  shard?: Shard;
-  results?: string;
-  compare?: string;
-  ignore?: JsonPath[];
-  expectStatus?: ExpectedStatuses;
+  lines?: LineRange[] | undefined;
+  messageIds?: string[] | undefined;
+  userIds?: string[] | undefined;
+  shard?: Shard | undefined;
+  results?: string | undefined;
+  compare?: string | undefined;
+  ignore?: JsonPath[] | undefined;
+  expectStatus?: ExpectedStatuses | undefined;
 }
 
 /** The option table's values (./options.ts) as typed flags; a bad value is a UsageError naming its flag. */
@@ -44,14 +44,14 @@ export function parseRegressFlags(
   raw: Pick<ReplayFlags, "lines" | "messageIds" | "userIds" | "shard" | "results" | "compare" | "ignore" | "expectStatus">,
 ): RegressFlags {
   return {
-    ...(raw.lines ? { lines: raw.lines.map((value) => parseLineRange(value)) } : {}),
-    ...(raw.messageIds ? { messageIds: parseIds(raw.messageIds, "messageIds") } : {}),
-    ...(raw.userIds ? { userIds: parseIds(raw.userIds, "userIds") } : {}),
-    ...(raw.shard !== undefined ? { shard: parseShard(raw.shard) } : {}),
-    ...(raw.results !== undefined ? { results: raw.results } : {}),
-    ...(raw.compare !== undefined ? { compare: raw.compare } : {}),
-    ...(raw.ignore ? { ignore: raw.ignore.map((value) => parseJsonPath(value)) } : {}),
-    ...(raw.expectStatus !== undefined ? { expectStatus: parseExpectStatus(raw.expectStatus) } : {}),
+    lines: raw.lines?.map((value) => parseLineRange(value)),
+    messageIds: raw.messageIds === undefined ? undefined : parseIds(raw.messageIds, "messageIds"),
+    userIds: raw.userIds === undefined ? undefined : parseIds(raw.userIds, "userIds"),
+    shard: raw.shard === undefined ? undefined : parseShard(raw.shard),
+    results: raw.results,
+    compare: raw.compare,
+    ignore: raw.ignore?.map((value) => parseJsonPath(value)),
+    expectStatus: raw.expectStatus === undefined ? undefined : parseExpectStatus(raw.expectStatus),
   };
 }
 
@@ -61,14 +61,7 @@ export function parseRegressFlags(
  */
 export function selectionOfFlags(flags: RegressFlags, types: readonly string[] | undefined, fromLine: number | undefined): Selection {
   const { lines, messageIds, userIds, shard } = flags;
-  return createSelection({
-    ...(lines ? { lines } : {}),
-    ...(messageIds ? { messageIds } : {}),
-    ...(userIds ? { userIds } : {}),
-    ...(shard ? { shard } : {}),
-    ...(types ? { types } : {}),
-    ...(fromLine !== undefined ? { fromLine } : {}),
-  });
+  return createSelection({ lines, messageIds, userIds, shard, types, fromLine });
 }
 
 /**
@@ -142,7 +135,7 @@ export class RegressReporter {
     this.old = new OldResults(path, compare, index, { wanted: selection.lineMayMatch, last: selection.lastLine });
     const inScope = (old: Answer): boolean =>
       selection.matches({ line: old.line, type: old.facts.type, userId: old.facts.userId, messageId: old.facts.messageId });
-    this.comparison = new Comparison(this.old, this.flags.ignore ? { ignore: this.flags.ignore } : {}, inScope);
+    this.comparison = new Comparison(this.old, { ignore: this.flags.ignore }, inScope);
   }
 
   /** What replay() takes: the selection, the results file, the comparison's feed. */
@@ -150,8 +143,8 @@ export class RegressReporter {
     const { results, compare } = this.flags;
     return {
       selection: this.selection,
-      ...(results !== undefined ? { results: resolve(io.cwd, results) } : {}),
-      ...(compare !== undefined ? { onResults: (released) => this.compare(released) } : {}),
+      results: results === undefined ? undefined : resolve(io.cwd, results),
+      onResults: compare === undefined ? undefined : (released) => this.compare(released),
     };
   }
 

@@ -12,6 +12,6 @@ export const sendCommand: CommandDeclaration<typeof SEND_OPTIONS, [string | unde
   ],
   async run(options, [file], { io }) {
     const { send } = await import("./index.js");
-    return send({ ...options, ...(file !== undefined ? { file } : {}) }, io);
+    return send({ ...options, file }, io);
   },
 };

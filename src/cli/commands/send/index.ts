@@ -11,6 +11,8 @@ import type { AliasKeys } from "../../../messages/schemas.js";
 import type { Clock, Random } from "../../../util/clock.js";
 import { formatDuration } from "../../../util/duration.js";
 import { logFailedAttempt, resolveDeliveryOptions, warnIfUnsigned } from "../../shared/delivery-options.js";
+import { commandFunctions, functionEngineOptions, runSignal } from "../../shared/functions.js";
+import type { DestinationSettings } from "../../../config/destination.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
 import type { SendFlags } from "./options.js";
@@ -22,17 +24,18 @@ import { readMessages } from "../../shared/message-input.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import { deliveryCase, writeJunitFile, type JunitCase } from "../../../report/junit.js";
 import { deliverySummary } from "../../terminal/delivery-summary.js";
+import { detailLines, functionVerdict, urlJson } from "../../terminal/invocation-lines.js";
 
 /** With `type`, the example's overrides are those of `generate`. */
 export type SendOptions = SendFlags & {
   /** A file, `-` for stdin; or use `type`. */
-  file?: string;
+  file?: string | undefined;
 };
 
 /** Injected in tests; the CLI uses the system clock and Math.random. */
 export interface SendDependencies {
-  clock?: Clock;
-  random?: Random;
+  clock?: Clock | undefined;
+  random?: Random | undefined;
   /** How often a status line is printed without a terminal (default 10 s). */
   statusIntervalMs?: number;
 }
@@ -45,54 +48,77 @@ export interface SendDependencies {
 export async function send(options: SendOptions, io: CliIo, deps: SendDependencies = {}): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   checkCombination(options);
-  const { settings, engineOptions } = resolveDeliveryOptions(options, io, {
-    requireTargets: true,
-    ...(options.aliasKeys !== undefined ? { aliasKeys: options.aliasKeys } : {}),
-  });
-  output.maskSecret(settings.secrets ?? settings.secret);
-  const messages = await readInput(options, io, settings.aliasKeys, output);
+  const resolved = resolveDeliveryOptions(options, io, { requireTargets: true, aliasKeys: options.aliasKeys });
+  output.maskSecret(resolved.settings.secrets ?? resolved.settings.secret);
+  const messages = await readInput(options, io, resolved.settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
   // Said once the input checked out, so a mistake in it is still a one-line answer.
-  warnIfUnsigned(output, settings);
-
+  warnIfUnsigned(output, resolved.settings);
+  // Destination functions load here: a file that does not parse is a one-line answer too, before anything runs.
+  const functions = await commandFunctions(options, resolved.settings, io.cwd, deps.clock);
+  const settings = functions?.settings ?? resolved.settings;
   const engine = undiciEngine(settings, {
-    ...engineOptions,
-    ...(deps.clock ? { clock: deps.clock } : {}),
-    ...(deps.random ? { random: deps.random } : {}),
+    ...resolved.engineOptions,
+    clock: deps.clock,
+    random: deps.random,
+    ...functionEngineOptions(functions),
   });
-  const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, engineOptions.retryWindowMs === undefined));
-  const started = performance.now();
+  const reporter = new SendReporter(output, options.verbose === true, retryWindowNotice(output, resolved.engineOptions.retryWindowMs === undefined));
   try {
     if (options.dryRun) return showDryRun(new DryRun(output, engine, settings), messages, options);
-    const dispatcher = new Dispatcher<SendEntry>({
-      // In input order, one at a time. Without --raw, each body is JSON.stringify of its message.
-      source: messages.map((input, i) => ({
-        line: i + 1,
-        orderKey: undefined,
-        body: input.body,
-        time: undefined,
-        input,
-        canonical: options.raw !== true,
-        ...identityOf(input),
-      })),
-      engine,
-      // Webhooks (Actions) with a batch size: each target's own batches (docs/actions.md#batches).
-      batching: batchingFor(settings),
-      concurrency: 1,
-      signal: io.signal,
-      hooks: reporter.hooks,
-    });
-    // Many messages without a terminal: status lines, so a CI log never looks hung. (On a terminal the retry spinner shows.)
-    const status = messages.length > 1 && !output.spins ? new StatusLine(output, "send", () => dispatcher.progress, deps.statusIntervalMs) : undefined;
-    status?.start();
-    const summary = await dispatcher.run().finally(() => status?.stop());
-    const code = printSummary(output, messages.length, summary, io.signal);
-    if (options.junit !== undefined) writeJunit(options.junit, options, io, { cases: reporter.cases, started, secret: settings.secrets ?? settings.secret });
+    const code = await deliverAll(messages, { options, io, deps, output, engine, settings, reporter, signal: runSignal(io.signal, functions) });
+    // A package a function needs is not installed: the run stopped there (the rest not sent), exit 2.
+    const setup = functions?.setupError();
+    if (setup !== undefined) throw setup;
     return code;
   } finally {
     reporter.stopSpinner();
     await engine.close();
+    await functions?.close();
   }
+}
+
+interface SendRun {
+  options: SendOptions;
+  io: CliIo;
+  deps: SendDependencies;
+  output: Output;
+  engine: ReturnType<typeof undiciEngine>;
+  settings: DestinationSettings;
+  reporter: SendReporter;
+  signal: AbortSignal;
+}
+
+/** The messages through the dispatcher, in input order, one at a time; the summary, the JUnit file; the exit code. */
+async function deliverAll(messages: readonly InputMessage[], run: SendRun): Promise<number> {
+  const { options, output, reporter } = run;
+  const started = performance.now();
+  const dispatcher = new Dispatcher<SendEntry>({
+    // In input order, one at a time. Without --raw, each body is JSON.stringify of its message.
+    source: messages.map((input, i) => ({
+      line: i + 1,
+      orderKey: undefined,
+      body: input.body,
+      time: undefined,
+      input,
+      canonical: options.raw !== true,
+      ...identityOf(input),
+    })),
+    engine: run.engine,
+    // Webhooks (Actions) with a batch size, or a function's onBatch: each target's own batches (docs/actions.md#batches, docs/functions.md#batches).
+    batching: batchingFor(run.settings),
+    concurrency: 1,
+    signal: run.signal,
+    hooks: reporter.hooks,
+  });
+  // Many messages without a terminal: status lines, so a CI log never looks hung. (On a terminal the retry spinner shows.)
+  const status = messages.length > 1 && !output.spins ? new StatusLine(output, "send", () => dispatcher.progress, run.deps.statusIntervalMs) : undefined;
+  status?.start();
+  const summary = await dispatcher.run().finally(() => status?.stop());
+  const code = printSummary(output, messages.length, summary, run.io.signal);
+  if (options.junit !== undefined)
+    writeJunit(options.junit, options, run.io, { cases: reporter.cases, started, secret: run.settings.secrets ?? run.settings.secret });
+  return code;
 }
 
 /** --dry-run: what each message would send, nothing sent; 0. */
@@ -164,11 +190,11 @@ function caseName(input: InputMessage): string {
 }
 
 function printSummary(output: Output, total: number, s: DispatchSummary, signal: AbortSignal): number {
-  const { delivered, failed } = s;
+  const { delivered, skipped, failed } = s;
   const interrupted = s.stopped;
-  const notDelivered = total - delivered - failed;
-  output.event("summary", { messages: total, delivered, failed, notDelivered, interrupted });
-  output.line(deliverySummary({ messages: total, delivered, failed, retried: s.retried, interrupted }));
+  const notDelivered = total - delivered - skipped - failed;
+  output.event("summary", { messages: total, delivered, skipped, failed, notDelivered, interrupted });
+  output.line(deliverySummary({ messages: total, delivered, skipped, failed, retried: s.retried, interrupted }));
   if (interrupted) {
     output.log(`interrupted: ${notDelivered} message${notDelivered === 1 ? " was" : "s were"} not delivered (${total - s.sent} not sent)`);
     return interruptedExitCode(signal);
@@ -209,17 +235,29 @@ async function readInput(options: SendOptions, io: CliIo, keys: AliasKeys, outpu
 function report(output: Output, input: InputMessage, result: DeliveryResult): void {
   const type = input.message?.type ?? "raw";
   const userId = userIdOf(input.message as unknown as Record<string, unknown> | undefined) ?? null;
-  output.event("delivery", { line: input.line, type, userId, delivered: result.delivered, urls: result.urls });
+  output.event("delivery", {
+    line: input.line,
+    type,
+    userId,
+    delivered: result.delivered,
+    ...(result.skipped ? { skipped: true } : {}),
+    urls: result.urls.map(urlJson),
+  });
   const c = output.color;
+  const label = `${input.where} ${type}${userId !== null ? ` ${userId}` : ""}`;
   for (const url of result.urls) {
     const ok = url.status !== null && url.status >= 200 && url.status < 300;
-    const mark = ok ? c.green("✓") : result.interrupted ? c.yellow("!") : c.red("✗");
+    const mark = ok ? c.green("✓") : result.interrupted ? c.yellow("!") : url.skipped !== undefined ? c.dim("-") : c.red("✗");
+    const attempts = `${url.attempts} attempt${url.attempts === 1 ? "" : "s"}, ${formatDuration(url.ms)}`;
+    if (url.invocation !== undefined || url.skipped !== undefined) {
+      // A destination function: what it did, as `function run` shows it.
+      output.line(`${mark} ${label} → ${url.url} ${functionVerdict(url, result.interrupted)}, ${attempts}`);
+      if (url.invocation !== undefined) for (const line of detailLines(url.invocation)) output.line(`    ${line}`);
+      continue;
+    }
     const status = url.status === null ? "---" : String(url.status);
-    const attempts = `${url.attempts} attempt${url.attempts === 1 ? "" : "s"}`;
     const verdict = ok ? "delivered" : result.interrupted ? "interrupted" : result.delivered ? "not retried (delivered elsewhere)" : "failed";
     const why = !ok && url.error ? `: ${url.error}` : "";
-    output.line(
-      `${mark} ${input.where} ${type}${userId !== null ? ` ${userId}` : ""} → ${url.url} ${status} ${verdict}, ${attempts}, ${formatDuration(url.ms)}${why}`,
-    );
+    output.line(`${mark} ${label} → ${url.url} ${status} ${verdict}, ${attempts}${why}`);
   }
 }

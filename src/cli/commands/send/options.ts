@@ -1,6 +1,7 @@
 import { MESSAGE_TYPES } from "../../../messages/names.js";
 import { ACTIONS_OPTIONS } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import { FUNCTION_OPTIONS } from "../../options/function.js";
 import { exampleOptions } from "../../options/example.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
@@ -14,6 +15,7 @@ export const SEND_OPTIONS = [
     help: `generate one example message of this type and send it (instead of a file): ${MESSAGE_TYPES.join(", ")}`,
   },
   ...DELIVERY_OPTIONS,
+  ...FUNCTION_OPTIONS,
   ...ACTIONS_OPTIONS,
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of --type alias: spec or camel" },
   ...exampleOptions("with --type: "),

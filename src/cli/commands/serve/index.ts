@@ -20,6 +20,16 @@ import type { TargetChange } from "../../../serve/target-health.js";
 import { UsageError } from "../../../errors.js";
 import { allowedOrigins, type AllowedOrigins } from "../../../serve/cors.js";
 import { readTlsFiles } from "../../shared/tls-files.js";
+import { functionEngineOptions, runSignal } from "../../shared/functions.js";
+import {
+  openServeFunctions,
+  type ServeFunctions,
+  showFunctionAttempt,
+  showSourceInvocation,
+  sourceFunctionFlags,
+  type SplitSettings,
+  splitSettings,
+} from "./functions.js";
 
 export type ServeOptions = ServeFlags;
 
@@ -29,46 +39,73 @@ export type ServeOptions = ServeFlags;
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  const { settings: resolved, engineOptions } = resolveDeliveryOptions(options, io, { aliasKeys: options.aliasKeys });
-  output.maskSecret(resolved.secrets ?? resolved.secret);
-  const settings =
-    options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
+  const { settings, engineOptions, split } = serveSettings(options, io);
+  output.maskSecret(settings.secrets ?? settings.secret);
   const stateDir = resolve(io.cwd, options.state);
   const tls = readTlsFiles(options, io.cwd);
   const origins = originsOf(options.allowOrigin ?? []);
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
 
+  const functions = await openServeFunctions(options, settings, io.cwd, split);
   const onStorageError = onceEach((message) => output.warn(`cannot write to the state database (kept in memory, retried): ${message}`));
-  const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir, { onStorageError });
-  const collector = createCollector(options, output, { settings, queue, delivery: engineOptions });
+  let collector: Collector | undefined;
   let server: ServeServer;
   try {
+    const queue: MessageQueue = options.memory ? new MemoryQueue() : await openSqliteQueue(stateDir, { onStorageError });
+    collector = createCollector(options, output, { settings: functions.destination?.settings ?? settings, queue, delivery: engineOptions }, functions);
     server = await listenCollector(collector, {
       host: options.host,
       port: options.port,
       tls,
       allowedOrigins: origins,
-      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+      maxConnections: options.maxConnections,
     });
   } catch (error) {
-    await collector.close();
+    await collector?.close();
+    await functions.close();
     throw error;
   }
   announce(options, io, output, server.url, server.port);
-  warnAboutSetup(options, output, settings);
-  const waiting = queue.pendingCount();
+  warnAboutSetup(options, output, settings, functions.sources.length);
+  return runUntilStopped({ output, collector, server, stateDir, memory: options.memory === true }, runSignal(io.signal, functions.destination), functions);
+}
+
+/** serve's settings: the delivery flags and the config; `--settings` sorted between its functions. */
+function serveSettings(options: ServeOptions, io: CliIo): ReturnType<typeof resolveDeliveryOptions> & { split: SplitSettings } {
+  const split = splitSettings(options.settings ?? [], new Set(sourceFunctionFlags(options.sourceFunctions ?? []).map(({ name }) => name)));
+  if (split.unnamed !== undefined && options.function === undefined && (options.sourceFunctions ?? []).length === 0) {
+    throw new UsageError("--settings goes with --function or --source-function", { flag: "--settings" });
+  }
+  // --function-egress may serve the source functions alone: checked where they load.
+  const flags = { ...options, settings: options.function !== undefined ? split.unnamed : undefined, egress: undefined };
+  const { settings: resolved, engineOptions } = resolveDeliveryOptions(flags, io, { aliasKeys: options.aliasKeys });
+  const settings =
+    options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
+  return { settings, engineOptions, split };
+}
+
+/** Until SIGINT/SIGTERM (or a function's setup problem): the counts; then the summary, and the exit status. */
+async function runUntilStopped(
+  run: { output: Output; collector: Collector; server: ServeServer; stateDir: string; memory: boolean },
+  stop: AbortSignal,
+  functions: ServeFunctions,
+): Promise<number> {
+  const { output, collector, stateDir } = run;
+  const waiting = collector.counts().pending;
   if (waiting > 0) output.log(`resuming ${waiting} message${waiting === 1 ? "" : "s"} stored by a previous run (${stateDir})`);
-
   collector.start();
-  await showCountsUntilAborted(output, collector, io.signal);
-  await server.close();
+  await showCountsUntilAborted(output, collector, stop);
+  await run.server.close();
   await collector.close();
-
+  await functions.close();
   const counts = collector.counts();
   output.event("summary", { ...counts });
   output.line(`Summary: ${countsText(counts)}`);
-  if (counts.pending > 0 && !options.memory) output.log(`${counts.pending} message${counts.pending === 1 ? "" : "s"} kept in ${stateDir} for the next run`);
+  if (counts.pending > 0 && !run.memory) output.log(`${counts.pending} message${counts.pending === 1 ? "" : "s"} kept in ${stateDir} for the next run`);
+  // A package a destination function needs is not installed: serve stopped there, its messages kept (exit 2).
+  const setup = functions.destination?.setupError();
+  if (setup !== undefined) throw setup;
   return counts.failed > 0 ? 1 : 0;
 }
 
@@ -78,12 +115,20 @@ function originsOf(values: readonly string[]): AllowedOrigins {
   return result.allowed;
 }
 
-function createCollector(options: ServeOptions, output: Output, parts: Pick<CollectorOptions, "settings" | "queue" | "delivery">): Collector {
+function createCollector(
+  options: ServeOptions,
+  output: Output,
+  parts: Pick<CollectorOptions, "settings" | "queue" | "delivery">,
+  functions: ServeFunctions,
+): Collector {
   return new Collector({
     ...parts,
+    ...(functions.destination ? { ...functionEngineOptions(functions.destination), onFunctionAttempt: (event) => showFunctionAttempt(output, event) } : {}),
+    sourceFunctions: functions.sources,
+    onSourceInvocation: (invocation) => showSourceInvocation(output, invocation),
     concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
     onSettled: (message, result) => {
-      if (!result.delivered) reportFailure(output, message, result);
+      if (!result.delivered && !result.skipped) reportFailure(output, message, result);
     },
     onTargetChange: (change) => reportTargetChange(output, change),
     strict: options.strict ?? false,
@@ -108,10 +153,11 @@ function announce(options: ServeOptions, io: CliIo, output: Output, url: string,
 }
 
 /** What the settings leave out that a user may not expect: signing, sources, targets, the switch, durability. */
-function warnAboutSetup(options: ServeOptions, output: Output, settings: CollectorOptions["settings"]): void {
+function warnAboutSetup(options: ServeOptions, output: Output, settings: CollectorOptions["settings"], sourceFunctions: number): void {
   warnIfUnsigned(output, settings);
-  if (settings.sources.length === 0) output.warn('no source configured (--write-key or config "sources"): any write key is accepted');
-  if (settings.targets.length === 0) output.warn('no webhook URL (--url or config "webhooks"): messages are stored and wait for a run that has one');
+  if (settings.sources.length === 0 && sourceFunctions === 0) output.warn('no source configured (--write-key or config "sources"): any write key is accepted');
+  if (settings.targets.length === 0)
+    output.warn('no webhook URL (--url, --function or config "webhooks"): messages are stored and wait for a run that has one');
   if (!settings.enabled) output.warn('the destination is switched off in the config ("enabled": false): calls are accepted and counted, nothing is forwarded');
   if (options.memory) output.warn("--memory: the queue is not durable; messages not yet delivered are lost when serve stops");
 }
@@ -129,7 +175,9 @@ async function showCountsUntilAborted(output: Output, collector: Collector, sign
 }
 
 function countsText(counts: CollectorCounts): string {
-  return `${counts.accepted} accepted, ${counts.rejected} rejected, ${counts.filtered} filtered, ${counts.delivered} delivered, ${counts.retrying} retrying, ${counts.failed} failed, ${counts.pending} pending`;
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : "";
+  const objects = counts.objects > 0 ? `, ${counts.objects} objects` : "";
+  return `${counts.accepted} accepted, ${counts.rejected} rejected, ${counts.filtered} filtered, ${counts.delivered} delivered${skipped}, ${counts.retrying} retrying, ${counts.failed} failed, ${counts.pending} pending${objects}`;
 }
 
 function describe(body: string): { type: string | null; userId: string | null } {

@@ -1,6 +1,7 @@
 import { DEFAULT_SERVE_MAX_CONNECTIONS } from "../../../http/limits.js";
 import { ACTIONS_OPTIONS, BATCH_WAIT_OPTION } from "../../options/actions.js";
 import { DELIVERY_OPTIONS } from "../../options/delivery.js";
+import { SERVE_FUNCTION_OPTIONS } from "../../options/function.js";
 import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
 import { TLS_OPTIONS } from "../../shared/tls-files.js";
 
@@ -38,6 +39,7 @@ export const SERVE_OPTIONS = [
     config: "settings: sources, webhooks, sharedSecret, enabled, aliasKeys, userAgent, destination, batchWait",
     timeoutMs: "deadline per attempt; 10s under --destination actions unless given",
   }),
+  ...SERVE_FUNCTION_OPTIONS,
   ...ACTIONS_OPTIONS,
   BATCH_WAIT_OPTION,
   { key: "aliasKeys", flag: "--alias-keys", arg: "<style>", kind: "aliasKeys", help: "alias keys of forwarded alias messages: spec or camel" },

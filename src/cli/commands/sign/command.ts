@@ -13,6 +13,6 @@ export const signCommand: CommandDeclaration<typeof SIGN_OPTIONS, [string | unde
   ],
   async run(options, [file], { io }) {
     const { sign } = await import("./index.js");
-    return sign({ ...options, ...(file !== undefined ? { file } : {}) }, io);
+    return sign({ ...options, file }, io);
   },
 };

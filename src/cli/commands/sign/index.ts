@@ -9,7 +9,7 @@ import { createOutput } from "../../terminal/output.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { SignFlags } from "./options.js";
 
-export type SignOptions = SignFlags & { file?: string };
+export type SignOptions = SignFlags & { file?: string | undefined };
 
 /**
  * `sign` (docs/commands/sign.md): the headers a scheme's sender would send with this body, signed

@@ -12,6 +12,6 @@ export const verifyCommand: CommandDeclaration<typeof VERIFY_OPTIONS, [string | 
   ],
   async run(options, [file], { io }) {
     const { verify } = await import("./index.js");
-    return verify({ ...options, ...(file !== undefined ? { file } : {}) }, io);
+    return verify({ ...options, file }, io);
   },
 };

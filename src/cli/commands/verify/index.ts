@@ -10,7 +10,7 @@ import { INTERRUPTED } from "../../shared/stdin.js";
 import type { VerifyFlags } from "./options.js";
 import { cannotRead } from "../../../util/readable-file.js";
 
-export type VerifyOptions = VerifyFlags & { file?: string };
+export type VerifyOptions = VerifyFlags & { file?: string | undefined };
 
 /**
  * `verify` (docs/commands/verify.md): the one verifier on a request given by hand. Exit 0 when every
