@@ -8,11 +8,30 @@
 //    figure is the ratio of the medians, printed with each side's spread (min–max) and the spread
 //    of the per-round ratios. Where the machine allows (taskset), both receivers run pinned to one
 //    CPU and autocannon (this process) to the other, so neither is moved between cores mid-round.
-// 2. With LISTEN_BENCH_OPEN=1, also unthrottled over 50 connections: req/s (target >= 0.90x the
+// 2. In the same rounds, `listen --scheme standard` verifying Standard Webhooks requests (webhook-id,
+//    webhook-timestamp, webhook-signature: HMAC-SHA256 of id.timestamp.body, signed afresh each round)
+//    beside `listen --secret`'s X-Signature figure: target <= 1.10x. And, shown without a target,
+//    `listen` recognising the same requests by their headers (no --scheme).
+// 3. With LISTEN_BENCH_OPEN=1, also unthrottled over 50 connections: req/s (target >= 0.90x the
 //    minimal's). Off by default: on a shared 2-core machine it measures the machine more than listen.
 import autocannon from "autocannon";
 import { createHmac } from "node:crypto";
-import { BIN, PIN, SECRET, cpuMs, formatCount as fmt, orderCompleted, pinSelf, report, row, spread, startListening, stopChild, withSpread } from "./lib.js";
+import {
+  BIN,
+  PIN,
+  SECRET,
+  cpuMs,
+  formatCount as fmt,
+  orderCompleted,
+  pinSelf,
+  report,
+  row,
+  shownRow,
+  spread,
+  startListening,
+  stopChild,
+  withSpread,
+} from "./lib.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.LISTEN_BENCH_ROUNDS ?? 6);
@@ -24,6 +43,18 @@ const pinnedHere = PIN && pinSelf(0);
 
 const body = JSON.stringify(orderCompleted("user_bench_0001", "order_5f2a9c1e"));
 const signature = createHmac("sha1", SECRET).update(body).digest("hex");
+// Standard Webhooks' secret: whsec_ and base64, the key its decoded bytes.
+const STANDARD_SECRET = `whsec_${Buffer.from(SECRET).toString("base64")}`;
+
+/** The headers each receiver is loaded with: X-Signature, or Standard Webhooks' signed now (a round is far under its 5 minutes). */
+function signedHeaders(scheme) {
+  if (scheme !== "standard") return { "x-signature": signature };
+  const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W";
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const key = Buffer.from(STANDARD_SECRET.slice("whsec_".length), "base64");
+  const mac = createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64");
+  return { "webhook-id": id, "webhook-timestamp": timestamp, "webhook-signature": `v1,${mac}` };
+}
 
 const MINIMAL = `
 import { createServer } from "node:http";
@@ -43,21 +74,21 @@ createServer((req, res) => {
 }).listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
 `;
 
-function load(url, { connections, duration, overallRate }) {
+function load(server, { connections, duration, overallRate }) {
   return autocannon({
-    url: `${url}/webhook`,
+    url: `${server.url}/webhook`,
     method: "POST",
     connections,
     duration,
     ...(overallRate ? { overallRate } : {}),
-    headers: { "content-type": "application/json", "x-signature": signature, "user-agent": "Segment.io/1.0" },
+    headers: { "content-type": "application/json", ...signedHeaders(server.scheme), "user-agent": "Segment.io/1.0" },
     body,
   });
 }
 
 async function measure(server, options) {
   const before = cpuMs(server.child.pid);
-  const result = await load(server.url, options);
+  const result = await load(server, options);
   const after = cpuMs(server.child.pid);
   const bad = result.non2xx + result.errors + result.timeouts;
   if (bad > 0) console.log(`  ${server.label}: ${bad} non-2xx answers or errors!`);
@@ -69,7 +100,7 @@ const deadline = setTimeout(
     console.error("listen.bench: over its time budget, giving up");
     process.exit(1);
   },
-  (ROUNDS * 2 * (OPEN ? 2 : 1) * (SECONDS + 1) + 60) * 1000,
+  (ROUNDS * 4 * (OPEN ? 2 : 1) * (SECONDS + 1) + 60) * 1000,
 );
 const servers = [];
 try {
@@ -78,16 +109,19 @@ try {
       pinnedHere ? `receivers pinned to CPU ${SERVER_CPU}, autocannon to CPU 0` : "not pinned (no taskset, one CPU, or BENCH_PIN=0)"
     }`,
   );
-  for (const [label, args] of [
-    ["minimal verifying receiver", ["--input-type=module", "-e", MINIMAL]],
-    ["listen --secret", [BIN, "listen", "--port", "0", "--secret", SECRET]],
+  for (const [label, scheme, args] of [
+    ["minimal verifying receiver", "default", ["--input-type=module", "-e", MINIMAL]],
+    ["listen --secret", "default", [BIN, "listen", "--port", "0", "--secret", SECRET]],
+    ["listen --scheme standard", "standard", [BIN, "listen", "--port", "0", "--scheme", "standard", "--secret", STANDARD_SECRET]],
+    ["listen, standard recognised", "standard", [BIN, "listen", "--port", "0", "--secret", STANDARD_SECRET]],
   ]) {
-    servers.push({ label, ...(await startListening(args, { timeoutMs: 20_000, ...(pinnedHere ? { cpu: SERVER_CPU } : {}) })), fixed: [], open: [] });
+    const started = await startListening(args, { timeoutMs: 20_000, ...(pinnedHere ? { cpu: SERVER_CPU } : {}) });
+    servers.push({ label, scheme, ...started, fixed: [], open: [] });
   }
-  for (const server of servers) await load(server.url, { connections: 20, duration: 2, overallRate: RATE }); // warm-up: JIT, connections
+  for (const server of servers) await load(server, { connections: 20, duration: 2, overallRate: RATE }); // warm-up: JIT, connections
   for (let round = 0; round < ROUNDS; round++) {
-    // Which goes first alternates, so a burst of load from elsewhere hits both alike.
-    const order = round % 2 === 0 ? servers : [...servers].reverse();
+    // The order turns each round, so a burst of load from elsewhere hits each alike.
+    const order = [...servers.slice(round % servers.length), ...servers.slice(0, round % servers.length)];
     for (const server of order) {
       const fixed = await measure(server, { connections: 20, duration: SECONDS, overallRate: RATE });
       server.fixed.push(fixed);
@@ -98,7 +132,7 @@ try {
       );
     }
   }
-  const [minimal, listen] = servers;
+  const [minimal, listen, standard, recognised] = servers;
   const cpu = (s) => s.fixed.map((r) => r.cpu);
   const achieved = (s) => spread(s.fixed.map((r) => r.rps)).median;
   const cpuRow = row(
@@ -116,7 +150,27 @@ try {
   console.log(
     `\nlisten --secret CPU/request at ${fmt(RATE)} req/s: ${withSpread(cpuRow.project)} µs vs minimal ${withSpread(cpuRow.reference)} µs: ${cpuRow.ratio.toFixed(2)}x, per-round ratios ${withSpread(cpuRow.ratioSpread, 2)} (target ≤ 1.15x); offered load reached: ${fmt(achieved(listen))} / ${fmt(achieved(minimal))} req/s`,
   );
-  const rows = [cpuRow];
+  const standardRow = row(
+    `listen --scheme standard at ${fmt(RATE)} req/s: server CPU per request, beside listen --secret (X-Signature)`,
+    { label: "listen --scheme standard", values: cpu(standard) },
+    { label: "listen --secret", values: cpu(listen) },
+    { unit: "µs", target: 1.1, lowerIsBetter: true, paired: true, extra: { achievedRps: { standard: achieved(standard), listen: achieved(listen) } } },
+  );
+  const recognisedRow = shownRow(
+    `listen recognising standard by its headers (no --scheme) at ${fmt(RATE)} req/s: server CPU per request, beside listen --secret`,
+    { label: "listen, standard recognised", values: cpu(recognised) },
+    { label: "listen --secret", values: cpu(listen) },
+    { unit: "µs", target: 1.1, lowerIsBetter: true, paired: true },
+  );
+  for (const [what, r] of [
+    ["listen --scheme standard", standardRow],
+    ["listen recognising standard", recognisedRow],
+  ]) {
+    console.log(
+      `${what} CPU/request: ${withSpread(r.project)} µs vs listen --secret ${withSpread(r.reference)} µs: ${r.ratio.toFixed(2)}x, per-round ratios ${withSpread(r.ratioSpread, 2)}${r === standardRow ? " (target ≤ 1.10x)" : ""}`,
+    );
+  }
+  const rows = [cpuRow, standardRow, recognisedRow];
   if (OPEN) {
     const openRow = row(
       "listen --secret unthrottled, 50 connections: req/s",

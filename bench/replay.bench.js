@@ -8,7 +8,9 @@
 // REPLAY_BENCH_HUGE_LINES=5000000), peak RSS beside the reference's at the same count and beside
 // replay's own at 100,000 lines. BENCH_BASELINE=COMMIT adds that commit's build to the rounds.
 // Targets: CPU per event <= 1.15x the reference; throughput >= 0.90x; peak RSS flat (1,000,000
-// lines within 1.1x of 100,000) and <= 1.1x the reference's at the same count.
+// lines within 1.1x of 100,000) and <= 1.1x the reference's at the same count. In the same rounds,
+// `replay --scheme standard` (Standard Webhooks: an id derived from each messageId, HMAC-SHA256 of
+// id.timestamp.body, base64): CPU per event <= 1.10x the default scheme's (X-Signature) replay.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,8 +50,11 @@ process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
 const baseline = process.env.BENCH_BASELINE ? buildBaseline(process.env.BENCH_BASELINE) : undefined;
 process.on("exit", () => baseline?.cleanup());
 
-async function runReplay(file, url, limitS = LIMIT_S, bin = BIN) {
-  const run = await runMeasured([bin, "replay", file, "--url", `${url}/bench`, "--secret", SECRET, "--concurrency", String(CONCURRENCY), "--json"], { limitS });
+// Standard Webhooks' secret: whsec_ and base64.
+const STANDARD = ["--scheme", "standard", "--secret", `whsec_${Buffer.from(SECRET).toString("base64")}`];
+
+async function runReplay(file, url, limitS = LIMIT_S, bin = BIN, signing = ["--secret", SECRET]) {
+  const run = await runMeasured([bin, "replay", file, "--url", `${url}/bench`, ...signing, "--concurrency", String(CONCURRENCY), "--json"], { limitS });
   const s = summaryOf(run, "replay");
   return { ...run, sent: s.sent, delivered: s.delivered };
 }
@@ -70,7 +75,8 @@ const receiver = await startListening(["--input-type=module", "-e", BARE_RECEIVE
 const project = [];
 const reference = [];
 const before = [];
-const kinds = ["project", "reference", ...(baseline ? ["baseline"] : [])];
+const standard = [];
+const kinds = ["project", "standard", "reference", ...(baseline ? ["baseline"] : [])];
 try {
   for (let round = 0; round < ROUNDS; round++) {
     // Which goes first rotates each round.
@@ -79,10 +85,12 @@ try {
       const run =
         which === "project"
           ? await runReplay(file, receiver.url)
-          : which === "baseline"
-            ? await runReplay(file, receiver.url, LIMIT_S, baseline.bin)
-            : await runReference(file, receiver.url);
-      ({ project, reference, baseline: before })[which].push(run);
+          : which === "standard"
+            ? await runReplay(file, receiver.url, LIMIT_S, BIN, STANDARD)
+            : which === "baseline"
+              ? await runReplay(file, receiver.url, LIMIT_S, baseline.bin)
+              : await runReference(file, receiver.url);
+      ({ project, reference, baseline: before, standard })[which].push(run);
       const note = run.interrupted ? `, stopped after ${LIMIT_S} s` : "";
       console.log(
         `  round ${round + 1} ${which.padEnd(9)} ${fmt(run.sent)} sent in ${(run.wallMs / 1000).toFixed(2)} s: ${perEvent(run).toFixed(1)} µs CPU/event, ${fmt(rate(run))} events/s, peak RSS ${fmt(run.rssMb)} MB${note}`,
@@ -134,7 +142,16 @@ const rssRow = row(
   { label: "undici Pool loop", values: reference.map((r) => r.rssMb) },
   { unit: "MB", target: 1.1, lowerIsBetter: true, paired: true },
 );
-const rows = [cpuRow, rateRow, rssRow];
+const standardRow = row(
+  `replay --scheme standard ${fmt(EVENTS)} lines: CPU per event, beside replay --secret (X-Signature)`,
+  { label: "replay --scheme standard", values: standard.map(perEvent) },
+  { label: "replay --secret", values: project.map(perEvent) },
+  { unit: "µs", target: 1.1, lowerIsBetter: true, paired: true },
+);
+console.log(
+  `replay --scheme standard CPU/event ${withSpread(standardRow.project)} µs vs replay --secret ${withSpread(standardRow.reference)} µs: ${standardRow.ratio.toFixed(2)}x, per round ${withSpread(standardRow.ratioSpread, 2)} (target ≤ 1.10x)`,
+);
+const rows = [cpuRow, rateRow, rssRow, standardRow];
 if (baseline) {
   const b = row(
     `replay ${fmt(EVENTS)} lines: CPU per event beside ${baseline.sha}`,

@@ -3,10 +3,11 @@ import { ConfigError, UsageError } from "../errors.js";
 import { readSettings } from "../functions/settings.js";
 import type { Mapping } from "../messages/mapping.js";
 import type { AliasKeys } from "../messages/schemas.js";
+import type { SchemeName } from "../signing/schemes.js";
 import { configTargetParts, flagTargetParts, refuseFlagsWithoutUrls, resolveDestination, type ActionsInput } from "./actions.js";
 import { parseHeaderFlag, validateHeader, validateUrl, validateUserAgent } from "./checks.js";
 import { defaultConfigPath, loadConfig, type ConfigFile } from "./file.js";
-import { resolveSecret, type SecretInput } from "./secret.js";
+import { resolveSecret, resolveSenderSecrets, type SecretInput, type SecretsInput } from "./secret.js";
 
 /** At most five webhook URLs (docs/delivery.md#targets). */
 const MAX_TARGETS = 5;
@@ -31,6 +32,8 @@ export const HTTP_METHODS: readonly HttpMethod[] = ["POST", "PUT", "PATCH"];
 export interface Target {
   url: string;
   headers: Record<string, string>;
+  /** The signature scheme of this URL (the config file's `scheme` per webhook); absent: the engine's. */
+  scheme?: SchemeName;
   method?: HttpMethod;
   mapping?: Mapping;
   batchSize?: number;
@@ -62,7 +65,12 @@ export interface DestinationSettings {
   /** Webhooks (Actions): how long `serve` keeps a partial batch open for more events (absent: 1 s). */
   batchWaitMs?: number;
   targets: Target[];
+  /** The first of `secrets`, or undefined without any. */
   secret: string | undefined;
+  /** Every secret to sign with (key rotation: list-carrying schemes sign with each, the others with the first); absent: `secret` alone. */
+  secrets?: string[];
+  /** The signature scheme (`--scheme`); a target's own (the config's per webhook) applies when it is absent. */
+  scheme?: SchemeName | undefined;
   userAgent: string;
   aliasKeys: AliasKeys;
   /** A switched-off destination forwards nothing (docs/serve-api.md#enabled-switch). */
@@ -70,7 +78,8 @@ export interface DestinationSettings {
   sources: Source[];
 }
 
-export interface SettingsInput extends SecretInput, ActionsInput {
+export interface SettingsInput extends SecretInput, Partial<Omit<SecretsInput, "cwd" | "env">>, ActionsInput {
+  scheme?: SchemeName | undefined;
   urls?: readonly string[] | undefined;
   headers?: readonly string[] | undefined;
   userAgent?: string | undefined;
@@ -106,11 +115,14 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
   }
 
   const userAgent = input.userAgent ?? config.userAgent;
+  const secrets = secretsOf(input, config);
   return {
     destination,
     batchWaitMs,
     targets,
-    secret: resolveSecret(input, config),
+    secret: secrets[0],
+    secrets,
+    ...(input.scheme !== undefined ? { scheme: input.scheme } : {}),
     userAgent:
       userAgent === undefined
         ? destination === "actions"
@@ -121,6 +133,13 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
     enabled: config.enabled ?? true,
     sources: config.sources ?? [],
   };
+}
+
+/** `secret`/`secretFile` (one) or `secrets`/`secretFiles` (several), else the environment's, else the config's. */
+function secretsOf(input: SettingsInput, config: ConfigFile): string[] {
+  if (input.secrets !== undefined || input.secretFiles !== undefined) return resolveSenderSecrets(input as SecretsInput, config);
+  const secret = resolveSecret(input, config);
+  return secret === undefined ? [] : [secret];
 }
 
 /** `--function` (and `--settings`): a destination function in place of the URLs (the config's webhooks too). */
@@ -177,14 +196,16 @@ function configTargets(input: SettingsInput, config: ConfigFile, configFile: str
       throw new ConfigError(`at most ${MAX_HEADERS_PER_TARGET} headers per URL`, { ...source, key: `webhooks[${index}].headers` });
     }
     for (const [name, value] of Object.entries(headers)) validateHeader(name, value, { ...source, key: `webhooks[${index}].headers.${name}` });
-    return { url: hook.url, headers: { ...headers }, ...configTargetParts(hook, index, configFile) };
+    // --scheme names every URL's scheme; without it, each webhook's own.
+    const scheme = input.scheme === undefined && hook.scheme !== undefined ? { scheme: hook.scheme } : {};
+    return { url: hook.url, headers: { ...headers }, ...scheme, ...configTargetParts(hook, index, configFile) };
   });
 }
 
 /** A config webhook that is a destination function: its file and settings (a file too) from the config file's directory. */
 function configFunctionTarget(hook: NonNullable<ConfigFile["webhooks"]>[number], index: number, configFile: string): Target {
   const key = `webhooks[${index}]`;
-  const other = (["url", "headers", "method", "data"] as const).find((name) => hook[name] !== undefined);
+  const other = (["url", "headers", "method", "data", "scheme"] as const).find((name) => hook[name] !== undefined);
   if (other !== undefined) throw new ConfigError(`"${other}" does not go with a "function"`, { file: configFile, key: `${key}.${other}` });
   const file = hook.function as string;
   const dir = dirname(configFile);

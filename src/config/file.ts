@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import { parseUntrustedJson } from "../json/parse.js";
+import { SCHEME_NAMES } from "../signing/schemes.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** The config file (docs/cli.md#config-file): read, validated with zod, named in every error with the key at fault. */
@@ -16,6 +17,8 @@ const webhookSchema = z.strictObject({
   function: z.string().min(1).optional(),
   settings: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
   headers: z.record(z.string(), z.string()).optional(),
+  // This URL's signature scheme (docs/schemes.md); --scheme names every URL's.
+  scheme: z.enum(SCHEME_NAMES).optional(),
   method: z.enum(["POST", "PUT", "PATCH"]).optional(),
   // A path, JSON text or an object: checked against the supported subset where the settings resolve.
   data: z.union([z.string(), z.record(z.string(), z.unknown())]).optional(),

@@ -44,6 +44,15 @@ function readSecretFile(path: string, name = path): string {
     .replace(/\r?\n$/, "");
 }
 
+/**
+ * A sender's secrets (docs/cli.md#secrets-and-credentials): the flags' and files' (resolveSecrets),
+ * else WEBHOOK_SECRET, else the config's `sharedSecret`; none at all is an empty list.
+ */
+export function resolveSenderSecrets(input: SecretsInput, config?: { sharedSecret?: string | undefined }): string[] {
+  const secrets = resolveSecrets(input);
+  return secrets.length === 0 && config?.sharedSecret !== undefined ? [config.sharedSecret] : secrets;
+}
+
 /** Several secrets (key rotation): every `--secret`, then every `--secret-file`. */
 export interface SecretsInput {
   secrets?: readonly string[] | undefined;

@@ -1,5 +1,6 @@
 import { arrivalBytes, clipArrivalText, eventOf, isoTime, problemOf, signatureOf, type Arrival, type ArrivalSource } from "../receiver/arrivals.js";
 import { BODY_KINDS, type RequestFacts } from "../receiver/match.js";
+import { SCHEME_NAMES } from "../signing/schemes.js";
 
 /*
  * The arrival log's storage: one column per field in a ring that grows by doubling up to its
@@ -12,6 +13,8 @@ import { BODY_KINDS, type RequestFacts } from "../receiver/match.js";
 
 const SIGNATURES: readonly Arrival["signature"][] = ["ok", "failed", "unsigned"];
 const FAULTS: readonly Arrival["fault"][] = [null, "timeout", "drop"];
+/** The scheme column: 0 for none, else 1 + its place in the table. */
+const SCHEMES_BY_CODE: readonly Arrival["scheme"][] = [null, ...SCHEME_NAMES];
 const FIRST_CAPACITY = 1024;
 /** Distinct texts a column remembers; past it, it starts over (what is stored stays as it is). */
 const MAX_REMEMBERED = 1024;
@@ -51,6 +54,7 @@ export class ArrivalRing {
   private rule = new Int32Array(0);
   /** kind (bits 0-2), valid (3), signature (4-5), fault (6-7). */
   private code = new Uint8Array(0);
+  private scheme = new Uint8Array(0);
   private method: string[] = [];
   private path: string[] = [];
   private type: (string | null)[] = [];
@@ -78,6 +82,7 @@ export class ArrivalRing {
     this.status[slot] = request.status ?? -1;
     this.rule[slot] = request.rule ?? -1;
     this.code[slot] = BODY_KINDS.indexOf(v.bodyKind) | (v.valid ? 8 : 0) | (SIGNATURES.indexOf(signatureOf(v)) << 4) | (FAULTS.indexOf(request.fault) << 6);
+    this.scheme[slot] = SCHEMES_BY_CODE.indexOf(v.signatureScheme ?? null);
     this.method[slot] = texts.method.of(request.method);
     this.path[slot] = path;
     this.type[slot] = texts.type.of(v.type ?? null);
@@ -139,6 +144,7 @@ export class ArrivalRing {
       userId: this.userId[slot] as string | null,
       valid: (code & 8) !== 0,
       signature: SIGNATURES[(code >> 4) & 3] as Arrival["signature"],
+      scheme: SCHEMES_BY_CODE[this.scheme[slot] as number] ?? null,
       problem: this.problem[slot] as string | null,
       status: status === -1 ? null : status,
       fault: FAULTS[(code >> 6) & 3] as Arrival["fault"],
@@ -170,6 +176,7 @@ export class ArrivalRing {
     this.status = typed(this.status, (n) => new Int16Array(n));
     this.rule = typed(this.rule, (n) => new Int32Array(n));
     this.code = typed(this.code, (n) => new Uint8Array(n));
+    this.scheme = typed(this.scheme, (n) => new Uint8Array(n));
     this.method = texts(this.method);
     this.path = texts(this.path);
     this.type = texts(this.type);

@@ -1,11 +1,12 @@
 import type { Destination, Target } from "../config/destination.js";
 import { InputError } from "../errors.js";
-import { sign, signingKey, type SecretKey } from "../signing/x-signature.js";
+import type { SchemeName } from "../signing/schemes.js";
 import { onAbort } from "../util/abort-listeners.js";
 import { sleep, systemClock, type Clock, type Random } from "../util/clock.js";
 import { holdProcess } from "../util/hold-process.js";
 import { recordedRequest, singleRequest, type RequestContent } from "./actions-request.js";
 import { classifyOutcome, deliveredRound, planNextRound, type NextRound } from "./policy.js";
+import { RequestSigner, type MessageIdentity, type Signature } from "./request-signer.js";
 import { RETRY_RULES, type RetryRules } from "./retry-rules.js";
 import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
 import {
@@ -29,11 +30,22 @@ export interface DeliveryOptions {
   random?: Random | undefined;
   /** The network: the undici adapter in production, a fake in unit tests. The engine closes it. */
   transport: DeliveryTransport;
+  /**
+   * `standard`: Standard Webhooks' retry schedule (docs/schemes.md#retries) instead of the
+   * destination's; its attempt deadline and window are then the defaults.
+   */
+  retryRules?: "destination" | "standard" | undefined;
+  /** Random bytes for new message ids (tests pass fixed ones). Default node:crypto's. */
+  randomBytes?: (size: number) => Uint8Array;
 }
 
 export interface EngineSettings {
   targets: Target[];
+  /** The secret; `secrets` for several (key rotation: list-carrying schemes sign with each, the others with the first). */
   secret: string | undefined;
+  secrets?: readonly string[] | undefined;
+  /** The signature scheme (docs/schemes.md), unless a target names its own; default `default` (X-Signature). */
+  scheme?: SchemeName | undefined;
   userAgent: string;
   /** Which destination's rules (docs/actions.md): `classic` (the default) or Webhooks (Actions). */
   destination?: Destination;
@@ -55,20 +67,24 @@ export class DeliveryEngine {
   private readonly clock: Clock;
   private readonly random: Random;
   private readonly transport: DeliveryTransport;
-  // Made once (signingKey): converting the text per message costs more than the hash.
-  private readonly key: SecretKey | undefined;
+  // Keys made once: converting the text per message costs more than the hash.
+  private readonly signer: RequestSigner;
+  private readonly scheme: SchemeName;
   /** The attempt options of a call that asks for nothing more than the deadline (the usual one): made once. */
   private readonly plainSend: SendOptions;
 
   constructor(settings: EngineSettings, options: DeliveryOptions) {
     this.destination = settings.destination ?? "classic";
     this.settings = { targets: [...settings.targets], secret: settings.secret, userAgent: settings.userAgent, destination: this.destination };
-    this.rules = RETRY_RULES[this.destination];
-    // Destination functions read events, not signatures: a run with only functions signs nothing.
-    const signs = settings.secret !== undefined && (settings.targets.length === 0 || settings.targets.some((target) => target.function === undefined));
-    this.key = signs ? signingKey(settings.secret as string) : undefined;
+    this.scheme = settings.scheme ?? "default";
+    const secrets = settings.secrets ?? (settings.secret === undefined ? [] : [settings.secret]);
+    // Destination functions read events, not signatures: their targets sign nothing (stateFor).
+    const signed = settings.targets.filter((target) => target.function === undefined).map((target) => target.scheme ?? this.scheme);
+    this.signer = new RequestSigner(secrets, settings.targets.length === 0 ? [this.scheme] : signed, options.randomBytes);
+    const standard = options.retryRules === "standard";
+    this.rules = standard ? RETRY_RULES.standard : RETRY_RULES[this.destination];
     this.timeoutMs = options.timeoutMs ?? this.rules.timeoutMs;
-    this.retryWindowMs = options.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
+    this.retryWindowMs = options.retryWindowMs ?? (standard ? RETRY_RULES.standard.limit.windowMs : DEFAULT_RETRY_WINDOW_MS);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.transport = options.transport;
@@ -80,15 +96,15 @@ export class DeliveryEngine {
    * docs/actions.md#the-request); --dry-run prints it. An event Webhooks (Actions) refuses (its
    * `data` is not an object) is an InputError saying why.
    */
-  prepare(body: string | Uint8Array, target: Target, call: Pick<DeliverCall, "recorded" | "canonical"> = {}): PreparedRequest {
+  prepare(body: string | Uint8Array, target: Target, call: Pick<DeliverCall, "recorded" | "canonical" | "identity"> = {}): PreparedRequest {
     const content = this.contentFor(toBuffer(body), target, call);
     if ("refused" in content) throw new InputError(content.refused);
-    return this.prepareContent(target, content);
+    return this.prepareContent(target, content, call.identity);
   }
 
-  /** The exact request for a content already built (a Webhooks (Actions) batch). */
-  prepareContent(target: Target, content: RequestContent): PreparedRequest {
-    return this.prepareRequest(target, content, this.signatureOf(content));
+  /** The exact request for a content already built (a Webhooks (Actions) batch), signed with the clock now. */
+  prepareContent(target: Target, content: RequestContent, identity: DeliverCall["identity"] = {}): PreparedRequest {
+    return this.stateFor(target, content, identity, undefined).request;
   }
 
   /**
@@ -101,9 +117,10 @@ export class DeliveryEngine {
     try {
       const bytes = toBuffer(body);
       const content = this.contentFor(bytes, undefined, call) as RequestContent;
-      // Same bytes and secret for every target: sign once.
-      const signature = this.signatureOf(content);
-      const states = (call.targets ?? this.settings.targets).map((target) => new UrlState(target, this.prepareRequest(target, content, signature)));
+      // Same bytes and secret for every target: signed once per scheme (a scheme that signs the URL, per target).
+      const targets = call.targets ?? this.settings.targets;
+      const signed = targets.length > 1 ? new Map<SchemeName, Signature | undefined>() : undefined;
+      const states = targets.map((target) => this.stateFor(target, content, call.identity ?? NO_IDENTITY, signed));
       return this.run(states, call);
     } catch (error) {
       return Promise.reject(error);
@@ -116,7 +133,7 @@ export class DeliveryEngine {
     const targets = call.targets ?? this.settings.targets;
     const results: (UrlResult | UrlState)[] = targets.map((target) => {
       const content = this.contentFor(bytes, target, call);
-      return "refused" in content ? refusedResult(target, content.refused) : new UrlState(target, this.prepareContent(target, content));
+      return "refused" in content ? refusedResult(target, content.refused) : this.stateFor(target, content, call.identity ?? NO_IDENTITY, undefined);
     });
     const states = results.filter((entry): entry is UrlState => entry instanceof UrlState);
     const outcomes = await Promise.all(states.map((state) => this.run([state], call)));
@@ -134,7 +151,7 @@ export class DeliveryEngine {
    * the `actions` row. The dispatcher sends each target's batches this way.
    */
   async deliverContent(target: Target, content: RequestContent, call: DeliverCall = {}): Promise<DeliveryResult> {
-    const state = new UrlState(target, this.prepareContent(target, content));
+    const state = this.stateFor(target, content, call.identity ?? NO_IDENTITY, undefined);
     return await this.run([state], call);
   }
 
@@ -170,8 +187,28 @@ export class DeliveryEngine {
     return singleRequest(target, { body: bytes, canonical: call.canonical });
   }
 
-  private signatureOf(content: RequestContent): string | undefined {
-    return this.key === undefined || content.signed === undefined ? undefined : sign(this.key, content.signed);
+  /**
+   * One URL's attempts at one request, signed by its target's scheme with the clock now. A scheme
+   * that signs a timestamp is signed again before each retry under the same id
+   * (docs/schemes.md#timestamps); `signed` shares one signature among targets of one scheme.
+   */
+  private stateFor(target: Target, content: RequestContent, identity: MessageIdentity, signed: Map<SchemeName, Signature | undefined> | undefined): UrlState {
+    // A destination function reads events, not signatures.
+    if (target.function !== undefined) return new UrlState(target, this.prepareRequest(target, content, undefined));
+    const scheme = target.scheme ?? this.scheme;
+    const id = this.signer.idFor(scheme, identity);
+    // Twilio signs the URL: each target its own.
+    const shared = signed !== undefined && scheme !== "twilio";
+    let signature = shared ? signed.get(scheme) : undefined;
+    if (signature === undefined) {
+      signature = this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
+      if (shared) signed.set(scheme, signature);
+    }
+    const request = this.prepareRequest(target, content, signature);
+    if (!RequestSigner.renewsPerAttempt(scheme) || signature === undefined) return new UrlState(target, request);
+    const renew = (now: number): PreparedRequest =>
+      this.prepareRequest(target, content, this.signer.sign(scheme, content, target.url, id, identity.event, now));
+    return new UrlState(target, request, renew);
   }
 
   /** Rounds until delivered, given up, or stopped: every pending URL at once; any-of when there are several (classic). The result names `states`' URLs. */
@@ -183,6 +220,8 @@ export class DeliveryEngine {
     let pending: readonly UrlState[] = states;
     for (let round = 1; ; round++) {
       let reports: AttemptReport[] | undefined;
+      // A timestamped scheme's retry carries a fresh timestamp (and the same id).
+      if (round > 1) for (const state of pending) state.renewAt(this.clock.now());
       if (send.signal) reports = await this.attemptAllUnlessCut(pending, send, send.signal);
       else if (pending.length === 1) {
         // One URL (the usual case): its attempt awaited here, not through attemptAll's own promise.
@@ -317,17 +356,17 @@ export class DeliveryEngine {
     }
   }
 
-  private prepareRequest(target: Target, content: RequestContent, signature: string | undefined): PreparedRequest {
+  private prepareRequest(target: Target, content: RequestContent, signature: Signature | undefined): PreparedRequest {
     const headers: Record<string, string> = { "User-Agent": this.settings.userAgent };
     // Webhooks (Actions) sends no Content-Type with no body (docs/actions.md#the-request).
     if (content.body !== undefined) headers["Content-Type"] = "application/json";
-    if (signature !== undefined) headers["X-Signature"] = signature;
+    if (signature !== undefined) for (const [name, value] of signature.headers) headers[name] = value;
     for (const [name, value] of Object.entries(target.headers)) {
       // A static User-Agent replaces ours rather than sending two.
       if (name.toLowerCase() === "user-agent") delete headers["User-Agent"];
       headers[name] = value;
     }
-    const request: PreparedRequest = { url: target.url, method: content.method, headers, body: content.body ?? EMPTY };
+    const request: PreparedRequest = { url: signature?.url ?? target.url, method: content.method, headers, body: content.body ?? EMPTY };
     if (this.rules.followsRedirects) request.followRedirects = this.rules.maxRedirects;
     return request;
   }
@@ -388,6 +427,7 @@ function emitBatchAttempt(
   }
 }
 const NONE: readonly UrlState[] = [];
+const NO_IDENTITY: MessageIdentity = {};
 
 function toBuffer(body: string | Uint8Array): Buffer {
   return typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);

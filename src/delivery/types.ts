@@ -111,6 +111,18 @@ export interface DeliverCall {
   cutAttempts?: boolean;
   /** Epoch ms of the first attempt, when resuming a delivery (serve after restart). */
   firstAttemptAt?: number;
+  /**
+   * What the message keeps across retries and re-sends under a scheme with an id header: the id it
+   * was recorded with, its own `messageId` (the id is derived from it), its type (the event header).
+   */
+  identity?: {
+    /** The id it was sent under before (a recorded `webhook-id`, …), kept when the scheme can carry it. */
+    id?: string | undefined;
+    /** Its own `messageId`: the id is derived from it. */
+    seed?: string | undefined;
+    /** The event header's value: its type. */
+    event?: string | undefined;
+  };
   /** Override the engine's targets for this message. */
   targets?: readonly Target[];
   /**

@@ -16,8 +16,16 @@ export class UrlState {
 
   constructor(
     readonly target: Target,
-    readonly request: PreparedRequest,
+    /** What the next attempt sends: signed again before each retry when the scheme signs a timestamp (`renew`). */
+    public request: PreparedRequest,
+    /** The request signed afresh at `now` (ms), keeping the message's id: a timestamped scheme's retry. */
+    private readonly renew?: (now: number) => PreparedRequest,
   ) {}
+
+  /** Before a retry: a timestamped scheme's request is signed again with the clock now (docs/schemes.md#timestamps). */
+  renewAt(now: number): void {
+    if (this.renew) this.request = this.renew(now);
+  }
 
   record(report: AttemptReport): void {
     this.attempts += 1;

@@ -211,6 +211,8 @@ export class Dispatcher<E extends DispatchEntry> {
     if (firstAttemptAt !== undefined) call.firstAttemptAt = firstAttemptAt;
     if (entry.recorded !== undefined) call.recorded = entry.recorded;
     if (entry.canonical === true) call.canonical = true;
+    if (entry.messageId !== undefined || entry.recordedId !== undefined || entry.type !== undefined)
+      call.identity = { id: entry.recordedId, seed: entry.messageId, event: entry.type };
     if (this.options.cutAttempts) call.cutAttempts = true;
     if (this.hooks.keepResponse) call.keepResponse = true;
     if (this.hooks.captureResponse) call.captureResponse = true;

@@ -22,6 +22,12 @@ export interface DispatchEntry {
   canonical?: boolean | undefined;
   /** A recorded request, sent again as it was: its method and signature rule; never mapped nor batched. */
   recorded?: { method: HttpMethod; rule: SignatureRule } | undefined;
+  /** The message's own `messageId`: a scheme's message id is derived from it, so a re-send keeps it (docs/schemes.md#timestamps). */
+  messageId?: string | undefined;
+  /** The id header it was recorded with (`webhook-id`, `X-GitHub-Delivery`, …): sent again as it is. */
+  recordedId?: string | undefined;
+  /** The message's type: the event header of a scheme that sends one (GitHub's X-GitHub-Event). */
+  type?: string | undefined;
 }
 
 /** Per-message hooks: each names its message, so nothing maps bodies back to messages. */

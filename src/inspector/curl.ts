@@ -1,7 +1,7 @@
 import { relayedHeaders } from "../receiver/forward.js";
 import { isOriginForm } from "../receiver/request-target.js";
 import { isAcceptedMethod } from "../receiver/methods.js";
-import { redactHeaders, REDACTED } from "../safe-text/redact.js";
+import { redactHeaders, REDACTED, type Secrets } from "../safe-text/redact.js";
 import type { Inspected } from "../receiver/history/index.js";
 
 /** The command, or why the request cannot be copied as one (the page says so). */
@@ -32,7 +32,7 @@ const PATH_BYTES = /^[\x21-\x22\x24-\x7e]*$/;
  * file), no URL globbing, no ~/.curlrc, no proxy, none of curl's own headers the recording lacks.
  * Credential headers are left out, as the page never shows them (docs/receiver.md#copy-as-curl).
  */
-export function curlCommand(row: Inspected, target: CurlTarget, secret: string | undefined): CurlCopy {
+export function curlCommand(row: Inspected, target: CurlTarget, secret: Secrets): CurlCopy {
   // listen refused such a request (400) without forwarding it: there is nothing to send again.
   if (!isOriginForm(row.path))
     return {
@@ -97,7 +97,7 @@ function bodyArgument(row: Inspected): string | null | { problem: string } {
 }
 
 /** One `-H` per recorded end-to-end header, then the switches that turn off curl's own headers. */
-function headerArguments(row: Inspected, secret: string | undefined, withBody: boolean): string[] {
+function headerArguments(row: Inspected, secret: Secrets, withBody: boolean): string[] {
   const flat: string[] = [];
   for (const [name, value] of Object.entries(row.headers)) {
     if (value === undefined) continue;

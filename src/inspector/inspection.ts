@@ -1,12 +1,16 @@
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import type { ReceivedRequest } from "../receiver/received-request.js";
 import type { ControlApi } from "../control/api.js";
+import type { SignatureSettings } from "../receiver/signature-check.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
 import { RequestStore, receivedRow, type DropNotice, type Inspected, type StoreLimits } from "../receiver/history/index.js";
 
 export interface InspectionOptions extends StoreLimits {
-  secret: string | undefined;
+  /** listen's signing (docs/schemes.md): a resend is signed by its row's scheme with these secrets, and judged as listen judges. */
+  signing?: SignatureSettings;
+  /** One secret: shorthand for `signing: { secrets: [secret] }`. */
+  secret?: string | undefined;
   /** listen --strict: a batch's elements are listed as judged (docs/receiver.md#shape-check). */
   strict?: boolean | undefined;
   /** listen --forward-to's routes: a row's route is its default Resend target. */
@@ -28,8 +32,11 @@ export class Inspection {
   private resends = 0;
   private server: InspectorServer | undefined;
 
+  private readonly signing: SignatureSettings;
+
   constructor(private readonly options: InspectionOptions) {
     this.store = new RequestStore(options);
+    this.signing = options.signing ?? { secrets: options.secret === undefined ? [] : [options.secret] };
     const told = new Set<string>();
     this.store.subscribe((_row, dropped) => {
       if (!dropped || told.has(dropped.message)) return;
@@ -73,7 +80,7 @@ export class Inspection {
   }
 
   private async resendRow(original: Inspected, url?: string, body?: Buffer): Promise<Inspected> {
-    const resent = await resend(original, url ?? this.defaultTarget(original), { secret: this.options.secret, body });
+    const resent = await resend(original, url ?? this.defaultTarget(original), { signing: this.signing, body });
     const row = this.store.add({ ...resent, label: `R${++this.resends}` });
     this.options.onResent?.(row);
     return row;
@@ -85,7 +92,7 @@ export class Inspection {
       control,
       port,
       store: this.store,
-      secret: this.options.secret,
+      secret: this.signing.secrets,
       strict: this.options.strict ?? false,
       routes: this.options.routes ?? null,
       receiverUrl: this.receiverUrl,

@@ -1,6 +1,7 @@
 import { basename } from "node:path";
 import { UsageError } from "../errors.js";
 import { rowFromLine, inspectedRow, RequestStore, type Inspected } from "../receiver/history/index.js";
+import { SignatureChecker, type SignatureSettings } from "../receiver/signature-check.js";
 import { RecordingIndex } from "./recording-index.js";
 import { resend } from "./resend.js";
 import { storeNewestFirst, type RowSource } from "./rows.js";
@@ -14,8 +15,10 @@ const KEPT_RESENDS = 1_000;
 const MAX_DOWNLOAD_IDS = 10_000;
 
 export interface RecordingInspectionOptions {
-  /** Signs resends, and checks the recorded signatures again; without it the recorded verdicts are shown. */
-  secret: string | undefined;
+  /** Signs resends, and checks the recorded signatures again (each at the time it arrived); without secrets the recorded verdicts are shown. */
+  signing?: SignatureSettings;
+  /** One secret: shorthand for `signing: { secrets: [secret] }`. */
+  secret?: string | undefined;
   strict?: boolean | undefined;
   /** Called with each resent row once its answer is in. */
   onResent?: (row: Inspected) => void;
@@ -31,12 +34,16 @@ export class RecordingInspection implements RowSource {
   private readonly resends: RequestStore;
   private resendCount = 0;
   private server: InspectorServer | undefined;
+  private readonly signing: SignatureSettings;
+  private readonly checker: SignatureChecker | undefined;
 
   private constructor(
     readonly index: RecordingIndex,
     private readonly options: RecordingInspectionOptions,
   ) {
     this.resends = new RequestStore({ keep: KEPT_RESENDS, firstId: index.count + 1 });
+    this.signing = options.signing ?? { secrets: options.secret === undefined ? [] : [options.secret] };
+    this.checker = this.signing.secrets.length === 0 ? undefined : new SignatureChecker(this.signing);
   }
 
   /** The requests shown: the lines indexed. */
@@ -72,7 +79,7 @@ export class RecordingInspection implements RowSource {
   async line(id: number): Promise<string | undefined> {
     if (this.index.has(id)) return `${(await this.index.line(id))?.text ?? ""}\n`;
     const row = this.resends.get(id);
-    return row && recordLine(row, this.options.secret);
+    return row && recordLine(row, this.signing.secrets);
   }
 
   /** Resends row `id` to `url` (required: a recording has no receiver), `body` in place of its bytes when edited. */
@@ -80,7 +87,7 @@ export class RecordingInspection implements RowSource {
     if (url === undefined) throw new UsageError("type the URL to resend to: a recording has no receiver of its own");
     const original = await this.get(id);
     if (!original) return undefined;
-    const resent = await resend(original, url, { secret: this.options.secret, body });
+    const resent = await resend(original, url, { signing: this.signing, body });
     const row = this.resends.add({ ...resent, label: `R${++this.resendCount}` });
     this.options.onResent?.(row);
     return row;
@@ -94,7 +101,7 @@ export class RecordingInspection implements RowSource {
       portField: "port",
       store: this.resends,
       source: this,
-      secret: this.options.secret,
+      secret: this.signing.secrets,
       strict: this.options.strict ?? false,
       routes: null,
       receiverUrl: null,
@@ -118,7 +125,7 @@ export class RecordingInspection implements RowSource {
 
   /** Row `id` from its line: labelled by its line number, judged as listen judged it. */
   private toRow(id: number, number: number, text: string): Inspected {
-    const row = rowFromLine(text, number, { secret: this.options.secret, strict: this.options.strict ?? false });
+    const row = rowFromLine(text, number, { checker: this.checker, strict: this.options.strict ?? false });
     return inspectedRow(id, { ...row, label: String(number) });
   }
 }

@@ -1,6 +1,9 @@
 import type { AttemptEvent } from "../delivery/types.js";
 import { undiciEngine } from "../delivery/undici-engine.js";
-import { judgeRequest } from "../receiver/verdict.js";
+import { SignatureChecker, type SignatureSettings } from "../receiver/signature-check.js";
+import { judgeWith } from "../receiver/verdict.js";
+import { recogniseSchemes, SCHEMES, writtenHeaderNames, type SchemeName } from "../signing/index.js";
+import type { MessageIdentity } from "../delivery/request-signer.js";
 import { validateHeader, validateUrl } from "../config/checks.js";
 import { DEFAULT_USER_AGENT, HTTP_METHODS, type HttpMethod } from "../config/destination.js";
 import type { DeliverCall } from "../delivery/types.js";
@@ -15,34 +18,37 @@ const MAX_CARRIED = 50;
 export const MAX_EDITED_BODY_BYTES = 1024 * 1024;
 
 export interface ResendOptions {
-  /** The current secret: the resent bytes are signed with it. */
-  secret: string | undefined;
+  /** listen's signing: the resent bytes are signed with its secrets by the row's scheme, and the new row judged as listen judges. */
+  signing: SignatureSettings;
   timeoutMs?: number | undefined;
   /** Edit-then-resend: these bytes instead of the row's (the original row is left as it is). */
   body?: Buffer | undefined;
 }
 
 /**
- * Resend: the exact bytes of a row (or an edited body), re-signed with the current secret by the
- * rule the row verified with (docs/receiver.md#signature-check: the whole body, or a batch's
- * element 0), through THE delivery engine (one attempt: the person clicking wants to see this
- * answer, not a retry schedule). The result is a new row linked to the original.
+ * Resend: the exact bytes of a row (or an edited body), signed again with listen's secrets by the
+ * row's scheme (docs/receiver.md#resend): X-Signature by the rule the row verified with (the whole
+ * body, or a batch's element 0); a timestamped scheme with a fresh timestamp under the row's message
+ * id. Through THE delivery engine (one attempt: the person clicking wants to see this answer, not
+ * a retry schedule). The result is a new row linked to the original.
+ * The new row, unlabelled: it gets its label once it exists (a refused URL uses up no number).
  */
-/** The new row, unlabelled: it gets its label once it exists (a refused URL uses up no number). */
 export async function resend(original: Inspected, url: string, options: ResendOptions): Promise<Omit<NewInspected, "label">> {
   validateUrl(url, { flag: "Resend URL" });
   const bytes = options.body ?? original.raw;
   if (options.body !== undefined) checkEdited(original, options.body);
   const recorded = asRecorded(original);
   const userAgent = headerValue(original.headers["user-agent"]) ?? DEFAULT_USER_AGENT;
+  const { secrets } = options.signing;
+  const scheme = schemeOf(original, options.signing);
   const engine = undiciEngine(
-    { targets: [{ url, headers: carriedHeaders(original) }], secret: options.secret, userAgent },
+    { targets: [{ url, headers: carriedHeaders(original, secrets.length > 0 ? scheme : undefined) }], secret: secrets[0], secrets, scheme, userAgent },
     { retryWindowMs: 0, timeoutMs: options.timeoutMs },
   );
   let attempt: AttemptEvent | undefined;
   const receivedAt = new Date();
   try {
-    const call: DeliverCall = { keepResponse: true, onAttempt: (event) => (attempt = event) };
+    const call: DeliverCall = { keepResponse: true, onAttempt: (event) => (attempt = event), identity: identityOf(original, scheme) };
     if (recorded) call.recorded = recorded;
     const result = await engine.deliver(bytes, call);
     const sent = attempt?.request;
@@ -61,7 +67,7 @@ export async function resend(original: Inspected, url: string, options: ResendOp
       path: pathOf(url),
       headers,
       raw: bytes,
-      verdict: judgeRequest(bytes, headers, { secret: options.secret }),
+      verdict: judgeWith(bytes, headers, { checker: checkerOf(options.signing, sent?.url ?? url), strict: false, path: "", now: receivedAt.getTime() }),
       status: response.status,
       fault: null,
       injected: false,
@@ -97,13 +103,39 @@ function checkEdited(original: Inspected, bytes: Buffer): void {
     );
 }
 
-/** The original's end-to-end headers that a static header may carry (the engine sets the rest). */
-function carriedHeaders(original: Inspected): Record<string, string> {
+/**
+ * The row's scheme: the one its verdict names, else the one its headers show (the last recognised:
+ * a sender migrating sends its old header beside the new), else listen's --scheme, else X-Signature.
+ */
+function schemeOf(original: Inspected, signing: SignatureSettings): SchemeName {
+  return original.verdict.signatureScheme ?? recogniseSchemes(original.headers).at(-1) ?? (signing.scheme as SchemeName | undefined) ?? "default";
+}
+
+/** What the row was sent under: its message id and event headers, kept by the resend (a retry, for an idempotent receiver). */
+function identityOf(original: Inspected, scheme: SchemeName): MessageIdentity {
+  const { id, event } = SCHEMES[scheme];
+  return {
+    id: id === undefined ? undefined : headerValue(original.headers[id.header.toLowerCase()]),
+    event: event === undefined ? undefined : headerValue(original.headers[event.header.toLowerCase()]),
+  };
+}
+
+/** The resent request judged as listen judges it; Twilio's signature against the URL it was sent to. */
+function checkerOf(signing: SignatureSettings, sentTo: string): SignatureChecker | undefined {
+  return signing.secrets.length === 0 ? undefined : new SignatureChecker({ ...signing, publicUrl: sentTo });
+}
+
+/**
+ * The original's end-to-end headers that a static header may carry (the engine sets the rest).
+ * Signing again by `scheme`, the headers its signer writes are left for it to write afresh.
+ */
+function carriedHeaders(original: Inspected, scheme: SchemeName | undefined): Record<string, string> {
   const carried: Record<string, string> = {};
+  const written = new Set(scheme === undefined ? [] : writtenHeaderNames(SCHEMES[scheme]));
   let count = 0;
   for (const [name, value] of Object.entries(original.headers)) {
     const one = headerValue(value);
-    if (one === undefined || NOT_CARRIED.has(name) || count >= MAX_CARRIED) continue;
+    if (one === undefined || NOT_CARRIED.has(name) || written.has(name) || count >= MAX_CARRIED) continue;
     try {
       validateHeader(name, one, {});
     } catch {

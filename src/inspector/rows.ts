@@ -1,3 +1,4 @@
+import type { Secrets } from "../safe-text/redact.js";
 import type { Candidate } from "./search.js";
 import { liveText } from "./search.js";
 import type { Inspected, RequestStore } from "../receiver/history/index.js";
@@ -20,7 +21,7 @@ export interface RowSource {
 }
 
 /** listen's rows: the store's, newest first. */
-export function liveRows(store: RequestStore, secret: string | undefined): RowSource {
+export function liveRows(store: RequestStore, secret: Secrets): RowSource {
   return {
     get: (id) => Promise.resolve(store.get(id)),
     whyGone: (id) => store.whyGone(id),

@@ -1,3 +1,4 @@
+import type { Secrets } from "../safe-text/redact.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseHttpUrl } from "../config/checks.js";
 import { WebhookCliError } from "../errors.js";
@@ -22,7 +23,8 @@ export interface InspectorServerOptions {
   store: RequestStore;
   /** Where the API reads rows: `inspect`'s recording; default, the store. */
   source?: RowSource;
-  secret: string | undefined;
+  /** Every secret, masked wherever a row is shown. */
+  secret: Secrets;
   /** listen --strict, for a batch's elements in a row's detail. */
   strict?: boolean;
   /** listen --forward-to's routes (docs/receiver.md#routing), or null when not forwarding. */

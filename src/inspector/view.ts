@@ -4,8 +4,9 @@ import { userIdOf } from "../messages/check.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { isPlainObject } from "../json/parse.js";
 import { MAX_PRETTY_CHARS, prettyJson } from "../json/pretty.js";
-import { redactResponseHeaders } from "../safe-text/redact.js";
+import { redactResponseHeaders, type Secrets } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
+import { SCHEMES } from "../signing/schemes.js";
 import { curlCommand, type CurlTarget } from "./curl.js";
 import { elementViews, MAX_LISTED_ELEMENTS } from "./elements.js";
 import type { Inspected, KeptResponse } from "../receiver/history/index.js";
@@ -28,6 +29,8 @@ export interface RowSummary {
   userId: string | null;
   name: string | null;
   signature: "ok" | "failed" | "unsigned";
+  /** The signature scheme checked (docs/schemes.md): the one verified or the one that failed; null when none was. */
+  scheme: string | null;
   shape: "ok" | "warnings" | "errors";
   valid: boolean;
   status: number | null;
@@ -61,6 +64,7 @@ export function summarize(row: Inspected): RowSummary {
     userId: v.userId ?? null,
     name: v.name ?? null,
     signature: v.signatureValid === true ? "ok" : v.signatureValid === false ? "failed" : "unsigned",
+    scheme: v.signatureScheme,
     shape: v.shapeErrors.length > 0 ? "errors" : v.shapeWarnings.length > 0 ? "warnings" : "ok",
     valid: v.valid,
     status: row.status,
@@ -85,7 +89,7 @@ export function summarize(row: Inspected): RowSummary {
  */
 export function detail(
   row: Inspected,
-  context: { secret: string | undefined; curl: CurlTarget | { problem: string }; forwardTarget?: string | null; strict?: boolean },
+  context: { secret: Secrets; curl: CurlTarget | { problem: string }; forwardTarget?: string | null; strict?: boolean },
 ): Record<string, unknown> {
   const v = row.verdict;
   const curl = "problem" in context.curl ? { command: null, problem: context.curl.problem } : curlCommand(row, context.curl, context.secret);
@@ -110,6 +114,11 @@ export function detail(
     shapeWarnings: withMore(v.shapeWarnings, v.moreShapeWarnings, "warnings"),
     signatureError: v.signatureError,
     signatureNote: v.signatureNote,
+    signatureReason: v.signatureReason,
+    signatureSecret: v.signatureSecret,
+    skewSeconds: v.skewSeconds,
+    // The header the scheme's signature travels in, for the sentence the page shows.
+    signatureHeader: v.signatureScheme === null ? null : SCHEMES[v.signatureScheme].signature.name,
     batch: v.batch,
     // Each element of a batch with its shape result; the first MAX_LISTED_ELEMENTS, the rest counted.
     elements: batch?.elements ?? null,
@@ -139,7 +148,7 @@ function responseView(response: KeptResponse): Record<string, unknown> {
 }
 
 /** A recording line (docs/recording.md#recording-line) that `replay` sends byte-identical; the body is read again from the row's bytes. */
-export function recordLine(row: Inspected, secret: string | undefined): string {
-  const { signatureValid, signatureRule } = row.verdict;
-  return formatRequestLine({ ...row, verdict: { signatureValid, signatureRule, ...readJsonBody(row.raw) } }, secret);
+export function recordLine(row: Inspected, secret: Secrets): string {
+  const { signatureValid, signatureRule, signatureScheme, signatureReason } = row.verdict;
+  return formatRequestLine({ ...row, verdict: { signatureValid, signatureRule, signatureScheme, signatureReason, ...readJsonBody(row.raw) } }, secret);
 }

@@ -1,5 +1,6 @@
 import { clipText } from "../safe-text/clip.js";
 import { printable } from "../safe-text/printable.js";
+import type { SchemeName } from "../signing/schemes.js";
 import type { RequestFacts } from "./match.js";
 import type { RequestVerdict } from "./verdict.js";
 
@@ -18,6 +19,8 @@ export interface Arrival extends RequestFacts {
   /** ISO 8601. */
   receivedAt: string;
   signature: "ok" | "failed" | "unsigned";
+  /** The signature scheme checked (verified, or failed), or null when none was (docs/schemes.md). */
+  scheme: SchemeName | null;
   /** Why it is invalid (the signature's error, else the first shape error), or null. */
   problem: string | null;
   /** The status answered, or null for a held or dropped request. */
@@ -33,7 +36,8 @@ export interface ArrivalSource {
   receivedAt: Date;
   method: string;
   path: string;
-  verdict: Pick<RequestVerdict, "type" | "userId" | "name" | "bodyKind" | "valid" | "signatureValid" | "signatureError" | "shapeErrors">;
+  verdict: Pick<RequestVerdict, "type" | "userId" | "name" | "bodyKind" | "valid" | "signatureValid" | "signatureError" | "shapeErrors"> &
+    Partial<Pick<RequestVerdict, "signatureScheme">>;
   status: number | null;
   fault: "timeout" | "drop" | null;
   rule?: number | null | undefined;
@@ -53,6 +57,7 @@ export function arrivalOf(request: ArrivalSource): Arrival {
     userId: v.userId !== undefined ? clipArrivalText(v.userId) : null,
     valid: v.valid,
     signature: signatureOf(v),
+    scheme: v.signatureScheme ?? null,
     problem: problemOf(v),
     status: request.status,
     fault: request.fault,
@@ -100,7 +105,8 @@ export function arrivalBytes(arrival: Pick<Arrival, "path" | "event" | "userId" 
 export function arrivalLine(a: Arrival): string {
   const what = a.kind === "message" ? (a.type ?? "message") : a.kind === "none" ? "no data" : a.kind === "invalid" ? "not JSON or no message" : a.kind;
   const who = [a.userId !== null ? printable(a.userId) : null, a.event !== null ? JSON.stringify(printable(a.event)) : null].filter((part) => part !== null);
-  const verdict = a.valid ? "valid" : `invalid (${printable(a.problem ?? "invalid")})`;
+  const scheme = a.scheme !== null && a.scheme !== "default" && a.signature === "ok" ? ` (${a.scheme} signature)` : "";
+  const verdict = a.valid ? `valid${scheme}` : `invalid (${printable(a.problem ?? "invalid")})`;
   const answer = a.fault === "timeout" ? "held" : a.fault === "drop" ? "dropped" : `${a.status ?? "-"}${a.rule !== null ? ` (rule ${a.rule})` : ""}`;
   return [`#${a.index} ${printable(a.method)} ${printable(a.path)}`, what, ...who, verdict, `→ ${answer}`].join("  ");
 }

@@ -1,6 +1,6 @@
 import { writeSync } from "node:fs";
 import { AppendFile, type WriteFunction } from "../util/append-file.js";
-import { redactHeaders, redactUrl } from "../safe-text/redact.js";
+import { redactHeaders, redactUrl, type Secrets } from "../safe-text/redact.js";
 import type { RequestHeaders, RequestVerdict } from "./verdict.js";
 
 export { REDACTED, redactHeaders } from "../safe-text/redact.js";
@@ -13,13 +13,16 @@ export interface RecordInput {
   signatureValid: boolean | null;
   /** Written for a batch only (docs/recording.md#recording-line): which bytes X-Signature matched. */
   signatureRule?: RequestVerdict["signatureRule"] | undefined;
+  /** The scheme checked and, when it failed, why (docs/recording.md#recording-line); written when a scheme was checked. */
+  signatureScheme?: RequestVerdict["signatureScheme"] | undefined;
+  signatureReason?: RequestVerdict["signatureReason"] | undefined;
   raw: Uint8Array;
   /** The raw body decoded as UTF-8, or null when it is not valid UTF-8. */
   text: string | null;
   /** The parsed body; undefined when the body is not JSON. */
   body: unknown;
-  /** Any header value holding the secret is redacted too. */
-  secret?: string | undefined;
+  /** Any header value holding a secret is redacted too. */
+  secret?: Secrets;
   /** listen --forward-to: the app's answer (docs/recording.md#forwarded-response). */
   response?: Record<string, unknown> | undefined;
 }
@@ -32,9 +35,9 @@ export function formatRequestLine(
     path: string;
     headers: RequestHeaders;
     raw: Uint8Array;
-    verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body"> & Partial<Pick<RequestVerdict, "signatureRule">>;
+    verdict: Pick<RequestVerdict, "signatureValid" | "text" | "body"> & Partial<Pick<RequestVerdict, "signatureRule" | "signatureScheme" | "signatureReason">>;
   },
-  secret: string | undefined,
+  secret: Secrets,
   response?: Record<string, unknown>,
 ): string {
   const { verdict } = request;
@@ -45,6 +48,8 @@ export function formatRequestLine(
     headers: request.headers,
     signatureValid: verdict.signatureValid,
     signatureRule: verdict.signatureRule,
+    signatureScheme: verdict.signatureScheme,
+    signatureReason: verdict.signatureReason,
     raw: request.raw,
     text: verdict.text,
     body: verdict.body,
@@ -67,6 +72,8 @@ export function formatRecordLine(input: RecordInput): string {
     `"path":${JSON.stringify(redactUrl(input.path, input.secret))},"headers":${JSON.stringify(redactHeaders(input.headers, input.secret))},` +
     `"signatureValid":${String(input.signatureValid)},`;
   // A batch may be signed over element 0 or the whole body; a replay signs it the same way.
+  if (input.signatureScheme != null) line += `"signatureScheme":"${input.signatureScheme}",`;
+  if (input.signatureReason != null) line += `"signatureReason":"${input.signatureReason}",`;
   if (input.signatureRule != null && Array.isArray(input.body)) line += `"signatureRule":"${input.signatureRule}",`;
   line += `"body":${bodyJson}`;
   if (!identical) line += `,"rawBody":"${Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength).toString("base64")}"`;

@@ -13,7 +13,9 @@ import { Responder } from "./responder.js";
 import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
-import { judgeRequest, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
+import { schemeNamed } from "../signing/schemes.js";
+import { SignatureChecker } from "./signature-check.js";
+import { judgeWith, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
 
 /* What a receiver takes and what it gives back; then the server. */
 
@@ -21,7 +23,15 @@ export interface ReceiverOptions extends ConnectionLimits {
   host?: string | undefined;
   /** 0 = any free port. */
   port?: number | undefined;
+  /** The shared secret; `secrets` for several (key rotation). Without either, requests are accepted and marked unsigned. */
   secret?: string | undefined;
+  secrets?: readonly string[] | undefined;
+  /** The signature scheme required (docs/schemes.md); default: each recognised by its signature header. */
+  scheme?: string | undefined;
+  /** How far a timestamped scheme's timestamp may be from the clock, in seconds; default the scheme's own. */
+  toleranceSeconds?: number | undefined;
+  /** Twilio signs the URL: the URL the sender used up to the path, when a proxy or tunnel stands in front (default: this receiver's, by the Host header). */
+  publicUrl?: string | undefined;
   strict?: boolean | undefined;
   answerPlan?: AnswerPlan | undefined;
   /**
@@ -124,6 +134,10 @@ class ReceiverCore {
   private readonly budget: BodyBudget;
   private readonly clock: Clock;
   private readonly batcher: RecordBatcher | undefined;
+  /** Built once: each scheme's keys made when the receiver starts, not per request. */
+  private readonly checker: SignatureChecker | undefined;
+  /** Every secret, masked in the recording. */
+  private readonly secrets: readonly string[];
   /** Relays in flight (or held by --delay before it), interrupted by stop(). */
   private readonly relays = new Set<AbortController>();
   private index = 0;
@@ -138,6 +152,8 @@ class ReceiverCore {
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
+    this.secrets = receiverSecrets(options);
+    this.checker = signatureCheckerOf(options, this.secrets);
     this.responder.onNoneDelayed = () => this.settleIfIdle();
   }
 
@@ -179,13 +195,14 @@ class ReceiverCore {
     let decided: Decided;
     let line: string | undefined;
     try {
-      const verdict = judgeRequest(raw, req.headers, { secret: this.options.secret, strict: this.options.strict ?? false });
+      const path = req.url ?? "/";
+      const verdict = judgeWith(raw, req.headers, { checker: this.checker, strict: this.options.strict ?? false, path, now: receivedAt.getTime() });
       const decision = this.decide(req, verdict);
       const request = receivedRequest(req, raw, verdict, { index: ++this.index, receivedAt, decision });
       // The relay may wait long: it holds the raw bytes, not the parsed body (read again for the recording line).
       if (decision.kind === "relay") return this.relay({ req, res, request: { ...request, verdict: withoutBody(verdict) } }, decision.delayMs, decision.relay);
       decided = { req, res, request, answer: decision };
-      if (this.batcher) line = formatRequestLine(request, this.options.secret);
+      if (this.batcher) line = formatRequestLine(request, this.secrets);
     } catch (error) {
       return void this.failedToHandle(req, res, raw, receivedAt, error as Error);
     }
@@ -208,7 +225,7 @@ class ReceiverCore {
   private failedToHandle(req: IncomingMessage, res: ServerResponse, raw: Buffer, receivedAt: Date, error: Error): void {
     this.options.onError?.(error);
     if (this.batcher) {
-      const unjudged = { receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.options.secret };
+      const unjudged = { receivedAt, method: req.method ?? "POST", path: req.url ?? "/", headers: req.headers, raw, secret: this.secrets };
       this.batcher.add(formatUnjudgedLine(unjudged), () => {});
     }
     this.responder.answer(res, 500, '{"error":"internal error handling the request"}');
@@ -252,7 +269,7 @@ class ReceiverCore {
     };
     if (!this.batcher) return send();
     const { request } = exchange;
-    const line = formatRequestLine({ ...request, verdict: withBody(request.verdict, request.raw) }, this.options.secret, recordedResponse(result));
+    const line = formatRequestLine({ ...request, verdict: withBody(request.verdict, request.raw) }, this.secrets, recordedResponse(result));
     this.batcher.add(line, (failure) => (failure === null ? send() : this.recordingFailed(exchange, failure)));
   }
 
@@ -327,4 +344,18 @@ class ReceiverCore {
 function untilClosed(res: ServerResponse): Promise<void> {
   if (res.destroyed || res.writableFinished) return Promise.resolve();
   return new Promise((resolve) => res.once("close", () => resolve()));
+}
+
+/** `secret` then `secrets`: every secret a request may be signed with. */
+export function receiverSecrets(options: Pick<ReceiverOptions, "secret" | "secrets">): string[] {
+  return options.secret === undefined ? [...(options.secrets ?? [])] : [options.secret, ...(options.secrets ?? [])];
+}
+
+/** The receiver's signature check, built once (a scheme named with a secret its format refuses throws now); undefined without a secret. */
+function signatureCheckerOf(options: ReceiverOptions, secrets: readonly string[]): SignatureChecker | undefined {
+  // An unknown scheme is refused with or without a secret.
+  if (options.scheme !== undefined) schemeNamed(options.scheme);
+  if (secrets.length === 0) return undefined;
+  const { scheme, toleranceSeconds, publicUrl } = options;
+  return new SignatureChecker({ secrets, scheme, toleranceSeconds, publicUrl, secure: options.tls !== undefined });
 }

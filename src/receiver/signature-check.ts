@@ -1,23 +1,62 @@
-import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
+import { SecretFormatError } from "../errors.js";
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
+import {
+  keysOrError,
+  SCHEME_NAMES,
+  schemeKeys,
+  schemeNamed,
+  SCHEMES,
+  secretRefused,
+  verifySignature,
+  type RefusalReason,
+  type Scheme,
+  type SchemeKey,
+  type SchemeName,
+  type Verification,
+} from "../signing/index.js";
+import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
 import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
-import type { RequestVerdict } from "./verdict.js";
+import type { RequestHeaders } from "./verdict.js";
 
 /**
  * The bytes an X-Signature matched: the whole body (the classic destination, and Webhooks (Actions)
  * for one event), or element 0 of a batch exactly as it stands in the raw body (Webhooks (Actions)
- * signs `JSON.stringify` of the first event's data only).
+ * signs `JSON.stringify` of the first event's data only). Every other scheme signs the whole body.
  */
-export type SignatureRule = NonNullable<RequestVerdict["signatureRule"]>;
+export type SignatureRule = "body" | "first-element";
+
+/** Why a signature failed: the verifier's reasons, or `unrecognised` (no scheme's signature header). */
+export type SignatureReason = RefusalReason | "unrecognised";
 
 export interface SignatureCheck {
   /** true: verified; false: missing or wrong; null: not checked (no secret, or a request the sender never signs). */
   signatureValid: boolean | null;
   signatureError: string | null;
   signatureRule: SignatureRule | null;
-  /** What a verdict other than a plain match means: a request sent unsigned by design, or a signature over element 0 only. */
+  /** What a verdict other than a plain match means: a request sent unsigned by design, a signature over element 0 only, a second scheme. */
   signatureNote: string | null;
   diagnosis: Diagnosis | null;
+  /** The scheme checked (docs/schemes.md): the one verified, or the one that failed; null when none was checked or recognised. */
+  signatureScheme: SchemeName | null;
+  signatureReason: SignatureReason | null;
+  /** Which secret matched, from 1 (key rotation: several secrets); null unless verified. */
+  signatureSecret: number | null;
+  /** A timestamped scheme's skew: the receiver's clock minus the signed timestamp, in seconds; else null. */
+  skewSeconds: number | null;
+}
+
+/** How requests are verified: built once per receiver (docs/receiver.md#signature-check). */
+export interface SignatureSettings {
+  /** The one scheme required; undefined: each scheme is recognised by its signature header. */
+  scheme?: string | undefined;
+  /** Every secret accepted (key rotation), in order; none: nothing is checked. */
+  secrets: readonly string[];
+  /** How far a timestamp may be from the clock, in seconds; default each scheme's own. */
+  toleranceSeconds?: number | undefined;
+  /** Twilio signs the URL: the URL the sender used, up to the path (a proxy or tunnel in front); default `http(s)://` + the Host header. */
+  publicUrl?: string | undefined;
+  /** Reached over TLS (the URL Twilio signed starts `https://`). */
+  secure?: boolean | undefined;
 }
 
 export const FIRST_ELEMENT_NOTE =
@@ -26,38 +65,158 @@ export const NO_DATA_NOTE = "no X-Signature: Webhooks (Actions) sends none for a
 export const NULL_FIRST_NOTE =
   "no X-Signature: Webhooks (Actions) sends none when a batch's element 0 is null (an event without data), so nothing in this batch is signed";
 
-// The common answers, made once: the check runs for every request.
 const NOT_CHECKED: SignatureCheck = result(null, null, null, null);
-const BODY_MATCH: SignatureCheck = result(true, null, "body", null);
-const FIRST_ELEMENT_MATCH: SignatureCheck = result(true, null, "first-element", FIRST_ELEMENT_NOTE);
-const MISSING: SignatureCheck = result(false, "missing X-Signature header", null, null);
 const NO_DATA: SignatureCheck = result(null, null, null, NO_DATA_NOTE);
 const NULL_FIRST: SignatureCheck = result(null, null, null, NULL_FIRST_NOTE);
 const NULL_BYTES = Buffer.from("null");
+const X_SIGNATURE = "x-signature";
+
+/** Each scheme's signature header names (lower-case, the legacy one too), in the table's order: what recognition looks up. */
+const RECOGNISED_BY = SCHEME_NAMES.map((name) => {
+  const scheme = SCHEMES[name];
+  return [scheme.signature.name, scheme.legacy?.name].filter((n): n is string => n !== undefined).map((n) => n.toLowerCase());
+});
+const LOOKED_FOR = SCHEME_NAMES.filter((name) => name !== "default")
+  .map((name) => SCHEMES[name].signature.name)
+  .join(", ");
 
 /**
- * Checks X-Signature (docs/receiver.md#signature-check): HMAC-SHA1 of the whole raw body, then,
- * for a JSON array, of its element 0's bytes as received (never re-serialized). A missing header is
- * a failure except where the real sender sends none: an empty body, or a batch whose element 0 is null.
+ * THE receiver's signature check (docs/receiver.md#signature-check), built once from listen's flags:
+ * each scheme's keys made once, the answers that repeat made once. `default` keeps X-Signature's
+ * rules (the whole body or a batch's element 0; no header where the sender sends none; the
+ * diagnosis); every other scheme is the signing room's one verifier over the whole body.
  */
-export function checkSignature(raw: Uint8Array, header: string | string[] | undefined, secret: string | undefined): SignatureCheck {
-  if (secret === undefined) return NOT_CHECKED;
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined || value === "") {
-    if (raw.byteLength === 0) return NO_DATA;
-    return isJsonArrayBody(raw) && isNullSpan(raw, firstElementBytes(raw)) ? NULL_FIRST : MISSING;
+export class SignatureChecker {
+  readonly secrets: readonly string[];
+  /** As given (a copy). */
+  readonly settings: SignatureSettings;
+  private readonly required: Scheme | undefined;
+  private readonly keys = new Map<SchemeName, SchemeKey[] | SecretFormatError>();
+  private readonly xKeys: SecretKey[];
+  private readonly bodyMatch: SignatureCheck[];
+  private readonly firstElementMatch: SignatureCheck[];
+  private readonly missing: SignatureCheck;
+
+  /** A scheme named and a secret its format refuses: a SecretFormatError now, before anything is received. */
+  constructor(settings: SignatureSettings) {
+    this.secrets = [...settings.secrets];
+    this.settings = { ...settings, secrets: this.secrets };
+    this.required = settings.scheme === undefined ? undefined : schemeNamed(settings.scheme);
+    if (this.required !== undefined && this.secrets.length > 0) this.keys.set(this.required.name, schemeKeys(this.required, this.secrets));
+    else if (this.secrets.length > 0) for (const name of SCHEME_NAMES) this.keys.set(name, keysOrError(SCHEMES[name], this.secrets));
+    this.xKeys = this.secrets.map((secret) => signingKey(secret));
+    this.bodyMatch = this.secrets.map((_, i) => verified("default", "body", null, i));
+    this.firstElementMatch = this.secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
+    const missing =
+      this.required === undefined ? `missing X-Signature header (nor any other scheme's: looked for ${LOOKED_FOR})` : "missing X-Signature header";
+    this.missing = failed(this.required === undefined ? null : "default", this.required === undefined ? "unrecognised" : "missing", missing);
   }
-  const key = secretKey(secret);
-  // The whole body first: one HMAC for every single request, signed either way.
-  if (verify(key, raw, value)) return BODY_MATCH;
-  const span = isJsonArrayBody(raw) ? firstElementBytes(raw) : null;
-  if (span !== null && verify(key, raw.subarray(span.start, span.end), value)) return FIRST_ELEMENT_MATCH;
-  const error = span !== null ? "X-Signature matches neither the whole body nor its element 0" : "X-Signature does not match the body";
-  return result(false, error, null, null, diagnoseSignature(raw, value, secret, span));
+
+  /** The scheme required, if one was named. */
+  get scheme(): SchemeName | undefined {
+    return this.required?.name;
+  }
+
+  /** One request's check: `path` is its request-target (Twilio's URL ends with it), `now` the receiver's clock in ms. */
+  check(raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
+    if (this.secrets.length === 0) return NOT_CHECKED;
+    if (this.required !== undefined) return this.checkOne(this.required.name, raw, headers, path, now);
+    let found = -1;
+    let count = 0;
+    for (let i = 0; i < RECOGNISED_BY.length; i++) {
+      if (carries(headers, RECOGNISED_BY[i] as string[])) {
+        if (found === -1) found = i;
+        count += 1;
+      }
+    }
+    if (found === -1) return this.xSignature(raw, undefined);
+    if (count === 1) return this.checkOne(SCHEME_NAMES[found] as SchemeName, raw, headers, path, now);
+    return this.checkEach(raw, headers, path, now);
+  }
+
+  private checkOne(name: SchemeName, raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
+    if (name === "default") return this.xSignature(raw, headers[X_SIGNATURE]);
+    const scheme = SCHEMES[name];
+    const keys = this.keys.get(name) as SchemeKey[] | SecretFormatError;
+    if (keys instanceof SecretFormatError) return fromVerification(secretRefused(scheme, keys));
+    const url = scheme.content === "url+form" ? this.urlOf(headers, path) : undefined;
+    return fromVerification(verifySignature(scheme, keys, { headers, body: raw, url, now }, { toleranceSeconds: this.settings.toleranceSeconds }));
+  }
+
+  /**
+   * A request carrying several schemes' signatures (a sender moving to Standard Webhooks keeps its
+   * old header beside the new ones): each is checked and every one must verify
+   * (docs/schemes.md#recognition); the verdict names the first that failed, else the newest verified.
+   */
+  private checkEach(raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
+    const checks = SCHEME_NAMES.filter((_, i) => carries(headers, RECOGNISED_BY[i] as string[])).map((name) => this.checkOne(name, raw, headers, path, now));
+    const failure = checks.find((check) => check.signatureValid !== true);
+    const chosen = failure ?? (checks[checks.length - 1] as SignatureCheck);
+    const others = checks
+      .filter((check) => check !== chosen)
+      .map((check) => `${check.signatureScheme} (${check.signatureValid === true ? "verified" : "failed"})`);
+    return { ...chosen, signatureNote: `the request carries ${checks.length} schemes' signatures, each checked: also ${others.join(", ")}` };
+  }
+
+  /** X-Signature: HMAC-SHA1 of the whole raw body, then, for a JSON array, of its element 0's bytes as received (never re-serialized). */
+  private xSignature(raw: Uint8Array, header: string | string[] | undefined): SignatureCheck {
+    const value = Array.isArray(header) ? header[0] : header;
+    if (value === undefined || value === "") {
+      if (raw.byteLength === 0) return NO_DATA;
+      return isJsonArrayBody(raw) && isNullSpan(raw, firstElementBytes(raw)) ? NULL_FIRST : this.missing;
+    }
+    // The whole body first: one HMAC per secret for every single request, signed either way.
+    for (let i = 0; i < this.xKeys.length; i++) if (verify(this.xKeys[i] as SecretKey, raw, value)) return this.bodyMatch[i] as SignatureCheck;
+    const span = isJsonArrayBody(raw) ? firstElementBytes(raw) : null;
+    if (span !== null) {
+      const first = raw.subarray(span.start, span.end);
+      for (let i = 0; i < this.xKeys.length; i++) if (verify(this.xKeys[i] as SecretKey, first, value)) return this.firstElementMatch[i] as SignatureCheck;
+    }
+    const tried = this.xKeys.length > 1 ? ` under any of ${this.xKeys.length} secrets` : "";
+    const error = span !== null ? `X-Signature matches neither the whole body nor its element 0${tried}` : `X-Signature does not match the body${tried}`;
+    return { ...failed("default", "mismatch", error), diagnosis: diagnoseSignature(raw, value, this.secrets[0] as string, span) };
+  }
+
+  /** The URL the sender used (Twilio signs it): --public-url joined with the request-target, else the Host it reached. */
+  private urlOf(headers: RequestHeaders, path: string): string | undefined {
+    const { publicUrl, secure } = this.settings;
+    if (publicUrl !== undefined) return path === "" ? publicUrl : `${publicUrl.replace(/\/+$/, "")}${path}`;
+    const host = headers["host"];
+    return typeof host === "string" && host !== "" ? `${secure ? "https" : "http"}://${host}${path}` : undefined;
+  }
+}
+
+function carries(headers: RequestHeaders, names: readonly string[]): boolean {
+  for (const name of names) if (headers[name] !== undefined) return true;
+  return false;
 }
 
 function isNullSpan(raw: Uint8Array, span: ByteSpan | null): boolean {
   return span !== null && span.end - span.start === 4 && NULL_BYTES.equals(raw.subarray(span.start, span.end));
+}
+
+/** The verifier's answer in the verdict's words (one object: this runs for every request). */
+function fromVerification(verdict: Verification): SignatureCheck {
+  const ok = verdict.ok;
+  return {
+    signatureValid: ok,
+    signatureError: ok ? null : verdict.message,
+    signatureRule: ok ? "body" : null,
+    signatureNote: null,
+    diagnosis: null,
+    signatureScheme: verdict.scheme,
+    signatureReason: ok ? null : verdict.reason,
+    signatureSecret: ok ? verdict.secretIndex + 1 : null,
+    skewSeconds: verdict.skewSeconds ?? null,
+  };
+}
+
+function verified(scheme: SchemeName, rule: SignatureRule, note: string | null, secretIndex: number): SignatureCheck {
+  return { ...result(true, null, rule, note), signatureScheme: scheme, signatureSecret: secretIndex + 1 };
+}
+
+function failed(scheme: SchemeName | null, reason: SignatureReason, error: string): SignatureCheck {
+  return { ...result(false, error, null, null), signatureScheme: scheme, signatureReason: reason };
 }
 
 function result(
@@ -65,19 +224,28 @@ function result(
   signatureError: string | null,
   signatureRule: SignatureRule | null,
   signatureNote: string | null,
-  diagnosis: Diagnosis | null = null,
 ): SignatureCheck {
-  return { signatureValid, signatureError, signatureRule, signatureNote, diagnosis };
+  return {
+    signatureValid,
+    signatureError,
+    signatureRule,
+    signatureNote,
+    diagnosis: null,
+    signatureScheme: null,
+    signatureReason: null,
+    signatureSecret: null,
+    skewSeconds: null,
+  };
 }
 
-// The HMAC key made once per secret, not converted from the text on every request.
-let lastSecret: string | undefined;
-let lastKey: SecretKey | undefined;
-
-function secretKey(secret: string): SecretKey {
-  if (secret !== lastSecret || lastKey === undefined) {
-    lastKey = signingKey(secret);
-    lastSecret = secret;
-  }
-  return lastKey;
+/** Whether two settings build the same checker (the library's judgeRequest keeps the last one built). */
+export function sameSettings(a: SignatureSettings, b: SignatureSettings): boolean {
+  return (
+    a.scheme === b.scheme &&
+    a.toleranceSeconds === b.toleranceSeconds &&
+    a.publicUrl === b.publicUrl &&
+    a.secure === b.secure &&
+    a.secrets.length === b.secrets.length &&
+    a.secrets.every((secret, i) => secret === b.secrets[i])
+  );
 }

@@ -3,15 +3,27 @@ import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
-import { checkSignature } from "./signature-check.js";
+import { sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
+import type { RefusalReason } from "../signing/verify.js";
+import type { SchemeName } from "../signing/schemes.js";
 import { parseUntrustedJson } from "../json/parse.js";
 import type { RequestHeaders } from "../signing/verify.js";
 
 export type { RequestHeaders };
 
 export interface VerdictOptions {
-  /** The shared secret; without one every request is accepted and marked unsigned. */
+  /** The shared secret; without one (nor `secrets`) every request is accepted and marked unsigned. */
   secret?: string | undefined;
+  /** Several secrets (key rotation), any of which may have signed; `secret`, when also given, comes first. */
+  secrets?: readonly string[] | undefined;
+  /** The signature scheme required (docs/schemes.md); default: each recognised by its signature header. */
+  scheme?: string | undefined;
+  /** How far a timestamped scheme's timestamp may be from `now`, in seconds; default the scheme's own. */
+  toleranceSeconds?: number | undefined;
+  /** The full URL the sender used (Twilio signs it). */
+  url?: string | undefined;
+  /** The clock a timestamp is held to (default: now). */
+  now?: Date | number | undefined;
   /** Every body must be a message (a batch: of messages), and unknown top-level keys are errors instead of warnings. */
   strict?: boolean;
 }
@@ -28,6 +40,14 @@ export interface RequestVerdict {
   signatureError: string | null;
   /** The bytes the signature matched: the whole body, or element 0 of a batch as received; null when not verified. */
   signatureRule: "body" | "first-element" | null;
+  /** The scheme checked: the one verified, or the one that failed; null when none was (no secret, no signature header of any scheme). */
+  signatureScheme: SchemeName | null;
+  /** Why the signature failed (docs/schemes.md#verification: `missing`, `mismatch`, `stale`, … or `unrecognised`); null unless it did. */
+  signatureReason: RefusalReason | "unrecognised" | null;
+  /** Which secret matched, from 1 (key rotation); null unless verified. */
+  signatureSecret: number | null;
+  /** A timestamped scheme's clock skew: the receiver's clock minus the signed timestamp, in seconds; null for the others. */
+  skewSeconds: number | null;
   /** Why a request is unsigned by design, or that a batch's signature covers element 0 only; else null. */
   signatureNote: string | null;
   diagnosis: Diagnosis | null;
@@ -54,14 +74,31 @@ export interface RequestVerdict {
 }
 
 /**
- * The one request verifier (docs/receiver.md#signature-check, docs/receiver.md#shape-check):
- * HMAC-SHA1 over the raw bytes as received (the whole body, or a batch's element 0), then what the
- * body is and its shape. Pure: bytes and headers in, verdict out. The method is not judged.
+ * The one request verifier (docs/receiver.md#signature-check, docs/receiver.md#shape-check): the
+ * signature by its scheme over the raw bytes as received (X-Signature: the whole body, or a batch's
+ * element 0), then what the body is and its shape. Pure: bytes and headers in, verdict out. The
+ * method is not judged.
  */
 export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: VerdictOptions = {}): RequestVerdict {
-  const signature = checkSignature(raw, headers["x-signature"], options.secret);
+  const now = options.now === undefined ? Date.now() : typeof options.now === "number" ? options.now : options.now.getTime();
+  return judgeWith(raw, headers, { checker: checkerOf(options), strict: options.strict ?? false, path: "", now });
+}
+
+/** What a receiver judges a request with: its checker (built once), and where and when the request came. */
+export interface JudgeContext {
+  checker: SignatureChecker | undefined;
+  strict: boolean;
+  /** The request-target (Twilio's signed URL ends with it). */
+  path: string;
+  /** The receiver's clock, ms. */
+  now: number;
+}
+
+/** judgeRequest with a checker built once (listen, startReceiver, the inspector). */
+export function judgeWith(raw: Uint8Array, headers: RequestHeaders, context: JudgeContext): RequestVerdict {
+  const signature = context.checker === undefined ? UNCHECKED : context.checker.check(raw, headers, context.path, context.now);
   const { text, body, problem } = readJsonBody(raw);
-  const shape = judgeBody(body, raw.byteLength === 0, problem, options.strict ?? false);
+  const shape = judgeBody(body, raw.byteLength === 0, problem, context.strict);
   const message = shape.kind === "message" ? (body as Record<string, unknown>) : undefined;
   const typeBroken = shape.errors.length > 0 && shape.errors.some((e) => e.key === "type" || e.key === "(body)");
   return {
@@ -71,6 +108,10 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     signatureRule: signature.signatureRule,
     signatureNote: signature.signatureNote,
     diagnosis: signature.diagnosis,
+    signatureScheme: signature.signatureScheme,
+    signatureReason: signature.signatureReason,
+    signatureSecret: signature.signatureSecret,
+    skewSeconds: signature.skewSeconds,
     text,
     body,
     bodyKind: shape.kind,
@@ -82,6 +123,20 @@ export function judgeRequest(raw: Uint8Array, headers: RequestHeaders, options: 
     shapeWarnings: shape.warnings,
     valid: signature.signatureValid !== false && shape.errors.length === 0,
   };
+}
+
+const UNCHECKED = new SignatureChecker({ secrets: [] }).check(Buffer.alloc(0), {}, "", 0);
+
+// The library's judgeRequest keeps the checker of the last options it saw: keys are made once, not per call.
+let lastChecker: SignatureChecker | undefined;
+
+/** The checker judgeRequest's options describe (undefined without a secret), reused while they stay the same. */
+export function checkerOf(options: Pick<VerdictOptions, "secret" | "secrets" | "scheme" | "toleranceSeconds" | "url">): SignatureChecker | undefined {
+  const secrets = options.secret === undefined ? (options.secrets ?? []) : [options.secret, ...(options.secrets ?? [])];
+  if (secrets.length === 0) return undefined;
+  const settings: SignatureSettings = { scheme: options.scheme, secrets, toleranceSeconds: options.toleranceSeconds, publicUrl: options.url };
+  if (lastChecker === undefined || !sameSettings(lastChecker.settings, settings)) lastChecker = new SignatureChecker(settings);
+  return lastChecker;
 }
 
 /** A body as the verifier reads it: its UTF-8 text, its parsed JSON, or why it has none. */

@@ -1,3 +1,4 @@
+import type { Secrets } from "../safe-text/redact.js";
 import type { DeliveryResult } from "../delivery/types.js";
 import { ResultsFile } from "./results-file.js";
 import { ResultsOrder } from "./results-order.js";
@@ -23,11 +24,11 @@ export class ResultsSink {
   private readonly order: ResultsOrder<ResultLine>;
   private readonly file: ResultsFile | undefined;
   private room: (() => void) | undefined;
-  private readonly secret: string | undefined;
+  private readonly secret: Secrets;
 
   constructor(
     /** `secret`: masked in URLs, errors and answers (4+ characters, see safe-text/redact.ts). */
-    options: { path?: string | undefined; input: string; secret?: string | undefined },
+    options: { path?: string | undefined; input: string; secret?: Secrets },
     private readonly onResults: ((lines: readonly ResultLine[]) => void) | undefined,
     /** Finished results held for an earlier line before the reader waits (ResultsOrder's limit). */
     held?: number,

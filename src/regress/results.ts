@@ -1,6 +1,6 @@
 import type { CapturedResponse } from "../delivery/captured-body.js";
 import type { InvocationRecord } from "../functions/types.js";
-import { maskSecret, redactText, redactUrl } from "../safe-text/redact.js";
+import { maskSecret, redactText, redactUrl, type Secrets } from "../safe-text/redact.js";
 
 export { BodyCapture, MAX_KEPT_BODY_BYTES, contentTypeOf, keepBody, type CapturedResponse, type KeptBody } from "../delivery/captured-body.js";
 
@@ -107,7 +107,7 @@ export function messageFacts(message: Readonly<Record<string, unknown>>, userId:
  * the receiver's answer equal to the secret is masked (an echoing receiver must not put it in the
  * file): one pass over the engine's per-URL results, answers included.
  */
-export function resultLine(outcome: MessageOutcome, redact?: { secret: string | undefined }): ResultLine {
+export function resultLine(outcome: MessageOutcome, redact?: { secret: Secrets }): ResultLine {
   const { facts } = outcome;
   const urls: ResultUrl[] = [];
   for (const url of outcome.urls) urls.push(resultUrl(url, redact));
@@ -123,7 +123,7 @@ export function resultLine(outcome: MessageOutcome, redact?: { secret: string | 
   };
 }
 
-function resultUrl(url: UrlOutcome, redact: { secret: string | undefined } | undefined): ResultUrl {
+function resultUrl(url: UrlOutcome, redact: { secret: Secrets } | undefined): ResultUrl {
   // Field by field: the engine's object may carry more than a results line shows.
   const kept = url.response?.body;
   const body = redact !== undefined && kept !== undefined && "body" in kept ? { ...kept, body: maskSecret(kept.body, redact.secret) } : kept;
@@ -141,7 +141,7 @@ function resultUrl(url: UrlOutcome, redact: { secret: string | undefined } | und
 }
 
 /** The handler and the requests of a function's invocation, URLs through the one redaction. */
-function resultFunction(record: InvocationRecord, redact: { secret: string | undefined } | undefined): ResultFunction {
+function resultFunction(record: InvocationRecord, redact: { secret: Secrets } | undefined): ResultFunction {
   const fetches = record.fetches.map(({ method, url, status, ms, error }) => ({
     method,
     url: redact !== undefined ? redactUrl(url, redact.secret) : url,

@@ -7,7 +7,8 @@ import type { Failure } from "../delivery/failure.js";
 import type { MessageType } from "../messages/schemas.js";
 import { ACTIONS_USER_AGENT } from "../config/destination.js";
 import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
-import { redactText } from "../safe-text/redact.js";
+import { redactText, type Secrets } from "../safe-text/redact.js";
+import { recordedMessageId } from "../signing/message-ids.js";
 
 /**
  * What one input line means for replay (docs/recording.md#replay-input): a recording envelope
@@ -34,6 +35,8 @@ export interface ReplayEntry {
   canonical?: boolean | undefined;
   /** A recorded Webhooks (Actions) request, sent again as it was (docs/actions.md#replaying-recorded-requests). */
   recorded?: { method: HttpMethod; rule: SignatureRule } | undefined;
+  /** The id header the recorded request carried (`webhook-id`, `svix-id`, `X-GitHub-Delivery`, `X-Shopify-Webhook-Id`): a replay keeps it. */
+  recordedId?: string | undefined;
 }
 
 /** `warning`: under `raw`, why the line would have been bad (it is sent anyway). */
@@ -164,7 +167,10 @@ function fromEnvelope(envelope: Record<string, unknown>, text: string, line: num
     } else if (withTime) time = parsed;
   }
   const record = message as Record<string, unknown>;
-  return fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check, withTime, bytes === undefined);
+  const result = fromMessage(record, bytes ?? (withBody ? JSON.stringify(record) : ""), time, text, line, check, withTime, bytes === undefined);
+  const recordedId = recordedMessageId(envelope["headers"]);
+  if (result.ok && recordedId !== undefined) result.entry.recordedId = recordedId;
+  return result;
 }
 
 /**
@@ -211,6 +217,7 @@ function fromRecordedRequest(
     text,
     canonical: false,
     recorded,
+    recordedId: recordedMessageId(envelope["headers"]),
   };
   return { ok: true, entry };
 }
@@ -248,7 +255,7 @@ function fromMessage(
  * one) plus `failure`. A previous `failure` is replaced, so a dead-letter file
  * can be replayed and dead-lettered again.
  */
-export function deadLetterLine(text: string, failure: Failure, secret?: string, sent: string | Buffer = text): string {
+export function deadLetterLine(text: string, failure: Failure, secret?: Secrets, sent: string | Buffer = text): string {
   const failed = { reason: redactText(failure.reason, secret), attempts: failure.attempts, status: failure.status };
   const value = jsonObjectOrUndefined(text);
   // replay --raw sent a line that is no JSON object (or nests too deep): its bytes, which --raw sends again.

@@ -1,3 +1,5 @@
+import { SCHEMES } from "../signing/schemes.js";
+import type { EngineSettings } from "../delivery/deliver.js";
 import { performance } from "node:perf_hooks";
 import { failureOf, type Failure } from "../delivery/failure.js";
 import type { DeliveryResult } from "../delivery/types.js";
@@ -29,8 +31,9 @@ export async function* sendableEntries(
 ): AsyncGenerator<ReplayEntry[]> {
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
-  // Results lines need a message's messageId and event, --speed its timestamp: the scan reads those too then.
-  const scanAll = parts.time || results !== undefined;
+  // Results lines need a message's messageId and event, --speed its timestamp, a scheme's message id
+  // the messageId (docs/schemes.md#timestamps): the scan reads those too then.
+  const scanAll = parts.time || results !== undefined || sendsMessageIds(options.settings);
   const last = validation.lastLine;
   if (last === 0) return;
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
@@ -52,6 +55,11 @@ export async function* sendableEntries(
     }
     if ((batch.at(-1)?.number ?? 0) >= last) return;
   }
+}
+
+/** Whether any target's scheme sends a message id, which is derived from each message's messageId. */
+function sendsMessageIds(settings: Pick<EngineSettings, "scheme" | "targets">): boolean {
+  return settings.targets.some((target) => SCHEMES[target.scheme ?? settings.scheme ?? "default"].id !== undefined);
 }
 
 function entryOf(plan: LinePlan, text: string, line: number, parts: { time: boolean }, scanAll: boolean): ReplayEntry | undefined {
@@ -92,6 +100,7 @@ export async function sendFile(options: ReplayOptions, fromLine: number, validat
   const engine = undiciEngine(options.settings, {
     timeoutMs: options.timeoutMs,
     retryWindowMs: options.retryWindowMs,
+    retryRules: options.retryRules,
     ca: options.ca,
     connections: concurrency,
     clock: options.clock,
@@ -142,7 +151,7 @@ class ReplayReporter {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
     const wantsResults = options.results !== undefined || options.onResults !== undefined;
     this.results = wantsResults
-      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secret }, options.onResults)
+      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secrets ?? options.settings.secret }, options.onResults)
       : undefined;
   }
 
@@ -185,7 +194,7 @@ class ReplayReporter {
   /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
-      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secret, entry.body));
+      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secrets ?? this.options.settings.secret, entry.body));
       this.summary.deadLettered += 1;
     }
     this.options.onFailure?.(entry, result, failure);

@@ -22,6 +22,8 @@ export interface ReplayOptions {
   onSetupProblem?: ((problem: string, file: string) => void) | undefined;
   timeoutMs?: number | undefined;
   retryWindowMs?: number | undefined;
+  /** `standard`: Standard Webhooks' retry schedule (docs/schemes.md#retries) instead of the destination's. */
+  retryRules?: "destination" | "standard" | undefined;
   ca?: readonly string[] | undefined;
   concurrency?: number | undefined;
   rate?: number | undefined;

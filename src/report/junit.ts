@@ -4,7 +4,7 @@ import type { DeliveryResult } from "../delivery/types.js";
 import { UsageError } from "../errors.js";
 import type { ReceivedRequest } from "../receiver/received-request.js";
 import { formatComparison, type MessageComparison } from "../regress/message-comparison.js";
-import { redactText } from "../safe-text/redact.js";
+import { redactText, type Secrets } from "../safe-text/redact.js";
 import { bodyLabel } from "../receiver/body-label.js";
 
 /**
@@ -39,7 +39,7 @@ export interface JunitSuite {
   /** Seconds; defaults to the sum of the cases' times. */
   time?: number;
   /** Masked wherever it appears (4+ characters, as everywhere else). */
-  secret?: string | undefined;
+  secret?: Secrets;
 }
 
 /** The report as XML: `<testsuites>` holding one `<testsuite>`. */
@@ -81,7 +81,7 @@ function seconds(value: number): string {
 const INVALID_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 
 /** Escaped for XML, with credentials and the secret masked (a report is a file that gets shared). */
-function escapers(secret: string | undefined): { text: (value: string) => string; attr: (value: string) => string } {
+function escapers(secret: Secrets): { text: (value: string) => string; attr: (value: string) => string } {
   const text = (value: string): string =>
     redactText(value, secret).replace(INVALID_XML, "\ufffd").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   const attr = (value: string): string => text(value).replace(/"/g, "&quot;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");

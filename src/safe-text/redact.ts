@@ -39,15 +39,27 @@ export function isCredentialName(name: string): boolean {
   return parts.some((part) => CREDENTIAL_WORDS.has(part) || /(token|secret|password|apikey)$/.test(part) || part.startsWith("auth"));
 }
 
-export function redactHeaders(headers: Readonly<Record<string, string | readonly string[] | undefined>>, secret?: string): Record<string, string | string[]> {
+/**
+ * The secrets to mask: one, or several (key rotation: `--secret` repeated), or none. Every place that
+ * masks takes this, so a second secret is never shown where the first would be masked.
+ */
+export type Secrets = string | readonly string[] | undefined;
+
+export function redactHeaders(headers: Readonly<Record<string, string | readonly string[] | undefined>>, secret?: Secrets): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined) continue;
-    const holdsSecret = secret !== undefined && secret !== "" && (typeof value === "string" ? value.includes(secret) : value.some((v) => v.includes(secret)));
+    const holdsSecret = typeof value === "string" ? holdsAny(value, secret) : value.some((v) => holdsAny(v, secret));
     out[name] = isCredentialHeader(name) || holdsSecret ? REDACTED : typeof value === "string" ? value : [...value];
   }
   return out;
+}
+
+function holdsAny(value: string, secret: Secrets): boolean {
+  if (secret === undefined) return false;
+  if (typeof secret === "string") return secret !== "" && value.includes(secret);
+  return secret.some((one) => one !== "" && value.includes(one));
 }
 
 /** An app's response headers, redacted: request credentials as in redactHeaders, and its cookies (its users' credentials). */
@@ -62,7 +74,7 @@ export function redactResponseHeaders(headers: Readonly<Record<string, string | 
  * the userinfo password, credential-like query values and the secret.
  * Everything else is left byte for byte.
  */
-export function redactUrl(url: string, secret?: string): string {
+export function redactUrl(url: string, secret?: Secrets): string {
   // Most request paths (`/webhook`): no userinfo, no query, so only the secret could be in them.
   if (!url.includes("@") && !url.includes("?")) return maskSecret(url, secret);
   let out = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_match, scheme: string, userinfo: string) => {
@@ -87,18 +99,31 @@ export function redactUrl(url: string, secret?: string): string {
 }
 
 /** A line of text with every URL in it redacted and the secret (as is, or URL-encoded) masked. */
-export function redactText(text: string, secret?: string): string {
+export function redactText(text: string, secret?: Secrets): string {
   // Most text holds no URL: it is searched for one once (listen redacts its request lines in blocks).
   const urls = text.includes("://") || text.includes("?");
-  if (!urls && (secret === undefined || secret.length < MIN_MASKED_SECRET)) return text;
+  if (!urls && !maskable(secret)) return text;
   return maskSecret(urls ? replaceUrls(text, (url) => redactUrl(url)) : text, secret);
 }
 
 // A secret this short would mask ordinary words in every line; it is not worth hiding anyway.
 const MIN_MASKED_SECRET = 4;
 
-/** `text` with the secret (as is, or URL-encoded) masked; secrets under 4 characters are left alone. */
-export function maskSecret(text: string, secret: string | undefined): string {
+function maskable(secret: Secrets): boolean {
+  if (secret === undefined) return false;
+  if (typeof secret === "string") return secret.length >= MIN_MASKED_SECRET;
+  return secret.some((one) => one.length >= MIN_MASKED_SECRET);
+}
+
+/** `text` with each secret (as is, or URL-encoded) masked; secrets under 4 characters are left alone. */
+export function maskSecret(text: string, secret: Secrets): string {
+  if (secret === undefined || typeof secret === "string") return maskOne(text, secret);
+  let out = text;
+  for (const one of secret) out = maskOne(out, one);
+  return out;
+}
+
+function maskOne(text: string, secret: string | undefined): string {
   if (secret === undefined || secret.length < MIN_MASKED_SECRET) return text;
   // Checked before splitting: this runs for every request listen shows, and the secret is rarely there.
   let out = text.includes(secret) ? text.split(secret).join(MASK) : text;
@@ -107,16 +132,17 @@ export function maskSecret(text: string, secret: string | undefined): string {
   return out;
 }
 
-let lastSecret = "";
-let lastEncoded = "";
+const ENCODED = new Map<string, string>();
 
-/** encodeURIComponent of the secret, kept for the last secret seen (one per run). */
+/** encodeURIComponent of the secret, kept for the few secrets a run has. */
 function encodedSecret(secret: string): string {
-  if (secret !== lastSecret) {
-    lastEncoded = encodeURIComponent(secret);
-    lastSecret = secret;
+  let encoded = ENCODED.get(secret);
+  if (encoded === undefined) {
+    if (ENCODED.size >= 16) ENCODED.clear();
+    encoded = encodeURIComponent(secret);
+    ENCODED.set(secret, encoded);
   }
-  return lastEncoded;
+  return encoded;
 }
 
 function safeDecode(text: string): string {

@@ -4,7 +4,7 @@ import type { DestinationSettings, Target } from "../config/destination.js";
 import type { RequestContent } from "../delivery/actions-request.js";
 import type { DeliveryEngine } from "../delivery/deliver.js";
 import { failureOf, type Failure } from "../delivery/failure.js";
-import { redactText } from "../safe-text/redact.js";
+import { redactText, type Secrets } from "../safe-text/redact.js";
 import type { AttemptEvent, DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { Dispatcher, type DispatchEntry, type DispatchOptions } from "../dispatch/dispatcher.js";
 import { batchingFor } from "../dispatch/units.js";
@@ -26,7 +26,7 @@ export interface WorkerOptions {
   /** Called when a message is delivered or given up (not when interrupted by stop). */
   onSettled?: ((message: QueuedMessage, result: DeliveryResult) => void) | undefined;
   /** Masked in the stored failure reasons (serve --failed may run without it). */
-  secret?: string | undefined;
+  secret?: Secrets;
   /** Called after every attempt (serve's failing and recovered lines: target-health.ts). */
   onAttempt?: ((event: AttemptEvent) => void) | undefined;
 }
@@ -78,7 +78,17 @@ class QueueSource implements AsyncIterable<QueueEntry[]> {
 
 function toEntry(message: QueuedMessage): QueueEntry {
   // The stored body is JSON.stringify of the outgoing message (transform.ts): canonical.
-  return { line: message.id, orderKey: undefined, body: message.body, time: undefined, firstAttemptAt: message.firstAttemptAt, message, canonical: true };
+  // A scheme's message id is derived from the stored body, so a retry after a restart keeps it (docs/schemes.md#timestamps).
+  return {
+    line: message.id,
+    orderKey: undefined,
+    body: message.body,
+    time: undefined,
+    firstAttemptAt: message.firstAttemptAt,
+    message,
+    canonical: true,
+    messageId: message.body,
+  };
 }
 
 /**
@@ -127,7 +137,7 @@ class StartRecorder {
  */
 export class DeliveryWorker {
   private readonly queue: MessageQueue;
-  private readonly secret: string | undefined;
+  private readonly secret: Secrets;
   private readonly clock: Clock;
   private readonly controller = new AbortController();
   private readonly source: QueueSource;
@@ -236,7 +246,7 @@ function keepPendingOnError(engine: WorkerOptions["engine"]): WorkerOptions["eng
 }
 
 /** A failure as serve's failed table keeps it: credentials in the URLs and the secret masked (the one redaction). */
-function storedFailure(result: DeliveryResult, secret: string | undefined): Failure {
+function storedFailure(result: DeliveryResult, secret: Secrets): Failure {
   const failure = failureOf(result, { alwaysNameUrl: true });
   return { ...failure, reason: redactText(failure.reason, secret) };
 }

@@ -4,9 +4,20 @@
  * or randomness of its own.
  */
 export { type BodyBytes, type SecretKey, sign, signingKey, verify } from "./x-signature.js";
-export { SCHEME_NAMES, SCHEMES, schemeNamed, type Scheme, type SchemeName, type SecretFormat, type SignatureHeader, type SignedContent } from "./schemes.js";
+export {
+  SCHEME_NAMES,
+  SCHEMES,
+  schemeNamed,
+  writtenHeaderNames,
+  type Scheme,
+  type SchemeName,
+  type SecretFormat,
+  type SignatureHeader,
+  type SignedContent,
+} from "./schemes.js";
 export { schemeKeys, type SchemeKey } from "./secrets.js";
 export { withBodyHash } from "./content.js";
+export { derivedMessageId, recordedMessageId, usableMessageId } from "./message-ids.js";
 export { messageId, signRequest, type SignedRequest, type SignInput } from "./sign.js";
 export {
   describeSkew,
@@ -19,4 +30,12 @@ export {
   type Verified,
   type VerifyOptions,
 } from "./verify.js";
-export { recogniseSchemes, requestVerifier, type NotRecognised, type RequestVerifier, type RequestVerifierOptions } from "./recognise.js";
+export {
+  keysOrError,
+  recogniseSchemes,
+  requestVerifier,
+  secretRefused,
+  type NotRecognised,
+  type RequestVerifier,
+  type RequestVerifierOptions,
+} from "./recognise.js";

@@ -62,7 +62,7 @@ export function requestVerifier(options: RequestVerifierOptions): RequestVerifie
 }
 
 /** The keys of the secrets the scheme's format takes (their places kept); the first refusal when it takes none. */
-function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeKey[] | SecretFormatError {
+export function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeKey[] | SecretFormatError {
   const keys: SchemeKey[] = [];
   let refusal: SecretFormatError | undefined;
   secrets.forEach((secret, index) => {
@@ -78,7 +78,7 @@ function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeKey[] | 
 }
 
 /** A recognised scheme no secret given can verify (a text secret for Standard Webhooks): said on the request. */
-function secretRefused(scheme: Scheme, error: SecretFormatError): Refused {
+export function secretRefused(scheme: Scheme, error: SecretFormatError): Refused {
   const message = `${scheme.signature.name}: no secret given is a ${scheme.name} secret (${error.message})`;
   return { ok: false, scheme: scheme.name, reason: "secret", header: scheme.signature.name, part: null, message, secretsTried: 0 };
 }

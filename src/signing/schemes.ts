@@ -171,3 +171,13 @@ export function schemeNamed(name: string, source: ErrorSource = { field: "scheme
   if (Object.hasOwn(SCHEMES, name)) return SCHEMES[name as SchemeName];
   throw new SchemeError(`unknown scheme ${JSON.stringify(name)}${didYouMean(name, SCHEME_NAMES)}; the schemes are ${SCHEME_NAMES.join(", ")}`, source);
 }
+
+/**
+ * The headers the signer writes for `scheme`, lower-case: a resend drops the recorded ones before
+ * signing again (a stale signature or timestamp must not travel beside the fresh one).
+ */
+export function writtenHeaderNames(scheme: Scheme): string[] {
+  const names = [scheme.signature.name, scheme.legacy?.name, scheme.timestamp?.header, scheme.id?.header, scheme.event?.header, scheme.sentAt];
+  for (const [name] of scheme.fixed ?? []) names.push(name);
+  return names.filter((name): name is string => name !== undefined).map((name) => name.toLowerCase());
+}

@@ -8,7 +8,7 @@ import { createForwarder } from "../receiver/forward.js";
 import { describeMatch, factsOf, matches } from "../receiver/match.js";
 import { parseAnswer, parseMatch, parseRules } from "../receiver/rules-file.js";
 import type { ReceivedRequest } from "../receiver/received-request.js";
-import { startReceiver } from "../receiver/server.js";
+import { startReceiver, type ReceiverOptions } from "../receiver/server.js";
 import { readJsonBody } from "../receiver/verdict.js";
 import { seededRandom, systemClock } from "../util/clock.js";
 import { durationOf } from "../util/duration.js";
@@ -35,7 +35,7 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
     server = await startReceiver({
       host: options.host ?? "127.0.0.1",
       port: options.port ?? 0,
-      secret: options.secret,
+      ...signingOf(options),
       strict: options.strict ?? false,
       answerPlan,
       scriptedAnswers,
@@ -71,6 +71,12 @@ export async function startTestReceiver(options: StartReceiverOptions = {}): Pro
       await forwarder?.close();
     },
   };
+}
+
+/** How the receiver verifies: listen's --secret, --scheme, --tolerance and --public-url. */
+function signingOf(options: StartReceiverOptions): Pick<ReceiverOptions, "secret" | "secrets" | "scheme" | "toleranceSeconds" | "publicUrl"> {
+  const { secret, secrets, scheme, toleranceSeconds, publicUrl } = options;
+  return { secret, secrets, scheme, toleranceSeconds, publicUrl };
 }
 
 /** The scripted answers and the answer plan of the options, checked; `startRules` are what reset() goes back to. */

@@ -10,8 +10,20 @@ export type { BodyKind, RequestMatch, VerdictFilter } from "../receiver/match.js
 export type { ResponseRule } from "../receiver/rules-file.js";
 
 export interface StartReceiverOptions {
-  /** The shared secret X-Signature is checked with; without one every request is accepted and marked unsigned. */
+  /** The shared secret signatures are checked with; without one (nor `secrets`) every request is accepted and marked unsigned. */
   secret?: string;
+  /** Several secrets (key rotation): a signature made with any of them verifies, and the verdict's `signatureSecret` says which (from 1). */
+  secrets?: readonly string[];
+  /**
+   * The signature scheme required (docs/schemes.md): `default` (X-Signature), `standard`, `svix`,
+   * `github`, `stripe`, `shopify`, `slack` or `twilio`. Default: each request's scheme is
+   * recognised by its signature header. An unknown name, or a secret the scheme cannot take, rejects.
+   */
+  scheme?: string;
+  /** How far a timestamped scheme's timestamp may be from the clock, in seconds (default the scheme's: 300). */
+  toleranceSeconds?: number;
+  /** Twilio signs the URL: the URL senders use up to the path, when a proxy or tunnel stands in front (default the receiver's own). */
+  publicUrl?: string;
   /** Default 0: any free port. */
   port?: number;
   /** Default 127.0.0.1. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MESSAGE_TYPES } from "../../src/messages/schemas.js";
+import { SCHEME_NAMES } from "../../src/signing/schemes.js";
 import { jsonEvents, runInProcess } from "../helpers/run-cli.js";
 
 describe("webhook-cli demo", () => {
@@ -25,4 +26,17 @@ describe("webhook-cli demo", () => {
     for (const e of requests) expect(e).toMatchObject({ signatureValid: true, shapeErrors: [], status: 200, verified: true });
     expect(events.at(-1)).toEqual({ event: "summary", sent: 7, verified: 7, exitCode: 0 });
   });
+
+  it.each(SCHEME_NAMES.filter((scheme) => scheme !== "default"))(
+    "--scheme %s: signed and verified by that scheme, and the next steps name it",
+    async (scheme) => {
+      const result = await runInProcess(["demo", "--scheme", scheme]);
+      expect(result, result.stderr).toMatchObject({ code: 0, stderr: "" });
+      const verified = result.stdout.split("\n").filter((line) => line.startsWith("✓ verified"));
+      expect(verified).toHaveLength(MESSAGE_TYPES.length);
+      for (const line of verified) expect(line).toContain(`signature ok (${scheme}`);
+      expect(result.stdout).toContain(`All 7 message types arrived and verified (${scheme} signatures`);
+      expect(result.stdout).toMatch(new RegExp(`listen --scheme ${scheme}\\n.*send --type track --url http://127\\.0\\.0\\.1:8080/hook --scheme ${scheme}`));
+    },
+  );
 });

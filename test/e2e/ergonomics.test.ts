@@ -41,9 +41,12 @@ describe("help and bare invocations", () => {
     const help = (args: string[]) => runInProcess([...args, "--help"]).then((r) => oneLine(r.stdout));
     const [listen, send, replay, audience] = await Promise.all([help(["listen"]), help(["send"]), help(["replay"]), help(["audience", "sync"])]);
     expect(listen).toContain("-p, --port <n> port to listen on (0 = any free port) (default: 8080)");
-    expect(listen).toContain("-s, --secret <secret> shared secret to verify X-Signature (env: $WEBHOOK_SECRET)");
+    expect(listen).toContain("-s, --secret <secret> shared secret (repeatable: any of several is accepted, for key rotation) (env: $WEBHOOK_SECRET)");
+    expect(listen).toContain("--scheme <name> require this signature scheme: default (X-Signature), standard, svix, github, stripe, shopify, slack or twilio");
     expect(send).toContain("(default: 5s)");
-    expect(send).toContain("-s, --secret <secret> shared secret: sign with X-Signature (env: $WEBHOOK_SECRET)");
+    expect(send).toContain(
+      "-s, --secret <secret> shared secret to sign with (repeatable, for key rotation: standard, svix and stripe sign with each, the others with the first) (env: $WEBHOOK_SECRET)",
+    );
     for (const text of [listen, send, replay, audience]) expect(text).not.toMatch(/\(default: "|\(default [^(]| WEBHOOK_SECRET/);
     expect(replay).toMatch(/-c, --concurrency <n> messages in flight at once; .*64 keeps a receiver busy.* \(default: 64\)/);
     expect(audience).toMatch(/-c, --concurrency <n> identify messages in flight at once; lower than replay's 64 because .* \(default: 8\)/);

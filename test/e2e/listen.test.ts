@@ -76,6 +76,8 @@ describe("webhook-cli listen", () => {
       problem: null,
       signatureValid: true,
       signatureRule: "body",
+      signatureScheme: "default",
+      signatureSecret: 1,
       bodyKind: "message",
       shapeErrors: [],
       status: 200,
@@ -85,6 +87,8 @@ describe("webhook-cli listen", () => {
       valid: false,
       problem: "X-Signature does not match the body",
       signatureValid: false,
+      signatureScheme: "default",
+      signatureReason: "mismatch",
       status: 401,
       diagnosis: "the digest is upper-case hex: send it lowercase",
     });

@@ -74,7 +74,9 @@ describe("what a process loads", { tags: ["smoke"], timeout: 180_000 }, () => {
     const { urls, stdout, stderr, code } = await modulesLoadedBy(["--input-type=module", "-e", script]);
     expect(stderr).toBe("");
     expect(code).toBe(0);
-    expect(stdout.trim()).toBe("401 missing X-Signature header");
+    expect(stdout.trim()).toBe(
+      "401 missing X-Signature header (nor any other scheme's: looked for webhook-signature, svix-signature, X-Hub-Signature-256, Stripe-Signature, X-Shopify-Hmac-Sha256, X-Slack-Signature, X-Twilio-Signature)",
+    );
     const dist = distModulesOf(urls);
     for (const path of ["testing/receiver.js", "receiver/server.js", "receiver/verdict.js", "receiver/answer-plan.js", "receiver/scripted-answers.js"])
       expect(dist).toContain(path);

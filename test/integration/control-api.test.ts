@@ -105,6 +105,7 @@ describe("the control port", () => {
       userId: "u1",
       valid: false,
       signature: "failed",
+      scheme: "default",
       problem: "X-Signature does not match the body",
       status: 401,
       fault: null,

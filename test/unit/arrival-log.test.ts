@@ -101,4 +101,34 @@ describe("the control API's arrival log", () => {
     log.add(request(2, track("u2")));
     expect(heard).toEqual([[arrivalOf(first), 1_000]]);
   });
+
+  it("keeps the scheme each request was checked by, and the report names one other than X-Signature", async () => {
+    const { createHmac } = await import("node:crypto");
+    const body = JSON.stringify(track("u1"));
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const mac = createHmac("sha256", Buffer.from(secret.slice(6), "base64"))
+      .update(`msg_1.${timestamp}.${body}`)
+      .digest("base64");
+    const standard = { "webhook-id": "msg_1", "webhook-timestamp": timestamp, "webhook-signature": `v1,${mac}` };
+    const signed = (index: number, headers: Record<string, string>) => ({
+      ...request(index, track("u1")),
+      verdict: judgeRequest(Buffer.from(body), headers, { secret }),
+    });
+    const log = new ArrivalLog({ entries: 10, bytes: Number.MAX_SAFE_INTEGER });
+    log.add(signed(1, standard));
+    log.add(signed(2, { "x-signature": createHmac("sha1", secret).update(body).digest("hex") }));
+    log.add(signed(3, { ...standard, "webhook-signature": "v1,AAAA" }));
+    const kept: ReturnType<typeof arrivalOf>[] = [];
+    log.scan({ match: { verdict: "any" } }, (a) => void kept.push(a));
+    expect(kept.map((a) => [a.scheme, a.signature])).toEqual([
+      ["standard", "ok"],
+      ["default", "ok"],
+      ["standard", "failed"],
+    ]);
+    const report = arrivalsReport(kept, 3);
+    expect(report).toContain('#1 POST /hooks  track  u1  "E"  valid (standard signature)  → 200');
+    expect(report).toContain('#2 POST /hooks  track  u1  "E"  valid  → 200');
+    expect(report).toMatch(/#3 [^\n]*invalid \(webhook-signature: the signature does not match/);
+  });
 });

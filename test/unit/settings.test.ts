@@ -33,6 +33,7 @@ describe("resolveSettings", () => {
       batchWaitMs: 1000,
       targets: [{ url: "http://127.0.0.1:1/a", headers: { "X-Env": "ci" } }],
       secret: undefined,
+      secrets: [],
       userAgent: DEFAULT_USER_AGENT,
       aliasKeys: "spec",
       enabled: true,

@@ -7,7 +7,17 @@ import { parseDuration } from "../../util/duration.js";
 import { parseUntrustedJson } from "../../json/parse.js";
 import { parseDecimalNumber, parseWholeNumber } from "../../util/numbers.js";
 import { didYouMean } from "../../util/suggest.js";
-import { attributeOf, DESTINATION_NAMES, METHOD_NAMES, type OptionsOf, type OptionSpec, type OptionTable, type ValueKind, type ValueOfKind } from "./spec.js";
+import {
+  attributeOf,
+  DESTINATION_NAMES,
+  METHOD_NAMES,
+  RETRY_RULES_NAMES,
+  type OptionsOf,
+  type OptionSpec,
+  type OptionTable,
+  type ValueKind,
+  type ValueOfKind,
+} from "./spec.js";
 
 /*
  * commander's raw option values to typed options: one parse function per kind
@@ -78,6 +88,7 @@ const PARSERS: Parsers = {
   destination: (raw, spec) => oneOf(asString(raw, spec), DESTINATION_NAMES, spec.flag),
   httpMethod: (raw, spec) => oneOf(asString(raw, spec).toUpperCase(), METHOD_NAMES, spec.flag),
   scheme: (raw, spec) => schemeNamed(asString(raw, spec), { flag: spec.flag }).name,
+  retryRules: (raw, spec) => oneOf(asString(raw, spec), RETRY_RULES_NAMES, spec.flag),
 };
 
 function oneOf<T extends string>(text: string, values: readonly T[], flag: string): T {

@@ -13,7 +13,7 @@ export const SECRETS_OPTIONS = [
     arg: "<secret>",
     kind: "list",
     readsEnv: SECRET_ENV,
-    help: "shared secret (repeatable: several are accepted, for key rotation)",
+    help: "shared secret (repeatable: any of several is accepted, for key rotation)",
   },
   { key: "secretFiles", flag: "--secret-file", arg: "<file>", kind: "list", help: "read a secret from a file, one trailing newline stripped (repeatable)" },
 ] as const satisfies readonly OptionSpec[];
@@ -21,3 +21,24 @@ export const SECRETS_OPTIONS = [
 export type SecretsFlags = OptionsOf<typeof SECRETS_OPTIONS>;
 
 export const SCHEME_HELP = "signature scheme: default (X-Signature), standard, svix, github, stripe, shopify, slack or twilio (docs/schemes.md)";
+
+/** How a receiver verifies (listen, inspect): the scheme required or recognised, the secrets, the clock's tolerance. */
+export const RECEIVER_SIGNING_OPTIONS = [
+  {
+    key: "scheme",
+    flag: "--scheme",
+    arg: "<name>",
+    kind: "scheme",
+    shownDefault: "each recognised by its signature header",
+    help: "require this signature scheme: default (X-Signature), standard, svix, github, stripe, shopify, slack or twilio (docs/schemes.md)",
+  },
+  ...SECRETS_OPTIONS,
+  {
+    key: "toleranceMs",
+    flag: "--tolerance",
+    arg: "<duration>",
+    kind: "duration",
+    shownDefault: "the scheme's: 5m, stripe 300s",
+    help: "how far a signed timestamp may be from the clock before the signature is stale",
+  },
+] as const satisfies readonly OptionSpec[];

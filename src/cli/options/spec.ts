@@ -62,6 +62,8 @@ export interface ValueOfKind {
   httpMethod: HttpMethod;
   /** A signature scheme's name (docs/schemes.md). */
   scheme: SchemeName;
+  /** Which retry rules: the destination's or Standard Webhooks' schedule (docs/schemes.md#retries). */
+  retryRules: RetryRulesName;
 }
 export type ValueKind = keyof ValueOfKind;
 
@@ -86,6 +88,8 @@ const ALIAS_KEY_STYLES: readonly AliasKeys[] = ["spec", "camel"];
 // Spelled here (as config/destination.ts has them) so that help loads no settings code.
 export const DESTINATION_NAMES: readonly Destination[] = ["classic", "actions"];
 export const METHOD_NAMES: readonly HttpMethod[] = ["POST", "PUT", "PATCH"];
+export type RetryRulesName = "destination" | "standard";
+export const RETRY_RULES_NAMES: readonly RetryRulesName[] = ["destination", "standard"];
 
 const REPEATABLE: ReadonlySet<ValueKind> = new Set(["list", "messageTypes"]);
 
@@ -99,6 +103,7 @@ export function fixedValuesOfKind(kind: ValueKind): readonly string[] | undefine
   if (kind === "destination") return DESTINATION_NAMES;
   if (kind === "httpMethod") return METHOD_NAMES;
   if (kind === "scheme") return SCHEME_NAMES;
+  if (kind === "retryRules") return RETRY_RULES_NAMES;
   return undefined;
 }
 

@@ -9,11 +9,11 @@ import type { CliIo } from "../terminal/io.js";
 import type { ActionsFlags } from "../options/actions.js";
 import type { DeliveryFlags } from "../options/delivery.js";
 import type { FunctionFlags } from "../options/function.js";
-import { checkOneSecretFlag, warnUnsigned } from "./secret.js";
+import { warnUnsigned } from "./secret.js";
 import type { Output } from "../terminal/output.js";
 import { detailLines } from "../terminal/invocation-lines.js";
 
-export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca">;
+export type EngineOptions = Pick<UndiciEngineOptions, "timeoutMs" | "retryWindowMs" | "ca" | "retryRules">;
 
 interface ResolveDeliveryExtras {
   /** Fail when no URL is configured. */
@@ -28,7 +28,7 @@ interface ResolveDeliveryExtras {
 export function warnIfUnsigned(output: Output, settings: DestinationSettings): void {
   // A destination function reads events, not signatures.
   const http = settings.targets.length === 0 || settings.targets.some((target) => target.function === undefined);
-  if (settings.secret === undefined && http) warnUnsigned(output, "messages are sent without X-Signature", { config: true });
+  if (settings.secret === undefined && http) warnUnsigned(output, "messages are sent unsigned", { config: true });
 }
 
 /**
@@ -41,22 +41,22 @@ export function resolveDeliveryOptions(
   io: CliIo,
   extras: ResolveDeliveryExtras = {},
 ): { settings: DestinationSettings; engineOptions: EngineOptions } {
-  checkOneSecretFlag(options);
   if (options.settings !== undefined && options.function === undefined) {
     throw new UsageError('--settings goes with --function (a config file\'s function webhook has its own "settings")', { flag: "--settings" });
   }
   if (options.timeoutMs !== undefined && options.timeoutMs <= 0) {
     throw new UsageError("the timeout must be more than 0", { flag: "--timeout" });
   }
-  const { urls, headers, secret, secretFile, userAgent, config, destination, method, data, batchWaitMs } = options;
+  const { urls, headers, secrets, secretFiles, scheme, userAgent, config, destination, method, data, batchWaitMs } = options;
   // With --function, --batch-size is its onBatch's (set where the function is loaded).
   const batchSize = options.function === undefined ? options.batchSize : undefined;
   const { requireTargets, aliasKeys } = extras;
   const settings = resolveSettings({
     urls,
     headers,
-    secret,
-    secretFile,
+    secrets: secrets ?? [],
+    secretFiles,
+    scheme,
     userAgent,
     aliasKeys,
     configPath: config,
@@ -78,7 +78,12 @@ export function resolveDeliveryOptions(
   const ca = readCaFiles(options.ca ?? [], io.cwd);
   return {
     settings,
-    engineOptions: { timeoutMs: options.timeoutMs, retryWindowMs: options.retryWindowMs, ca: ca.length > 0 ? ca : undefined },
+    engineOptions: {
+      timeoutMs: options.timeoutMs,
+      retryWindowMs: options.retryWindowMs,
+      ca: ca.length > 0 ? ca : undefined,
+      retryRules: options.retryRules,
+    },
   };
 }
 

@@ -11,7 +11,7 @@ import type { Output } from "../terminal/output.js";
 export interface DryRunInput {
   line: number;
   where: string;
-  entry: Pick<DispatchEntry, "body" | "canonical" | "recorded">;
+  entry: Pick<DispatchEntry, "body" | "canonical" | "recorded" | "messageId" | "recordedId" | "type">;
 }
 
 type Held = Slot<DispatchEntry & { input: DryRunInput }>;
@@ -52,10 +52,11 @@ export class DryRun {
   }
 
   private single(input: DryRunInput, target: Target): void {
-    const { recorded, canonical } = input.entry;
+    const { recorded, canonical, messageId, recordedId, type } = input.entry;
     try {
       const call = recorded !== undefined ? { recorded } : canonical === true ? { canonical } : {};
-      printDryRun(this.output, input, this.engine.prepare(input.entry.body, target, call));
+      const identity = { id: recordedId, seed: messageId, event: type };
+      printDryRun(this.output, input, this.engine.prepare(input.entry.body, target, { ...call, identity }));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       this.notSent(input, target, error.message);

@@ -2,7 +2,7 @@ import { Chalk, type ChalkInstance } from "chalk";
 import type { Ora } from "ora";
 import type { CliIo } from "./io.js";
 import { jsonTerminalSafe, terminalSafe } from "../../safe-text/printable.js";
-import { redactText } from "../../safe-text/redact.js";
+import { redactText, type Secrets } from "../../safe-text/redact.js";
 
 /**
  * Terminal rules (docs/cli.md#terminals): colour and spinners only on a TTY, never
@@ -25,8 +25,8 @@ export interface Output {
   readonly spins: boolean;
   /** A spinner on stderr when `spins`; a no-op otherwise. */
   spinner(text: string): Spinner;
-  /** From now on, text equal to the secret is masked too (known once the settings are read). */
-  maskSecret(secret: string | undefined): void;
+  /** From now on, text equal to any of the secrets is masked too (known once the settings are read). */
+  maskSecret(secrets: Secrets): void;
 }
 
 export interface Spinner {
@@ -86,7 +86,7 @@ export function createOutput(io: CliIo, options: { json?: boolean } = {}): Outpu
   const stderrColor = new Chalk({ level: colorLevel(io.env, io.stderrIsTTY) });
   const json = options.json ?? false;
   let active: Ora | undefined;
-  let secret: string | undefined;
+  let secret: Secrets;
   // A spinner needs a terminal with a width; without one ora redraws forever. stdout must be
   // a terminal too: `listen --json | cat` on a terminal would get the spinner in its output.
   const columns = (io.stderr as NodeJS.WriteStream).columns ?? 0;

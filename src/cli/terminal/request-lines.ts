@@ -7,6 +7,7 @@ import { readJsonBody, type RequestVerdict } from "../../receiver/verdict.js";
 import { formatDuration } from "../../util/duration.js";
 import { printable, printableLines } from "../../safe-text/printable.js";
 import { prettyJson } from "../../json/pretty.js";
+import { describeSkew } from "../../signing/verify.js";
 
 /*
  * How a received request is shown, one line (and its problems) or one JSON event:
@@ -34,14 +35,14 @@ export function painter(color: ChalkInstance): Painter {
  * bodies `#4 PUT /hooks  batch of 3 (3 messages)  signature ok (element 0)  …`, `payload, not a
  * message`, `no data`; then indented problems.
  */
-export function requestLines(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
-  return `#${request.index} ${afterNumber(request, paint, verbose)}`;
+export function requestLines(request: ReceivedRequest, paint: Painter, verbose: boolean, secrets = 1): string {
+  return `#${request.index} ${afterNumber(request, paint, verbose, secrets)}`;
 }
 
 /** A request's lines past `#N `. RequestLineMaker reuses the text of a plain request for the next one alike: a field shown here must be in PlainFacts too. */
-function afterNumber(request: ReceivedRequest, paint: Painter, verbose: boolean): string {
+function afterNumber(request: ReceivedRequest, paint: Painter, verbose: boolean, secrets: number): string {
   const v = request.verdict;
-  const signature = signatureText(v, paint);
+  const signature = signatureText(v, paint, secrets);
   const answer = request.forwarded
     ? forwardedAnswer(request.forwarded, paint)
     : request.fault === "timeout"
@@ -80,6 +81,9 @@ interface PlainFacts {
   signatureValid: boolean | null;
   signatureRule: RequestVerdict["signatureRule"];
   signatureNote: string | null;
+  signatureScheme: RequestVerdict["signatureScheme"];
+  signatureSecret: number | null;
+  skewSeconds: number | null;
   size: number;
 }
 
@@ -95,14 +99,16 @@ export class RequestLineMaker {
   constructor(
     private readonly paint: Painter,
     private readonly verbose: boolean,
+    /** How many secrets listen was given: with several, a verified line says which matched. */
+    private readonly secrets = 1,
   ) {}
 
   /** The same text as requestLines. */
   lines(request: ReceivedRequest): string {
-    if (!isPlain(request, this.verbose)) return requestLines(request, this.paint, this.verbose);
+    if (!isPlain(request, this.verbose)) return requestLines(request, this.paint, this.verbose, this.secrets);
     if (this.last === undefined || !alike(this.last, request)) {
       this.last = factsOf(request, this.last);
-      this.lastText = afterNumber(request, this.paint, this.verbose);
+      this.lastText = afterNumber(request, this.paint, this.verbose, this.secrets);
     }
     return `#${request.index} ${this.lastText}`;
   }
@@ -130,6 +136,9 @@ function alike(facts: PlainFacts, request: ReceivedRequest): boolean {
     facts.signatureValid === v.signatureValid &&
     facts.signatureRule === v.signatureRule &&
     facts.signatureNote === v.signatureNote &&
+    facts.signatureScheme === v.signatureScheme &&
+    facts.signatureSecret === v.signatureSecret &&
+    facts.skewSeconds === v.skewSeconds &&
     facts.size === v.size
   );
 }
@@ -151,6 +160,9 @@ function factsOf(request: ReceivedRequest, into: PlainFacts | undefined): PlainF
   facts.signatureValid = v.signatureValid;
   facts.signatureRule = v.signatureRule;
   facts.signatureNote = v.signatureNote;
+  facts.signatureScheme = v.signatureScheme;
+  facts.signatureSecret = v.signatureSecret;
+  facts.skewSeconds = v.skewSeconds;
   facts.size = v.size;
   return facts;
 }
@@ -167,12 +179,20 @@ function bodyText(v: RequestVerdict, paint: Painter): string {
   return `${v.type ?? paint.bad("?")}  ${v.userId !== undefined ? printable(v.userId) : "-"}${v.name !== undefined ? `  ${printable(JSON.stringify(v.name))}` : ""}`;
 }
 
-/** `signature ok`, naming the bytes for a batch; `unsigned`, saying why when the sender signs no such request. */
-function signatureText(v: RequestVerdict, paint: Painter): string {
-  if (v.signatureValid === false) return paint.bad("signature FAILED");
+/**
+ * `signature ok`, naming the bytes for a batch, the scheme when it is not X-Signature
+ * (`signature ok (standard, secret 2 of 2, 3 s old)`); `signature FAILED (stripe)`; `unsigned`,
+ * saying why when the sender signs no such request.
+ */
+function signatureText(v: RequestVerdict, paint: Painter, secrets: number): string {
+  const scheme = v.signatureScheme !== null && v.signatureScheme !== "default" ? v.signatureScheme : null;
+  if (v.signatureValid === false) return paint.bad(scheme === null ? "signature FAILED" : `signature FAILED (${scheme})`);
   if (v.signatureValid === true) {
-    if (v.signatureRule === "first-element") return paint.ok("signature ok (element 0)");
-    return paint.ok(v.bodyKind === "batch" ? "signature ok (whole body)" : "signature ok");
+    const secret = secrets > 1 && v.signatureSecret !== null ? `secret ${v.signatureSecret} of ${secrets}` : null;
+    const skew = v.skewSeconds !== null && v.skewSeconds !== 0 ? describeSkew(v.skewSeconds) : null;
+    const bytes = v.signatureRule === "first-element" ? "element 0" : v.bodyKind === "batch" ? "whole body" : null;
+    const said = [scheme, bytes, secret, skew].filter((part) => part !== null);
+    return paint.ok(said.length === 0 ? "signature ok" : `signature ok (${said.join(", ")})`);
   }
   if (v.signatureNote === null) return paint.dim("unsigned");
   return paint.dim(v.bodyKind === "batch" ? "unsigned (element 0 is null: none is sent)" : "unsigned (no data: none is sent)");
@@ -208,12 +228,16 @@ export function requestEvent(request: ReceivedRequest): Record<string, unknown> 
     problem: problemOf(v),
     signatureValid: v.signatureValid,
     signatureRule: v.signatureRule,
+    signatureScheme: v.signatureScheme,
     bodyKind: v.bodyKind,
     shapeErrors: v.shapeErrors,
     status: request.status,
   };
   if (v.batch !== null) fields["batch"] = v.batch;
   if (v.signatureNote !== null) fields["signatureNote"] = v.signatureNote;
+  if (v.signatureReason !== null) fields["signatureReason"] = v.signatureReason;
+  if (v.signatureSecret !== null) fields["signatureSecret"] = v.signatureSecret;
+  if (v.skewSeconds !== null) fields["skewSeconds"] = v.skewSeconds;
   if (request.fault !== null) fields["fault"] = request.fault;
   if (request.rule !== null) fields["rule"] = request.rule;
   if (request.forwarded) {

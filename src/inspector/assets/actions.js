@@ -57,7 +57,10 @@ function editor(d) {
   const text = h("textarea", { id: "edit-body", spellcheck: "false", "aria-label": "Body to send", rows: 12 });
   text.value = editable ? d.bodyRaw : "";
   const sendButton = h("button", { id: "send-edited", type: "button" }, "Send edited");
-  const rule = SIGNED_BY[d.signatureRule] ?? "signed over the whole body with the secret, if one is set";
+  const rule =
+    d.scheme !== null && d.scheme !== "default"
+      ? `re-signed by ${d.scheme} (a fresh timestamp, the same message id) with listen's secrets`
+      : (SIGNED_BY[d.signatureRule] ?? "signed over the whole body with the secret, if one is set");
   const panel = h(
     "div",
     { id: "edit-panel", class: "edit", hidden: true },

@@ -46,6 +46,7 @@ function signatureSection(d) {
       h("p", { class: "problem ok" }, "X-Signature matches element 0's bytes (the Webhooks (Actions) batch rule)"),
       h("p", { class: "problem warn" }, d.signatureNote),
     );
+  if (d.signature === "ok" && d.scheme !== null && d.scheme !== "default") return h("p", { id: "signature-ok", class: "problem ok" }, schemeVerified(d));
   if (d.signature === "ok") return h("p", { class: "problem ok" }, d.kind === "batch" ? "X-Signature matches the whole body" : "X-Signature matches the body");
   if (d.signature === "unsigned") return h("p", { class: "problem warn" }, d.signatureNote ?? "not checked: listen has no secret");
   return h(
@@ -54,6 +55,14 @@ function signatureSection(d) {
     h("p", { class: "problem bad" }, d.signatureError ?? "signature failed"),
     d.diagnosis ? h("p", { class: "problem warn" }, "Likely cause: ", d.diagnosis) : null,
   );
+}
+
+/** `standard: webhook-signature matches the body (secret 2; timestamp 3 s old)`. */
+function schemeVerified(d) {
+  const notes = [];
+  if (d.signatureSecret !== null && d.signatureSecret > 1) notes.push(`secret ${d.signatureSecret}`);
+  if (d.skewSeconds !== null) notes.push(d.skewSeconds >= 0 ? `timestamp ${d.skewSeconds} s old` : `timestamp ${-d.skewSeconds} s ahead`);
+  return `${d.scheme}: ${d.signatureHeader} matches the ${d.kind === "batch" ? "whole body" : "body"}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;
 }
 
 // A batch's element issues are listed per element below; here only what concerns the body as a whole.

@@ -1,9 +1,11 @@
 // The request list: one table row per request, built with DOM calls only (every field comes from a request anyone could send).
 import { badge, h, size, statusKind, time } from "./dom.js";
 
+/** `ok`, `failed` or `unsigned`; another scheme than X-Signature is named (`ok · standard`). */
 function signatureBadge(row) {
-  if (row.signature === "ok") return badge("ok", "ok");
-  if (row.signature === "failed") return badge("failed", "bad");
+  const scheme = row.scheme !== null && row.scheme !== "default" ? ` · ${row.scheme}` : "";
+  if (row.signature === "ok") return badge(`ok${scheme}`, "ok");
+  if (row.signature === "failed") return badge(`failed${scheme}`, "bad");
   return badge("unsigned", "dim");
 }
 

@@ -1,5 +1,6 @@
-import { FIRST_ELEMENT_NOTE } from "../signature-check.js";
-import { judgeRequest, type RequestHeaders, type RequestVerdict } from "../verdict.js";
+import { FIRST_ELEMENT_NOTE, type SignatureChecker } from "../signature-check.js";
+import { SCHEME_NAMES, type SchemeName } from "../../signing/schemes.js";
+import { checkerOf, judgeRequest, judgeWith, type RequestHeaders, type RequestVerdict } from "../verdict.js";
 import { isPlainObject, parseUntrustedJson } from "../../json/parse.js";
 import type { KeptResponse } from "./kept.js";
 import type { NewInspected } from "./store.js";
@@ -7,8 +8,10 @@ import type { NewInspected } from "./store.js";
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export interface RecordedRowOptions {
-  /** With a secret, X-Signature is checked again; without one, the recorded verdict is shown. */
-  secret: string | undefined;
+  /** With a secret (or a checker), the signature is checked again; without, the recorded verdict is shown. */
+  secret?: string | undefined;
+  /** The signature check to judge with (inspect's flags: scheme, secrets, tolerance), built once; wins over `secret`. */
+  checker?: SignatureChecker | undefined;
   strict: boolean;
 }
 
@@ -50,15 +53,19 @@ function fromEnvelope(envelope: Record<string, unknown>, number: number, options
     raw = Buffer.from(rawBody, "base64");
   } else raw = Buffer.from(JSON.stringify(envelope["body"] ?? null));
   const headers = headersOf(envelope["headers"]);
-  const judged = judgeRequest(raw, headers, { secret: options.secret, strict: options.strict });
+  const receivedAt = dateOf(envelope["receivedAt"]);
+  const path = typeof envelope["path"] === "string" ? envelope["path"] : "/";
+  const checker = options.checker ?? checkerOf({ secret: options.secret });
+  // A timestamped signature is held to the time it arrived, not to today's clock.
+  const judged = judgeWith(raw, headers, { checker, strict: options.strict, path, now: receivedAt.getTime() });
   const response = responseOf(envelope["response"]);
   return {
-    receivedAt: dateOf(envelope["receivedAt"]),
+    receivedAt,
     method: typeof envelope["method"] === "string" ? envelope["method"] : "POST",
-    path: typeof envelope["path"] === "string" ? envelope["path"] : "/",
+    path,
     headers,
     raw,
-    verdict: options.secret === undefined ? recordedSignature(judged, envelope) : judged,
+    verdict: checker === undefined ? recordedSignature(judged, envelope) : judged,
     // The recording keeps the app's answer, not listen's: the sender got the app's when it relayed.
     status: response?.status ?? null,
     fault: null,
@@ -72,11 +79,14 @@ function recordedSignature(verdict: RequestVerdict, envelope: Record<string, unk
   const recorded = envelope["signatureValid"];
   const signatureValid = recorded === true || recorded === false ? recorded : null;
   const rule = envelope["signatureRule"] === "first-element" ? "first-element" : "body";
+  const scheme = SCHEME_NAMES.includes(envelope["signatureScheme"] as SchemeName) ? (envelope["signatureScheme"] as SchemeName) : null;
+  const header = scheme === null || scheme === "default" ? "X-Signature" : `the ${scheme} signature`;
   return {
     ...verdict,
     signatureValid,
     signatureRule: signatureValid === true ? rule : null,
-    signatureError: signatureValid === false ? "X-Signature failed when recorded (give --secret to check it again)" : null,
+    signatureScheme: signatureValid === null ? null : scheme,
+    signatureError: signatureValid === false ? `${header} failed when recorded (give --secret to check it again)` : null,
     signatureNote: signatureValid === true && rule === "first-element" ? FIRST_ELEMENT_NOTE : null,
     diagnosis: null,
     valid: signatureValid !== false && verdict.shapeErrors.length === 0,

@@ -8,6 +8,7 @@ import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";
 import type { ReceivedRequest } from "../../../receiver/received-request.js";
 import { startReceiver } from "../../../receiver/server.js";
 import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
+import { SCHEMES, type SchemeName } from "../../../signing/schemes.js";
 import { formatDuration } from "../../../util/duration.js";
 import type { CliIo } from "../../terminal/io.js";
 import { invocation } from "../../shared/invocation.js";
@@ -28,11 +29,12 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
   if (options.settings !== undefined) throw new UsageError("--settings goes with --function", { flag: "--settings" });
   const output = createOutput(io, { json: options.json });
   const paint = painter(output.color);
-  const secret = randomBytes(24).toString("base64url");
+  const { scheme } = options;
+  const secret = freshSecret(scheme);
   const arrived: ReceivedRequest[] = [];
-  const receiver = await startReceiver({ host: "127.0.0.1", port: 0, secret, strict: true, onRequest: (request) => arrived.push(request) });
+  const receiver = await startReceiver({ host: "127.0.0.1", port: 0, secret, scheme, strict: true, onRequest: (request) => arrived.push(request) });
   const url = `${receiver.url}/webhook`;
-  const engine = undiciEngine({ targets: [{ url, headers: {} }], secret, userAgent: DEFAULT_USER_AGENT }, { retryWindowMs: 5_000 });
+  const engine = undiciEngine({ targets: [{ url, headers: {} }], secret, scheme, userAgent: DEFAULT_USER_AGENT }, { retryWindowMs: 5_000 });
 
   let verified = 0;
   let interrupted = false;
@@ -45,9 +47,8 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
     const spinner = output.spinner("Sending…");
     // Requests that reached the receiver before this message (more than one arrives when retried).
     let before = 0;
-    const examples = buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys });
     const summary = await dispatch<DemoEntry>({
-      source: examples.map((message, i) => ({ line: i + 1, orderKey: undefined, body: JSON.stringify(message), time: undefined, message })),
+      source: demoEntries(options),
       engine,
       concurrency: 1,
       signal: io.signal,
@@ -71,27 +72,49 @@ export async function demo(options: DemoOptions, io: CliIo): Promise<number> {
   const total = MESSAGE_TYPES.length;
   const code = interrupted ? interruptedExitCode(io.signal) : verified === total ? 0 : 1;
   output.event("summary", { sent: total, verified, exitCode: code });
-  if (!options.json) printSummary(output, paint, verified, code === 0 ? invocation(io.env) : undefined);
+  if (!options.json) printSummary(output, paint, { verified, scheme }, code === 0 ? invocation(io.env) : undefined);
   return code;
 }
 
+/** A fresh random secret in the scheme's format (Standard Webhooks and Svix: `whsec_` and base64). */
+function freshSecret(scheme: SchemeName): string {
+  const bytes = randomBytes(24);
+  return SCHEMES[scheme].secret === "whsec-base64" ? `whsec_${bytes.toString("base64")}` : bytes.toString("base64url");
+}
+
 /** The closing line, and with every type verified, what to run next (`command`: how webhook-cli runs here). */
-function printSummary(output: Output, paint: ReturnType<typeof painter>, verified: number, command: string | undefined): void {
+function printSummary(output: Output, paint: ReturnType<typeof painter>, run: { verified: number; scheme: SchemeName }, command: string | undefined): void {
   const total = MESSAGE_TYPES.length;
+  const { verified, scheme } = run;
+  const how = scheme === "default" ? "HMAC-SHA1 X-Signature" : `${scheme} signatures (${SCHEMES[scheme].signature.name})`;
   output.line(
-    `\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (HMAC-SHA1 X-Signature over the exact bytes, shapes checked strictly).`,
+    `\n${verified === total ? paint.ok(`All ${total} message types arrived and verified`) : paint.bad(`${verified} of ${total} message types arrived verified`)} (${how} over the exact bytes, shapes checked strictly).`,
   );
   if (command === undefined) return;
   // Named as it runs here: `npx webhook-cli` in a clone or under npm, where `webhook-cli` is not found.
   output.line("\nNext: run your own receiver and send to it:");
   // The secret comes from the environment, not the command line, where `ps` would show it.
-  output.line("  export WEBHOOK_SECRET=s3cret");
-  output.line(`  ${command} listen`);
-  output.line(`  ${command} send --type track --url http://127.0.0.1:8080/hook`);
+  output.line(`  export WEBHOOK_SECRET=${SCHEMES[scheme].secret === "whsec-base64" ? "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" : "s3cret"}`);
+  const flag = scheme === "default" ? "" : ` --scheme ${scheme}`;
+  output.line(`  ${command} listen${flag}`);
+  output.line(`  ${command} send --type track --url http://127.0.0.1:8080/hook${flag}`);
 }
 
 interface DemoEntry extends DispatchEntry {
   message: Message;
+}
+
+/** One example of every type, with what a scheme's message id and event header come from. */
+function demoEntries(options: DemoOptions): DemoEntry[] {
+  return buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys }).map((message, i) => ({
+    line: i + 1,
+    orderKey: undefined,
+    body: JSON.stringify(message),
+    time: undefined,
+    message,
+    messageId: message.messageId,
+    type: message.type,
+  }));
 }
 
 /** One message's line (or JSON event); true when it arrived verified and well-formed. */

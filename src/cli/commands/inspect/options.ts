@@ -1,4 +1,4 @@
-import { SECRET_ENV } from "../../options/delivery.js";
+import { RECEIVER_SIGNING_OPTIONS } from "../../options/signing.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
 export const INSPECT_OPTIONS = [
@@ -13,16 +13,8 @@ export const INSPECT_OPTIONS = [
     default: "0",
     help: "port of the inspector page (0 = any free port)",
   },
-  {
-    key: "secret",
-    flag: "--secret",
-    short: "-s",
-    arg: "<secret>",
-    kind: "string",
-    readsEnv: SECRET_ENV,
-    help: "shared secret: checks the recorded X-Signatures again and signs what is resent",
-  },
-  { key: "secretFile", flag: "--secret-file", arg: "<file>", kind: "string", help: "read the shared secret from a file (one trailing newline stripped)" },
+  // With a secret, the recorded signatures are checked again (each at the time it arrived) and what is resent is signed.
+  ...RECEIVER_SIGNING_OPTIONS,
   {
     key: "strict",
     flag: "--strict",

@@ -15,7 +15,8 @@ import { readTlsFiles } from "../../shared/tls-files.js";
 import { onceEach } from "../../shared/once-each.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { writeReadyFile } from "../../shared/ready-file.js";
-import { resolveListenSecret, warnUnsigned } from "../../shared/secret.js";
+import { receiverSigning, warnUnsigned } from "../../shared/secret.js";
+import type { SignatureSettings } from "../../../receiver/signature-check.js";
 import { scriptedAnswersOf } from "./scripted-answers.js";
 import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
@@ -32,22 +33,22 @@ export type ListenOptions = ListenFlags;
  */
 export async function listen(options: ListenOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json });
-  const secret = resolveListenSecret({ ...options, cwd: io.cwd, env: io.env });
   const tls = readTlsFiles(options, io.cwd);
+  const signing = receiverSigning(options, io, tls !== undefined);
   const scriptedAnswers = scriptedAnswersOf(options, io.cwd);
   const routes = parseForwardRoutes(options.forwardTo ?? []);
   const router = hasRoutes(routes) ? createRouter(routes, { timeoutMs: options.forwardTimeoutMs }) : undefined;
   const recording = options.record !== undefined ? RecordingFile.open(resolve(io.cwd, options.record)) : undefined;
   const stopper = stopSwitch();
-  const tally = new Tally(options, io, output, secret);
-  const inspection = createInspection(options, io, secret, router?.shown, output);
+  const tally = new Tally(options, io, output, signing.secrets);
+  const inspection = createInspection(options, io, signing, router?.shown, output);
   // Every request in brief, for the control API and `expect` (docs/receiver.md#control-api).
   const arrivals = new ArrivalLog();
   const api = new ControlApi(arrivals, sendJson);
-  const receiver = await openReceiver(options, output, { secret, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper });
+  const receiver = await openReceiver(options, output, { signing, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper });
   inspection?.setReceiverUrl(receiver.url);
   const control = await serveControl(inspection, options, api, [receiver, router], recording);
-  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, secret });
+  const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, signing });
   tally.startSpinner();
 
   const reason = await untilStopped(stopper, options.exitAfterMs, io.signal);
@@ -63,7 +64,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
 
 /** What listen's receiver is given, and what each request it takes is told to. */
 interface ReceiverParts {
-  secret: string | undefined;
+  signing: SignatureSettings;
   tls: ReturnType<typeof readTlsFiles>;
   scriptedAnswers: ReturnType<typeof scriptedAnswersOf>;
   recording: RecordingFile | undefined;
@@ -76,13 +77,16 @@ interface ReceiverParts {
 
 /** Starts the receiver; when it cannot start, what listen opened for it (the recording, the router) is closed first. */
 async function openReceiver(options: ListenOptions, output: Output, parts: ReceiverParts): Promise<Receiver> {
-  const { secret, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper } = parts;
+  const { signing, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper } = parts;
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
       host: options.host,
       port: options.port,
-      secret,
+      secrets: signing.secrets,
+      scheme: signing.scheme,
+      toleranceSeconds: signing.toleranceSeconds,
+      publicUrl: signing.publicUrl,
       strict: options.strict,
       answerPlan: answerPlanOf(options),
       scriptedAnswers,
@@ -124,7 +128,7 @@ function announceReady(
   options: ListenOptions,
   io: CliIo,
   output: Output,
-  ready: { receiver: Receiver; routes: ForwardRoutes | undefined; control: ControlPort; inspection: Inspection | undefined; secret: string | undefined },
+  ready: { receiver: Receiver; routes: ForwardRoutes | undefined; control: ControlPort; inspection: Inspection | undefined; signing: SignatureSettings },
 ): (() => void) | undefined {
   const { receiver, inspection, control } = ready;
   // Line 1 stays the webhook URL (scripts read it with `head -1`); line 2 is the control API's.
@@ -133,7 +137,7 @@ function announceReady(
   announce(output, receiver, ready.routes, control);
   const stopKeys = inspection && io.stdinIsTTY === true ? watchKeys(io.stdin, { r: () => void inspection.resendLatest() }) : undefined;
   if (stopKeys) output.log("Press r to resend the latest request.");
-  if (ready.secret === undefined) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
+  if (ready.signing.secrets.length === 0) warnUnsigned(output, "requests are accepted and marked unsigned", { config: false });
   return stopKeys;
 }
 

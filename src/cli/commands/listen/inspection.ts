@@ -2,6 +2,7 @@ import type { ControlApi } from "../../../control/api.js";
 import { startControlServer } from "../../../control/server.js";
 import { Inspection } from "../../../inspector/inspection.js";
 import type { ForwardRoutes } from "../../../receiver/forward-routes.js";
+import type { SignatureSettings } from "../../../receiver/signature-check.js";
 import type { RecordingFile } from "../../../receiver/record.js";
 import type { CliIo } from "../../terminal/io.js";
 import type { Output } from "../../terminal/output.js";
@@ -17,7 +18,7 @@ const DEFAULT_UI_PORT = 4040;
 export function createInspection(
   options: ListenFlags,
   io: CliIo,
-  secret: string | undefined,
+  signing: SignatureSettings,
   routes: ForwardRoutes | undefined,
   output: Output,
 ): Inspection | undefined {
@@ -25,7 +26,7 @@ export function createInspection(
   // Without the page only the latest request is kept (for `r`); a bound that drops rows is named once.
   const limits = options.ui ? { keep: options.uiKeep, maxBytes: options.uiHistoryMb * 1024 * 1024 } : { keep: 0 };
   return new Inspection({
-    secret,
+    signing,
     strict: options.strict,
     routes,
     ...limits,

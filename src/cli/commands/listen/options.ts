@@ -1,13 +1,21 @@
 import { DEFAULT_MAX_CONNECTIONS } from "../../../http/limits.js";
-import { SECRET_ENV } from "../../options/delivery.js";
+import { RECEIVER_SIGNING_OPTIONS } from "../../options/signing.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 import { TLS_OPTIONS } from "../../shared/tls-files.js";
 
 export const LISTEN_OPTIONS = [
   { key: "port", flag: "--port", short: "-p", arg: "<n>", kind: "integer", min: 0, max: 65535, default: "8080", help: "port to listen on (0 = any free port)" },
   { key: "host", flag: "--host", arg: "<addr>", kind: "string", nonEmpty: true, default: "127.0.0.1", help: "address to listen on" },
-  { key: "secret", flag: "--secret", short: "-s", arg: "<secret>", kind: "string", readsEnv: SECRET_ENV, help: "shared secret to verify X-Signature" },
-  { key: "secretFile", flag: "--secret-file", arg: "<file>", kind: "string", help: "read the shared secret from a file (one trailing newline stripped)" },
+  ...RECEIVER_SIGNING_OPTIONS,
+  {
+    key: "publicUrl",
+    flag: "--public-url",
+    arg: "<url>",
+    kind: "string",
+    nonEmpty: true,
+    shownDefault: "http(s):// and the Host header",
+    help: "the URL senders use, when a proxy or tunnel stands in front (twilio signs the URL): the request's path is added to it",
+  },
   { key: "record", flag: "--record", arg: "<file>", kind: "string", nonEmpty: true, help: "append every request to an NDJSON recording (replayable)" },
   { key: "respond", flag: "--respond", arg: "<status>", kind: "status", default: "200", help: "status for valid requests" },
   {

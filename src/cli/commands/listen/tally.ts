@@ -23,10 +23,10 @@ export class Tally {
     private readonly options: ListenFlags,
     io: CliIo,
     private readonly output: Output,
-    readonly secret: string | undefined,
+    readonly secret: readonly string[],
   ) {
     this.paint = painter(output.color);
-    this.lineMaker = new RequestLineMaker(this.paint, options.verbose);
+    this.lineMaker = new RequestLineMaker(this.paint, options.verbose, secret.length);
     this.lines = lineBuffer((text) => (options.json ? io.stdout.write(jsonTerminalSafe(text)) : output.lines(text)));
     this.spinning = io.stderrIsTTY;
   }

@@ -1,3 +1,4 @@
+import type { Secrets } from "../../../safe-text/redact.js";
 import { resolve } from "node:path";
 import { InputError, UsageError } from "../../../errors.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
@@ -50,7 +51,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const output = createOutput(io, { json: options.json ?? false });
   if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
   const resolved = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
-  output.maskSecret(resolved.settings.secret);
+  output.maskSecret(resolved.settings.secrets ?? resolved.settings.secret);
   if (options.dryRun !== true) refuseCompareAsResults(options, io.cwd);
 
   const input = await openInput(options.file, io, output);
@@ -101,7 +102,8 @@ async function replayInput(options: ReplayCommandOptions, io: CliIo, deps: Repla
     printSummary(output, summary, options.deadLetter);
     if (!summary.dryRun) regress.report(interrupted);
     if (summary.resumeLine !== undefined) printResume(output, summary, options.deadLetter);
-    if (options.junit !== undefined) writeJunit(options.junit, io, input.name, [...reporter.cases, ...regress.junitCases], summary, settings.secret);
+    if (options.junit !== undefined)
+      writeJunit(options.junit, io, input.name, [...reporter.cases, ...regress.junitCases], summary, settings.secrets ?? settings.secret);
     // What stopped the run part way: reported last, with its own exit status (never 0).
     if (summary.error) throw summary.error.value;
     if (interrupted) return interruptedExitCode(io.signal);
@@ -153,7 +155,7 @@ function runOptions(
 }
 
 /** --junit: the deliveries' cases and the comparison's, the suite named by the input. */
-function writeJunit(file: string, io: CliIo, name: string, cases: JunitCase[], summary: ReplaySummary, secret: string | undefined): void {
+function writeJunit(file: string, io: CliIo, name: string, cases: JunitCase[], summary: ReplaySummary, secret: Secrets): void {
   writeJunitFile(io.cwd, file, { name: `webhook-cli replay ${name}`, cases, timestamp: new Date(), time: summary.elapsedMs / 1000, secret });
 }
 

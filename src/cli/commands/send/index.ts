@@ -1,3 +1,4 @@
+import type { Secrets } from "../../../safe-text/redact.js";
 import { InputError, UsageError } from "../../../errors.js";
 import type { AttemptEvent, DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
@@ -48,7 +49,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const output = createOutput(io, { json: options.json ?? false });
   checkCombination(options);
   const resolved = resolveDeliveryOptions(options, io, { requireTargets: true, aliasKeys: options.aliasKeys });
-  output.maskSecret(resolved.settings.secret);
+  output.maskSecret(resolved.settings.secrets ?? resolved.settings.secret);
   const messages = await readInput(options, io, resolved.settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
   // Said once the input checked out, so a mistake in it is still a one-line answer.
@@ -94,7 +95,15 @@ async function deliverAll(messages: readonly InputMessage[], run: SendRun): Prom
   const started = performance.now();
   const dispatcher = new Dispatcher<SendEntry>({
     // In input order, one at a time. Without --raw, each body is JSON.stringify of its message.
-    source: messages.map((input, i) => ({ line: i + 1, orderKey: undefined, body: input.body, time: undefined, input, canonical: options.raw !== true })),
+    source: messages.map((input, i) => ({
+      line: i + 1,
+      orderKey: undefined,
+      body: input.body,
+      time: undefined,
+      input,
+      canonical: options.raw !== true,
+      ...identityOf(input),
+    })),
     engine: run.engine,
     // Webhooks (Actions) with a batch size, or a function's onBatch: each target's own batches (docs/actions.md#batches, docs/functions.md#batches).
     batching: batchingFor(run.settings),
@@ -107,19 +116,20 @@ async function deliverAll(messages: readonly InputMessage[], run: SendRun): Prom
   status?.start();
   const summary = await dispatcher.run().finally(() => status?.stop());
   const code = printSummary(output, messages.length, summary, run.io.signal);
-  if (options.junit !== undefined) writeJunit(options.junit, options, run.io, { cases: reporter.cases, started, secret: run.settings.secret });
+  if (options.junit !== undefined)
+    writeJunit(options.junit, options, run.io, { cases: reporter.cases, started, secret: run.settings.secrets ?? run.settings.secret });
   return code;
 }
 
 /** --dry-run: what each message would send, nothing sent; 0. */
 function showDryRun(dryRun: DryRun, messages: readonly InputMessage[], options: SendOptions): number {
-  for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true } });
+  for (const input of messages) dryRun.add({ ...input, entry: { body: input.body, canonical: options.raw !== true, ...identityOf(input) } });
   dryRun.end();
   return 0;
 }
 
 /** --junit: one case per message, the suite named by the input. */
-function writeJunit(file: string, options: SendOptions, io: CliIo, run: { cases: JunitCase[]; started: number; secret: string | undefined }): void {
+function writeJunit(file: string, options: SendOptions, io: CliIo, run: { cases: JunitCase[]; started: number; secret: Secrets }): void {
   const name = options.file === undefined ? "--type" : options.file === "-" ? "stdin" : options.file;
   writeJunitFile(io.cwd, file, {
     name: `webhook-cli send ${name}`,
@@ -164,6 +174,15 @@ class SendReporter {
     this.spinner?.stop();
     this.spinner = undefined;
   }
+}
+
+/** What a scheme's message id (derived from the message's messageId) and event header (its type) come from. */
+function identityOf(input: InputMessage): { messageId: string | undefined; type: string | undefined } {
+  const message = input.message as { messageId?: unknown; type?: unknown } | undefined;
+  return {
+    messageId: typeof message?.messageId === "string" ? message.messageId : undefined,
+    type: typeof message?.type === "string" ? message.type : undefined,
+  };
 }
 
 function caseName(input: InputMessage): string {
