@@ -1,7 +1,6 @@
+import { SECRET_ENV } from "../../config/secret-env.js";
 import type { OptionsOf, OptionSpec } from "./spec.js";
 
-/** Read by the secret resolver (src/config/secret.ts SECRET_ENV); spelled here so help loads nothing more. */
-export const SECRET_ENV = "WEBHOOK_SECRET";
 const CONFIG_DEFAULT = "./webhook-cli.json, when present";
 
 /**

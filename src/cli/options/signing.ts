@@ -1,5 +1,5 @@
 import type { OptionsOf, OptionSpec } from "./spec.js";
-import { SECRET_ENV } from "./delivery.js";
+import { SECRET_ENV } from "../../config/secret-env.js";
 
 /**
  * The secrets a signature scheme signs or verifies with, repeatable for key rotation

@@ -13,7 +13,8 @@ import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { readMessages } from "../../shared/message-input.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
 import { createOutput, type Output } from "../../terminal/output.js";
-import { resolveListenSecret } from "../../shared/secret.js";
+import { resolveSecret } from "../../../config/secret.js";
+import { checkOneSecretFlag } from "../../shared/secret.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { FunctionRunFlags } from "./options.js";
 import { InvocationReport } from "./report.js";
@@ -164,7 +165,8 @@ function egressOf(options: FunctionRunOptions, io: CliIo): Egress | undefined {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new UsageError(`not an http: or https: URL: ${options.egress}`, { flag: "--function-egress" });
-  const secret = resolveListenSecret({ secret: options.secret, secretFile: options.secretFile, cwd: io.cwd, env: io.env });
+  checkOneSecretFlag(options);
+  const secret = resolveSecret({ secret: options.secret, secretFile: options.secretFile, cwd: io.cwd, env: io.env });
   return { url, secret };
 }
 

@@ -1,5 +1,5 @@
 import { MESSAGE_TYPES } from "../../../messages/names.js";
-import { SECRET_ENV } from "../../options/delivery.js";
+import { SECRET_ENV } from "../../../config/secret-env.js";
 import { exampleOptions } from "../../options/example.js";
 import type { OptionsOf, OptionSpec } from "../../options/spec.js";
 
