@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { Agent, request } from "undici";
 import {
   BIN,
+  COUNTING_RECEIVER,
   SECRET,
   TIME,
   cpuMs,
@@ -59,17 +60,6 @@ writeFileSync(
   SOURCE,
   "async function onRequest(request) {\n  const body = request.json()\n  Segment.track({ event: 'Burst', userId: body.userId, properties: { seq: body.seq } })\n}\n",
 );
-
-// Counts requests; GET /count reports. Its own process, like a real endpoint.
-const RECEIVER = `
-import { createServer } from "node:http";
-let count = 0;
-createServer((req, res) => {
-  if (req.method === "GET") { res.writeHead(200).end(String(count)); return; }
-  req.resume();
-  req.on("end", () => { count += 1; res.writeHead(200).end("ok"); });
-}).listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
-`;
 
 const perEvent = (run) => (run.cpuMs * 1000) / run.delivered;
 const rate = (run) => (run.delivered * 1000) / run.wallMs;
@@ -153,7 +143,7 @@ async function counted(url) {
 
 /** serve (durable) with the source function, forwarding to the counting receiver; the burst to `path`; until every call arrived (or 30 s). */
 async function serveBurst(kind) {
-  const receiver = await startListening(["--input-type=module", "-e", RECEIVER], { pipeStderr: true, onSpawn: started });
+  const receiver = await startListening(["--input-type=module", "-e", COUNTING_RECEIVER], { pipeStderr: true, onSpawn: started });
   const state = mkdtempSync(join(dir, "state-"));
   const serve = await startListening(
     [BIN, "serve", "--port", "0", "--state", state, "--url", `${receiver.url}/hook`, "--secret", SECRET, "--source-function", `burst=${SOURCE}`],

@@ -14,6 +14,17 @@ createServer((req, res) => { req.resume(); req.on("end", () => res.writeHead(200
   .listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
 `;
 
+/** A receiver that counts the requests it answers; GET /count reports. Its own process, like a real endpoint. */
+export const COUNTING_RECEIVER = `
+import { createServer } from "node:http";
+let count = 0;
+createServer((req, res) => {
+  if (req.method === "GET") { res.writeHead(200).end(String(count)); return; }
+  req.resume();
+  req.on("end", () => { count += 1; res.writeHead(200).end("ok"); });
+}).listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
+`;
+
 /** A realistic track message, about 480 bytes serialized. */
 export function orderCompleted(userId, orderId) {
   return {

@@ -13,24 +13,26 @@ import { gzipSync } from "node:zlib";
 import { request } from "undici";
 import { Analytics } from "../dist/index.js";
 import { buildBaseline } from "./baseline.js";
-import { BIN, SECRET, cpuMs, formatCount as format, median, report, row, shownRow, startListening, stopChild as stop, withSpread } from "./lib.js";
+import {
+  BIN,
+  COUNTING_RECEIVER,
+  SECRET,
+  cpuMs,
+  formatCount as format,
+  median,
+  report,
+  row,
+  shownRow,
+  startListening,
+  stopChild as stop,
+  withSpread,
+} from "./lib.js";
 
 const SQLITE = "node:sqlite";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const CONCURRENCY = 64;
 const PHASE_LIMIT_MS = 40_000;
-
-// Counts requests; GET /count reports. Its own process, like a real endpoint.
-const RECEIVER = `
-import { createServer } from "node:http";
-let count = 0;
-createServer((req, res) => {
-  if (req.method === "GET") { res.writeHead(200).end(String(count)); return; }
-  req.resume();
-  req.on("end", () => { count += 1; res.writeHead(200).end("ok"); });
-}).listen(0, "127.0.0.1", function () { console.log("Listening on http://127.0.0.1:" + this.address().port); });
-`;
 
 function properties(seq) {
   return {
@@ -98,7 +100,7 @@ async function rawSend(url, events, gzip) {
 }
 
 async function pipeline(memory, { bin = BIN, sender = "client" } = {}) {
-  const receiver = await startChild(["--input-type=module", "-e", RECEIVER]);
+  const receiver = await startChild(["--input-type=module", "-e", COUNTING_RECEIVER]);
   const state = mkdtempSync(join(tmpdir(), "webhook-cli-bench-serve-"));
   const args = [
     bin,

@@ -13,30 +13,21 @@ import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { bundleCli, ESM_REQUIRE_BANNER, packageOf, ROOT } from "./cli-bundle.js";
 
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const OUTPUTS = ["action/cli", "action/inspector"];
 
 /** Writes the bundle, its dependencies' licences and the inspector's assets under `into`. */
 async function buildInto(into) {
   for (const output of OUTPUTS) rmSync(join(into, output), { recursive: true, force: true });
-  const result = await build({
-    absWorkingDir: ROOT,
-    entryPoints: ["src/cli/shell/main.ts"],
+  const result = await bundleCli({
     outfile: join(into, "action/cli/webhook-cli.js"),
-    bundle: true,
     format: "esm",
-    platform: "node",
     // The runner's Node.js for `using: node24`.
     target: "node24",
-    metafile: true,
     minifyWhitespace: true,
     legalComments: "none",
-    logLevel: "warning",
-    // The CommonJS packages bundled (commander) call require() for Node's modules.
-    banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+    banner: { js: ESM_REQUIRE_BANNER },
   });
   writeFileSync(join(into, "action/cli/THIRD-PARTY-LICENSES.txt"), licences(Object.keys(result.metafile.inputs)));
   cpSync(join(ROOT, "src/inspector/assets"), join(into, "action/inspector/assets"), { recursive: true });
@@ -44,7 +35,7 @@ async function buildInto(into) {
 
 /** Each bundled package's name, version and licence text, in name order. */
 function licences(inputs) {
-  const packages = new Set(inputs.map((input) => /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1]).filter(Boolean));
+  const packages = new Set(inputs.map(packageOf).filter(Boolean));
   return [...packages]
     .sort()
     .map((name) => {

@@ -13,12 +13,10 @@
 // so `../../package.json` and `../inspector/assets/` resolve from a chunk as from dist/<room>/.
 // dist/cli-modules.json (not packed) lists the modules in each chunk, from esbuild's metafile:
 // test/e2e/loading.test.ts reads it to tell which modules a process loaded.
-import { build } from "esbuild";
 import { cpSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
+import { bundleCli, ESM_REQUIRE_BANNER, packageOf, ROOT } from "./cli-bundle.js";
 
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const OUT = join(ROOT, "dist/cli");
 // Installed packages the bundle imports at run time (package.json's dependencies).
 const EXTERNAL = ["undici", "zod", "ora"];
@@ -42,22 +40,15 @@ const afterProgram = {
 };
 
 rmSync(OUT, { recursive: true, force: true });
-const result = await build({
-  absWorkingDir: ROOT,
-  entryPoints: ["src/cli/shell/main.ts"],
+const result = await bundleCli({
   outdir: OUT,
-  bundle: true,
   splitting: true,
   format: "esm",
-  platform: "node",
   target: "node22.13",
   external: EXTERNAL,
   chunkNames: "[name]-[hash]",
-  metafile: true,
-  logLevel: "warning",
   plugins: [afterProgram],
-  // The CommonJS packages bundled (commander) call require() for Node's modules.
-  banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+  banner: { js: ESM_REQUIRE_BANNER },
 });
 
 // Each chunk's modules: dist-relative names (src/x/y.ts → x/y.js) and packages (node_modules/<name>).
@@ -65,7 +56,7 @@ const modules = {};
 for (const [file, output] of Object.entries(result.metafile.outputs)) {
   const names = new Set();
   for (const input of Object.keys(output.inputs)) {
-    const pkg = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
+    const pkg = packageOf(input);
     names.add(pkg !== undefined ? `node_modules/${pkg}` : input.replace(/^src\//, "").replace(/\.ts$/, ".js"));
   }
   modules[relative(join(ROOT, "dist"), join(ROOT, file))] = [...names].sort();

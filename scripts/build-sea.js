@@ -21,12 +21,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { build } from "esbuild";
+import { bundleCli, ROOT } from "./cli-bundle.js";
 import { checkNode, fail } from "./sea-node.js";
 
-const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const WORK = join(ROOT, "build/sea/work");
 
 const [major, minor] = process.versions.node.split(".").map(Number);
@@ -73,16 +71,10 @@ function options() {
 /** The command line as one CommonJS script with every package in it; fails on an import the executable could not resolve. */
 async function bundle() {
   const file = join(WORK, "webhook-cli.cjs");
-  const result = await build({
-    absWorkingDir: ROOT,
-    entryPoints: ["src/cli/shell/main.ts"],
+  const result = await bundleCli({
     outfile: file,
-    bundle: true,
     format: "cjs",
-    platform: "node",
     target: `node${process.versions.node}`,
-    metafile: true,
-    logLevel: "warning",
     // import.meta has no CommonJS form: its URL is the executable's (src/util/shipped-file.ts reads no file there).
     define: { "import.meta.url": "__import_meta_url" },
     banner: { js: 'const __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },

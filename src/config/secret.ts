@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import { UsageError, type ErrorSource } from "../errors.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
+import { SECRET_ENV } from "./secret-env.js";
 
-/** The environment variable that holds the shared secret. */
-export const SECRET_ENV = "WEBHOOK_SECRET";
+export { SECRET_ENV };
 
 /** Where a shared secret may come from, highest precedence first (docs/cli.md#secrets-and-credentials). */
 export interface SecretInput {
@@ -21,15 +21,9 @@ export interface SecretInput {
  * undefined means no secret is configured at all.
  */
 export function resolveSecret(input: SecretInput, config?: { sharedSecret?: string | undefined }): string | undefined {
-  if (input.secret !== undefined) return refuseEmpty(input.secret, { field: "secret" });
-  if (input.secretFile !== undefined) {
-    const secret = readSecretFile(resolve(input.cwd, input.secretFile), input.secretFile);
-    return refuseEmpty(secret, { field: "secretFile", file: input.secretFile }, "the secret file is empty");
-  }
-  const env = input.env[SECRET_ENV];
-  if (env !== undefined) return refuseEmpty(env, { env: SECRET_ENV });
-  // loadConfig refuses an empty sharedSecret, naming the file and key.
-  return config?.sharedSecret;
+  // The several secrets' resolver, given the one source that wins: the flag is read, not the file.
+  const given = input.secret !== undefined ? { secrets: [input.secret] } : input.secretFile !== undefined ? { secretFiles: [input.secretFile] } : {};
+  return resolveSenderSecrets({ ...given, cwd: input.cwd, env: input.env }, config)[0];
 }
 
 function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret is empty"): string {
@@ -50,6 +44,7 @@ function readSecretFile(path: string, name = path): string {
  */
 export function resolveSenderSecrets(input: SecretsInput, config?: { sharedSecret?: string | undefined }): string[] {
   const secrets = resolveSecrets(input);
+  // loadConfig refuses an empty sharedSecret, naming the file and key.
   return secrets.length === 0 && config?.sharedSecret !== undefined ? [config.sharedSecret] : secrets;
 }
 

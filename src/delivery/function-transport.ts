@@ -5,13 +5,6 @@ import { keepBody, type CapturedResponse } from "./captured-body.js";
 import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
 import type { AttemptOutcome, PreparedRequest } from "./types.js";
 
-/** The URL a destination function stands under among the targets (`function:slack.js`): what results and lines name. */
-export const FUNCTION_URL_PREFIX = "function:";
-
-export function isFunctionUrl(url: string): boolean {
-  return url.startsWith(FUNCTION_URL_PREFIX);
-}
-
 /** What the transport needs of a loaded function (functions/runtime.ts's FunctionModule). */
 export interface DestinationFunction {
   readonly file: string;

@@ -1,17 +1,6 @@
 import type { Random } from "../util/clock.js";
-import {
-  backoffCeilingMs,
-  backoffWaitMs,
-  honoursRetryAfterOf,
-  RETRY_RULES,
-  retriesFailure,
-  retriesStatus,
-  scheduleEnded,
-  type RetryRules,
-} from "./retry-rules.js";
+import { backoffWaitMs, honoursRetryAfterOf, RETRY_RULES, retriesFailure, retriesStatus, scheduleEnded, type RetryRules } from "./retry-rules.js";
 import type { AttemptOutcome } from "./types.js";
-
-export { parseRetryAfter } from "../util/retry-after.js";
 
 /**
  * The retry policy (docs/delivery.md#retry-schedule) as pure functions: no I/O, no clock of its
@@ -45,17 +34,7 @@ export function classifyOutcome(outcome: AttemptOutcome, rules: RetryRules = RUL
   }
 }
 
-/** Retry-After counts only on 429 and 503 (docs/delivery.md#retry-after). */
-export function honoursRetryAfter(status: number, rules: RetryRules = RULES): boolean {
-  return honoursRetryAfterOf(rules, status);
-}
-
-/** The upper bound of the jittered wait before retry `n` (1-based): min(5 min, 2^(n−1) s). */
-export function backoffCapMs(retry: number): number {
-  return backoffCeilingMs(RULES, retry);
-}
-
-/** Full jitter: the wait before retry `n`, uniform in [0, backoffCapMs(n)]. */
+/** Full jitter: the wait before retry `n`, uniform in [0, the row's ceiling]: classic, min(5 min, 2^(n−1) s). */
 export function backoffMs(retry: number, random: Random, rules: RetryRules = RULES): number {
   return backoffWaitMs(rules, retry, random);
 }

@@ -1,7 +1,7 @@
 import { dirname, resolve } from "node:path";
 import { runInContext } from "node:vm";
 import { Agent, type Dispatcher } from "undici";
-import { InputError } from "../errors.js";
+import { InputError, UsageError } from "../errors.js";
 import type { Clock } from "../util/clock.js";
 import { readRegularFile } from "../util/readable-file.js";
 import type { Egress } from "./fetch.js";
@@ -98,6 +98,21 @@ export class FunctionModule {
 
   has(handler: HandlerName): boolean {
     return this.handlers.has(handler);
+  }
+
+  /**
+   * The events per `onBatch` call (docs/functions.md#batches): `given` (1 calls the single-event
+   * handlers), else the service's 20 when the function has onBatch, else 1. More than 1 without
+   * onBatch, or more than 400, is a UsageError.
+   */
+  batchSize(given: number | undefined): number {
+    const hasBatch = this.handlers.has("onBatch");
+    if (given !== undefined && given > 1 && !hasBatch) {
+      throw new UsageError(`${this.file} has no onBatch handler: its events go to onTrack, onIdentify, … one at a time`, { field: "batchSize" });
+    }
+    if (given !== undefined && given > MAX_BATCH_EVENTS)
+      throw new UsageError(`a function's batch holds at most ${MAX_BATCH_EVENTS} events, not ${given}`, { field: "batchSize" });
+    return given ?? (hasBatch ? DEFAULT_BATCH_EVENTS : 1);
   }
 
   /** One event to its type's handler; an unknown type or a missing handler is skipped, as the service skips it. */

@@ -14,7 +14,7 @@ import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict,
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
 import { schemeNamed } from "../signing/schemes.js";
-import { SignatureChecker } from "./signature-check.js";
+import { receiverSecrets, SignatureChecker } from "./signature-check.js";
 import { judgeWith, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
 
 /* What a receiver takes and what it gives back; then the server. */
@@ -344,11 +344,6 @@ class ReceiverCore {
 function untilClosed(res: ServerResponse): Promise<void> {
   if (res.destroyed || res.writableFinished) return Promise.resolve();
   return new Promise((resolve) => res.once("close", () => resolve()));
-}
-
-/** `secret` then `secrets`: every secret a request may be signed with. */
-export function receiverSecrets(options: Pick<ReceiverOptions, "secret" | "secrets">): string[] {
-  return options.secret === undefined ? [...(options.secrets ?? [])] : [options.secret, ...(options.secrets ?? [])];
 }
 
 /** The receiver's signature check, built once (a scheme named with a secret its format refuses throws now); undefined without a secret. */

@@ -1,7 +1,9 @@
 import { SecretFormatError } from "../errors.js";
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
 import {
+  carriesScheme,
   keysOrError,
+  recogniseSchemes,
   SCHEME_NAMES,
   schemeKeys,
   schemeNamed,
@@ -71,11 +73,6 @@ const NULL_FIRST: SignatureCheck = result(null, null, null, NULL_FIRST_NOTE);
 const NULL_BYTES = Buffer.from("null");
 const X_SIGNATURE = "x-signature";
 
-/** Each scheme's signature header names (lower-case, the legacy one too), in the table's order: what recognition looks up. */
-const RECOGNISED_BY = SCHEME_NAMES.map((name) => {
-  const scheme = SCHEMES[name];
-  return [scheme.signature.name, scheme.legacy?.name].filter((n): n is string => n !== undefined).map((n) => n.toLowerCase());
-});
 const LOOKED_FOR = SCHEME_NAMES.filter((name) => name !== "default")
   .map((name) => SCHEMES[name].signature.name)
   .join(", ");
@@ -123,8 +120,8 @@ export class SignatureChecker {
     if (this.required !== undefined) return this.checkOne(this.required.name, raw, headers, path, now);
     let found = -1;
     let count = 0;
-    for (let i = 0; i < RECOGNISED_BY.length; i++) {
-      if (carries(headers, RECOGNISED_BY[i] as string[])) {
+    for (let i = 0; i < SCHEME_NAMES.length; i++) {
+      if (carriesScheme(headers, i)) {
         if (found === -1) found = i;
         count += 1;
       }
@@ -149,7 +146,7 @@ export class SignatureChecker {
    * (docs/schemes.md#recognition); the verdict names the first that failed, else the newest verified.
    */
   private checkEach(raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
-    const checks = SCHEME_NAMES.filter((_, i) => carries(headers, RECOGNISED_BY[i] as string[])).map((name) => this.checkOne(name, raw, headers, path, now));
+    const checks = recogniseSchemes(headers).map((name) => this.checkOne(name, raw, headers, path, now));
     const failure = checks.find((check) => check.signatureValid !== true);
     const chosen = failure ?? (checks[checks.length - 1] as SignatureCheck);
     const others = checks
@@ -184,11 +181,6 @@ export class SignatureChecker {
     const host = headers["host"];
     return typeof host === "string" && host !== "" ? `${secure ? "https" : "http"}://${host}${path}` : undefined;
   }
-}
-
-function carries(headers: RequestHeaders, names: readonly string[]): boolean {
-  for (const name of names) if (headers[name] !== undefined) return true;
-  return false;
 }
 
 function isNullSpan(raw: Uint8Array, span: ByteSpan | null): boolean {
@@ -236,6 +228,11 @@ function result(
     signatureSecret: null,
     skewSeconds: null,
   };
+}
+
+/** `secret` then `secrets` (a receiver's and judgeRequest's options): every secret a request may be signed with. */
+export function receiverSecrets(options: { secret?: string | undefined; secrets?: readonly string[] | undefined }): string[] {
+  return options.secret === undefined ? [...(options.secrets ?? [])] : [options.secret, ...(options.secrets ?? [])];
 }
 
 /** Whether two settings build the same checker (the library's judgeRequest keeps the last one built). */

@@ -3,7 +3,7 @@ import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
-import { sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
+import { receiverSecrets, sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
 import type { RefusalReason } from "../signing/verify.js";
 import type { SchemeName } from "../signing/schemes.js";
 import { parseUntrustedJson } from "../json/parse.js";
@@ -132,7 +132,7 @@ let lastChecker: SignatureChecker | undefined;
 
 /** The checker judgeRequest's options describe (undefined without a secret), reused while they stay the same. */
 export function checkerOf(options: Pick<VerdictOptions, "secret" | "secrets" | "scheme" | "toleranceSeconds" | "url">): SignatureChecker | undefined {
-  const secrets = options.secret === undefined ? (options.secrets ?? []) : [options.secret, ...(options.secrets ?? [])];
+  const secrets = receiverSecrets(options);
   if (secrets.length === 0) return undefined;
   const settings: SignatureSettings = { scheme: options.scheme, secrets, toleranceSeconds: options.toleranceSeconds, publicUrl: options.url };
   if (lastChecker === undefined || !sameSettings(lastChecker.settings, settings)) lastChecker = new SignatureChecker(settings);

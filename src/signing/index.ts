@@ -31,6 +31,7 @@ export {
   type VerifyOptions,
 } from "./verify.js";
 export {
+  carriesScheme,
   keysOrError,
   recogniseSchemes,
   requestVerifier,

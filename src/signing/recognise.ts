@@ -9,12 +9,19 @@ import { verifySignature, type VerifyInput, type Refused, type RequestHeaders, t
  * the new ones, so a request may carry several.
  */
 export function recogniseSchemes(headers: RequestHeaders): SchemeName[] {
-  return SCHEME_NAMES.filter((name) => carries(headers, SCHEMES[name]));
+  return SCHEME_NAMES.filter((_, index) => carriesScheme(headers, index));
 }
 
-function carries(headers: RequestHeaders, scheme: Scheme): boolean {
-  const names = scheme.legacy ? [scheme.signature.name, scheme.legacy.name] : [scheme.signature.name];
-  return names.some((name) => headers[name.toLowerCase()] !== undefined);
+/** Each scheme's signature header names (the legacy one too), lower-case as node:http gives them, in the table's order. */
+const SIGNATURE_HEADERS: readonly (readonly string[])[] = SCHEME_NAMES.map((name) => {
+  const { signature, legacy } = SCHEMES[name];
+  return (legacy ? [signature.name, legacy.name] : [signature.name]).map((header) => header.toLowerCase());
+});
+
+/** Whether a request carries the signature header of the scheme at `index` of SCHEME_NAMES (recognition; the receiver asks per request). */
+export function carriesScheme(headers: RequestHeaders, index: number): boolean {
+  for (const name of SIGNATURE_HEADERS[index] ?? []) if (headers[name] !== undefined) return true;
+  return false;
 }
 
 export interface RequestVerifierOptions extends VerifyOptions {

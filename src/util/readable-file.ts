@@ -4,9 +4,9 @@ import { describeBound } from "./bounded-read.js";
 
 /**
  * The bounds of the files an option names (docs/security.md#files-named-by-options): settings
- * (--config, --secret-file, --ca, --tls-cert, --tls-key, expect --from) are a few KB at most;
- * listen's scripted answers (--responses, --respond-body @FILE) hold bodies, as large as an app's
- * answer listen relays.
+ * (--config, --secret-file, --ca, --tls-cert, --tls-key, expect --from, verify --header @FILE) are
+ * a few KB at most; listen's scripted answers (--responses, --respond-body @FILE) hold bodies, as
+ * large as an app's answer listen relays.
  */
 export const MAX_SETTINGS_FILE_BYTES = 1024 * 1024;
 export const MAX_ANSWER_FILE_BYTES = 8 * 1024 * 1024;

@@ -25,6 +25,17 @@ describe("send reads its input with bounded memory", { tags: ["smoke"] }, () => 
     expect(result.code).toBe(2);
   }, 90_000);
 
+  it("sign /dev/zero stops at 64 MiB too (its body read as send reads its input): exit 2, naming the bound", async () => {
+    const child = spawnCli(["sign", "--scheme", "github", "--secret", "s", "/dev/zero"]);
+    children.push(child);
+    const rss = watchRss(child.pid as number, RSS_LIMIT_MB);
+    const result = await collect(child, 60_000).finally(() => rss.stop());
+    expect(rss.over, `RSS ${Math.round(rss.peak)} MB`).toBe(false);
+    expect(result.stderr).toBe("error: /dev/zero: the body is over 64 MiB\n");
+    expect(result.stdout).toBe("");
+    expect(result.code).toBe(2);
+  }, 90_000);
+
   it("a pipe given as FILE (bash process substitution) is still read, every message checked", async () => {
     const script = 'webhook-cli() { node "$WEBHOOK_CLI_BIN" "$@"; }\nwebhook-cli send <(webhook-cli generate) --url http://127.0.0.1:9/hook --dry-run --json';
     const child = spawn("bash", ["--norc", "-c", script], {

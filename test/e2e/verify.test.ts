@@ -149,6 +149,8 @@ describe("webhook-cli verify: bad input exits 2", () => {
     [["-H", "X-Signature: 00", "body.json"], /give the secret to verify with/],
     [["--secret", "s", "-H", "no colon", "body.json"], /--header: expected 'Name: value', got "no colon"/],
     [["--secret", "s", "-H", "@absent.txt", "body.json"], /absent\.txt: --header: cannot read/],
+    // Read as every file an option names: a regular file within 1 MiB, not a device read without end.
+    [["--secret", "s", "-H", "@/dev/zero", "body.json"], /\/dev\/zero: --header: not a regular file/],
     [["--scheme", "sivx", "--secret", "s", "-H", "svix-id: 1", "body.json"], /unknown scheme "sivx" \(Did you mean svix\?\)/],
     [["--scheme", "svix", "--secret", "not-base64!", "-H", "svix-id: 1", "body.json"], /not a svix secret/],
     [["--secret", "s", "-H", "X-Signature: 00"], /give the body to verify/],

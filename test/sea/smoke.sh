@@ -22,7 +22,7 @@ mkdir -p "$work/bin" "$work/tools" "$work/assets"
 cp "$sea" "$work/bin/webhook-cli"
 cp src/inspector/assets/* "$work/assets/"
 # The tools this script uses, and nothing else: no node, no npm.
-for tool in cat cmp curl grep head rm sed seq sha256sum sleep tr wc; do ln -s "$(command -v "$tool")" "$work/tools/$tool"; done
+for tool in cat cmp curl grep head mkdir rm sed seq sha256sum sleep tr wc; do ln -s "$(command -v "$tool")" "$work/tools/$tool"; done
 export PATH="$work/bin:$work/tools"
 unset NODE_OPTIONS NODE_PATH
 hash -r
@@ -138,8 +138,45 @@ webhook-cli audience sync --name "VIP Users" --members members.txt --state audie
 webhook-cli expect --from listen.url --type identify --user-id u3 --timeout 10s >/dev/null || fail "audience sync's identify for u3 never arrived" audience.log
 webhook-cli demo --json >demo.log 2>&1 || fail "demo" demo.log
 [ "$(grep -c '"verified":true' demo.log)" -eq 7 ] || fail "demo did not verify 7" demo.log
-stop "$listen" || true
 ok "audience sync, demo"
+
+# sign and verify: one scheme's round trip (Standard Webhooks), and a changed body refused
+whsec=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+head -1 messages.ndjson >body.json
+webhook-cli sign --scheme standard --secret "$whsec" body.json >signed.txt 2>sign.log || fail "sign" sign.log
+grep -q "^webhook-signature: v1," signed.txt || fail "sign printed no webhook-signature header" signed.txt sign.log
+webhook-cli verify --scheme standard --secret "$whsec" --header @signed.txt body.json >verify.log 2>&1 || fail "verify of what sign printed" verify.log signed.txt
+grep -q "^verified: standard" verify.log || fail "verify did not say verified" verify.log
+printf ' ' >>body.json
+status=0
+webhook-cli verify --scheme standard --secret "$whsec" --header @signed.txt body.json >changed.log 2>&1 || status=$?
+[ "$status" -eq 1 ] || fail "verify of a changed body: exit $status, not 1" changed.log
+ok "sign --scheme standard; verify took its headers (exit 0) and refused the body changed (exit 1)"
+
+# Functions: a destination function on a generated event, its request to Slack sent to listen instead
+# (--function-egress: undici's fetch inside the executable); a source function on a test request;
+# send --function; a package the function uses, found in the user's project (createRequire from disk).
+fx="$repo/fixtures/functions"
+slack="$(head -1 listen.url)/slack"
+webhook-cli function run "$fx/slack-alert.js" --type track --event "Order Completed" --settings "$fx/slack-settings.json" \
+  --function-egress "$slack" --secret s3cret >function-destination.log 2>&1 || fail "function run (destination)" function-destination.log
+grep -q "^1 event: 1 delivered" function-destination.log || fail "function run did not deliver its event" function-destination.log
+webhook-cli function run "$fx/github-source.js" --request "$fx/github-issue-opened.json" >function-source.log 2>&1 ||
+  fail "function run --request" function-source.log
+grep -q 'Segment.track: {"type":"track","event":"issues opened"' function-source.log || fail "the source function made no track call" function-source.log
+webhook-cli send --type track --event "Order Completed" --function "$fx/slack-alert.js" --settings "$fx/slack-settings.json" \
+  --function-egress "$slack" --secret s3cret >send-function.log 2>&1 || fail "send --function" send-function.log
+grep -q "^1 message: 1 delivered" send-function.log || fail "send --function did not deliver" send-function.log
+webhook-cli expect --from listen.url --path /slack --count 2 --timeout 10s >expect-function.log 2>&1 ||
+  fail "the functions' two requests to Slack did not reach listen, verified" expect-function.log listen.log
+mkdir -p node_modules/lodash
+printf '{"name": "lodash", "version": "4.17.19", "main": "index.js"}\n' >node_modules/lodash/package.json
+printf 'module.exports = { upperFirst: (text) => text.charAt(0).toUpperCase() + text.slice(1) };\n' >node_modules/lodash/index.js
+printf 'async function onTrack(event) {\n  return _.upperFirst(event.event);\n}\n' >upper.js
+webhook-cli function run upper.js --type track --event "order completed" --json >function-lodash.log 2>&1 || fail "function run with _" function-lodash.log
+grep -q '"returned":"Order completed"' function-lodash.log || fail "the function's _ was not the project's lodash" function-lodash.log
+stop "$listen" || true
+ok "function run (a destination with --type, a source with --request), send --function, _ from the project's node_modules"
 
 # serve, durable: three calls stored while the receiver is down, serve killed with SIGKILL, restarted
 # on the same --state once the receiver is back: all three arrive.

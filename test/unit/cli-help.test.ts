@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/shell/program.js";
 import { AUDIENCE_SYNC_OPTIONS } from "../../src/cli/commands/audience/options.js";
 import { FUNCTION_RUN_OPTIONS } from "../../src/cli/commands/function/options.js";
-import { DELIVERY_OPTIONS, SECRET_ENV } from "../../src/cli/options/delivery.js";
+import { DELIVERY_OPTIONS } from "../../src/cli/options/delivery.js";
 import { DEMO_OPTIONS } from "../../src/cli/commands/demo/options.js";
 import { GENERATE_OPTIONS } from "../../src/cli/commands/generate/options.js";
 import { INSPECT_OPTIONS } from "../../src/cli/commands/inspect/options.js";
@@ -139,7 +139,7 @@ describe("one rendering of defaults and environment variables", () => {
     expect(parseDuration(shown("--timeout").shownDefault as string)).toBe(DEFAULT_TIMEOUT_MS);
     expect(parseDuration(shown("--retry-window").shownDefault as string)).toBe(DEFAULT_RETRY_WINDOW_MS);
     expect(shown("--user-agent").shownDefault).toBe(DEFAULT_USER_AGENT);
-    expect(SECRET_ENV).toBe(RESOLVER_SECRET_ENV);
+    expect(shown("--secret").readsEnv).toBe(RESOLVER_SECRET_ENV);
     const maxConnections = (table: readonly OptionSpec[]) => table.find((spec) => spec.flag === "--max-connections")?.shownDefault;
     expect(maxConnections(LISTEN_OPTIONS)).toBe(String(DEFAULT_MAX_CONNECTIONS));
     expect(maxConnections(SERVE_OPTIONS)).toBe(String(DEFAULT_SERVE_MAX_CONNECTIONS));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Batcher, MAX_BATCH_BYTES, batchBody, envelopeOverhead, type BatchItem } from "../../src/client/batcher.js";
-import { parseRetryAfter } from "../../src/delivery/policy.js";
+import { parseRetryAfter } from "../../src/util/retry-after.js";
 import { retryDelayMs, isRetryable, MAX_RETRY_AFTER_MS } from "../../src/client/retry.js";
 
 const library = { name: "webhook-cli", version: "1.2.3" };

@@ -104,3 +104,18 @@ describe("leftovers", () => {
     expect(text.match(/\bissues? #?\d+/gi) ?? []).toEqual([]);
   });
 });
+
+describe("docs/cli.md's JSON events", () => {
+  it("the table names every event a command writes, and no event no command writes", () => {
+    const source = sourceFiles(join(ROOT, "src/cli")).map((file) => readFileSync(file, "utf8"));
+    // output.event("name", …), and sign's objects written whole ({ event: "signed", … }).
+    const written = new Set(source.flatMap((text) => [...text.matchAll(/\.event\("([A-Za-z]+)"|\{ event: "([A-Za-z]+)"/g)].map((m) => m[1] ?? m[2])));
+    const section = read("docs/cli.md").split("## JSON events")[1]?.split("\n## ")[0] ?? "";
+    // The rows under the table's head (`event` | written by | fields).
+    const rows = section.split("\n").filter((line) => /^\| `/.test(line) && !line.startsWith("| `event` |"));
+    const documented = new Set(rows.flatMap((row) => [...(row.split("|")[1] ?? "").matchAll(/`([A-Za-z]+)`/g)].map((m) => m[1])));
+    expect(written.size).toBeGreaterThan(15);
+    expect([...written].filter((name) => !documented.has(name)).sort()).toEqual([]);
+    expect([...documented].filter((name) => !written.has(name)).sort()).toEqual([]);
+  });
+});

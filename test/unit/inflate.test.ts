@@ -4,10 +4,60 @@ import type { Duplex } from "node:stream";
 import { deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { MAX_REQUEST_BYTES } from "../../src/messages/limits.js";
-import { contentCodingOf, createInflater, inflateBuffer, maxCompressedBytes, type InflateHandlers, type Inflater } from "../../src/http/inflate.js";
+import {
+  type ContentCoding,
+  contentCodingOf,
+  createInflater,
+  type InflateHandlers,
+  type InflateLimits,
+  type Inflater,
+  maxCompressedBytes,
+} from "../../src/http/inflate.js";
 
 const limits = { maxBytes: MAX_REQUEST_BYTES };
 const body = Buffer.from(JSON.stringify({ batch: [{ type: "track", userId: "u1", event: "Signed Up" }], writeKey: "wk", sentAt: "2024-01-01T00:00:00.000Z" }));
+
+/** A whole body decoded, or why not: `too_large` → 400 `request_too_large`, `corrupt` → 400 `invalid_request`. */
+type InflateResult =
+  | { ok: true; body: Buffer }
+  | { ok: false; reason: "too_large"; what: "inflated" | "compressed" }
+  | { ok: false; reason: "corrupt"; message: string; zlibCode: string | undefined };
+
+/** A body already in memory through one inflater (within the same limits): what the inflater tells, as one result. */
+function inflateBuffer(body: Buffer, coding: ContentCoding, limits: InflateLimits): Promise<InflateResult> {
+  if (coding === "identity") {
+    return Promise.resolve(body.length > limits.maxBytes ? { ok: false, reason: "too_large", what: "inflated" } : { ok: true, body });
+  }
+  return new Promise((resolve) => {
+    const inflater = createInflater(coding, limits, collect(resolve));
+    inflater.write(body);
+    inflater.end();
+  });
+}
+
+/** Handlers that gather the inflated chunks into one result. */
+function collect(done: (result: InflateResult) => void): InflateHandlers {
+  let chunks: Buffer[] = [];
+  return {
+    onData: (chunk) => {
+      chunks.push(chunk);
+      return true;
+    },
+    onEnd: (total) => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total);
+      chunks = [];
+      done({ ok: true, body });
+    },
+    onTooLarge: (what) => {
+      chunks = [];
+      done({ ok: false, reason: "too_large", what });
+    },
+    onCorrupt: (message, zlibCode) => {
+      chunks = [];
+      done({ ok: false, reason: "corrupt", message, zlibCode });
+    },
+  };
+}
 
 /** `count` gzip members of 16 MiB of zeros each, concatenated: ~16 KB compressed per 16 MiB inflated. */
 function gzipBomb(count: number): Buffer {

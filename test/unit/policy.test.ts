@@ -1,16 +1,12 @@
 import { describe, expect, it } from "vitest";
-import {
-  backoffCapMs,
-  backoffMs,
-  classifyOutcome,
-  deliveredRound,
-  mayStartAt,
-  parseRetryAfter,
-  planNextRound,
-  retryWaitMs,
-} from "../../src/delivery/policy.js";
+import { backoffMs, classifyOutcome, deliveredRound, mayStartAt, planNextRound, retryWaitMs } from "../../src/delivery/policy.js";
+import { backoffCeilingMs, RETRY_RULES } from "../../src/delivery/retry-rules.js";
+import { parseRetryAfter } from "../../src/util/retry-after.js";
 import { DEFAULT_RETRY_WINDOW_MS, MAX_BACKOFF_MS, type AttemptOutcome } from "../../src/delivery/types.js";
 import { seededRandom } from "../../src/util/clock.js";
+
+/** The ceiling of the destination's (classic) jittered wait before retry `n`. */
+const backoffCapMs = (retry: number): number => backoffCeilingMs(RETRY_RULES.classic, retry);
 
 const status = (code: number, retryAfterMs?: number): AttemptOutcome =>
   retryAfterMs === undefined ? { kind: "status", status: code } : { kind: "status", status: code, retryAfterMs };

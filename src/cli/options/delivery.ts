@@ -1,7 +1,6 @@
-import type { OptionsOf, OptionSpec } from "./spec.js";
+import { SECRETS_OPTIONS } from "./signing.js";
+import { withHelp, type OptionsOf, type OptionSpec } from "./spec.js";
 
-/** Read by the secret resolver (src/config/secret.ts SECRET_ENV); spelled here so help loads nothing more. */
-export const SECRET_ENV = "WEBHOOK_SECRET";
 const CONFIG_DEFAULT = "./webhook-cli.json, when present";
 
 /**
@@ -11,16 +10,9 @@ const CONFIG_DEFAULT = "./webhook-cli.json, when present";
 export const DELIVERY_OPTIONS = [
   { key: "urls", flag: "--url", short: "-u", arg: "<url>", kind: "list", help: "webhook URL (repeatable, at most 5; replaces the config's webhooks)" },
   { key: "headers", flag: "--header", arg: "<header>", kind: "list", help: "static header 'Name: value' for the --url targets (repeatable)" },
-  {
-    key: "secrets",
-    flag: "--secret",
-    short: "-s",
-    arg: "<secret>",
-    kind: "list",
-    readsEnv: SECRET_ENV,
-    help: "shared secret to sign with (repeatable, for key rotation: standard, svix and stripe sign with each, the others with the first)",
-  },
-  { key: "secretFiles", flag: "--secret-file", arg: "<file>", kind: "list", help: "read a secret from a file, one trailing newline stripped (repeatable)" },
+  ...withHelp(SECRETS_OPTIONS, {
+    secrets: "shared secret to sign with (repeatable, for key rotation: standard, svix and stripe sign with each, the others with the first)",
+  }),
   {
     key: "scheme",
     flag: "--scheme",

@@ -55,5 +55,3 @@ export const SERVE_FUNCTION_OPTIONS = [
     help: "run this source function (onRequest) on every webhook POSTed to /functions/NAME (NAME: the file's name without .js unless given; repeatable)",
   },
 ] as const satisfies readonly OptionSpec[];
-
-export type ServeFunctionFlags = OptionsOf<typeof SERVE_FUNCTION_OPTIONS>;

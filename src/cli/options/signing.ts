@@ -1,5 +1,5 @@
-import type { OptionsOf, OptionSpec } from "./spec.js";
-import { SECRET_ENV } from "./delivery.js";
+import type { OptionSpec } from "./spec.js";
+import { SECRET_ENV } from "../../config/secret-env.js";
 
 /**
  * The secrets a signature scheme signs or verifies with, repeatable for key rotation
@@ -18,8 +18,6 @@ export const SECRETS_OPTIONS = [
   { key: "secretFiles", flag: "--secret-file", arg: "<file>", kind: "list", help: "read a secret from a file, one trailing newline stripped (repeatable)" },
 ] as const satisfies readonly OptionSpec[];
 
-export type SecretsFlags = OptionsOf<typeof SECRETS_OPTIONS>;
-
 export const SCHEME_HELP = "signature scheme: default (X-Signature), standard, svix, github, stripe, shopify, slack or twilio (docs/schemes.md)";
 
 /** How a receiver verifies (listen, inspect): the scheme required or recognised, the secrets, the clock's tolerance. */
@@ -30,7 +28,7 @@ export const RECEIVER_SIGNING_OPTIONS = [
     arg: "<name>",
     kind: "scheme",
     shownDefault: "each recognised by its signature header",
-    help: "require this signature scheme: default (X-Signature), standard, svix, github, stripe, shopify, slack or twilio (docs/schemes.md)",
+    help: `require this ${SCHEME_HELP}`,
   },
   ...SECRETS_OPTIONS,
   {

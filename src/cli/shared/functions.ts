@@ -4,9 +4,6 @@ import type { FunctionDestination } from "../../delivery/function-transport.js";
 import type { Egress } from "../../functions/fetch.js";
 import type { Clock } from "../../util/clock.js";
 
-/** A destination function's `onBatch` gets at most this many events (the service's most, on request). */
-const MAX_FUNCTION_BATCH = 400;
-
 /** The destination functions of a run, loaded, and how a setup problem stops it. */
 export interface DestinationFunctions {
   /** Each function under its target's URL, for the engine's function transport. */
@@ -60,7 +57,7 @@ export async function openDestinationFunctions(settings: DestinationSettings, op
           "is a source function (onRequest): deliver to a destination function (onTrack, onIdentify, …); serve --source-function runs a source",
           { file: given.file },
         );
-      targets.push(withBatchSize(target, fn.has("onBatch"), target.batchSize ?? options.batchSize));
+      targets.push(withBatchSize(target, fn.batchSize(target.batchSize ?? options.batchSize)));
     }
     if (targets.some((target) => target.batchSize !== undefined) && targets.some((target) => target.function === undefined)) {
       throw new UsageError(
@@ -75,21 +72,11 @@ export async function openDestinationFunctions(settings: DestinationSettings, op
   }
 }
 
-/** The target with its batch size: `--batch-size` (or the config's), else 20 when the function has onBatch; 1 is none. */
-function withBatchSize(target: Target, hasBatch: boolean, given: number | undefined): Target {
-  const file = target.function?.file ?? target.url;
-  if (given !== undefined && given > 1 && !hasBatch) {
-    throw new UsageError(`${file} has no onBatch handler: its events go to onTrack, onIdentify, … one at a time`, { field: "batchSize" });
-  }
-  if (given !== undefined && given > MAX_FUNCTION_BATCH)
-    throw new UsageError(`a function's batch holds at most ${MAX_FUNCTION_BATCH} events, not ${given}`, { field: "batchSize" });
-  const size = given ?? (hasBatch ? DEFAULT_FUNCTION_BATCH : 1);
+/** The target with its function's batch size (FunctionModule.batchSize); 1 is none. */
+function withBatchSize(target: Target, size: number): Target {
   const { batchSize: _, ...rest } = target;
   return size > 1 ? { ...rest, batchSize: size } : rest;
 }
-
-/** The service's `onBatch` batch: 20 events (docs/functions.md#batches). */
-const DEFAULT_FUNCTION_BATCH = 20;
 
 function stopOnSetup(functions: ReadonlyMap<string, FunctionDestination>, settings: DestinationSettings, close: () => Promise<void>): DestinationFunctions {
   const stop = new AbortController();
@@ -107,9 +94,14 @@ function stopOnSetup(functions: ReadonlyMap<string, FunctionDestination>, settin
   };
 }
 
-/** `--function-egress URL`: checked as a URL; each request sent there signed with the destination's secret, when one is set. */
+/** `--function-egress URL`: each request sent there signed with the destination's secret, when one is set. */
 export function functionEgress(value: string | undefined, secret: string | undefined): Egress | undefined {
   if (value === undefined) return undefined;
+  return { url: egressUrl(value), ...(secret !== undefined ? { secret } : {}) };
+}
+
+/** `--function-egress URL`'s value, checked: an http: or https: URL, else a UsageError naming the flag. */
+export function egressUrl(value: string): URL {
   let url: URL;
   try {
     url = new URL(value);
@@ -117,7 +109,7 @@ export function functionEgress(value: string | undefined, secret: string | undef
     throw new UsageError(`not a URL: ${value}`, { flag: "--function-egress" });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`not an http: or https: URL: ${value}`, { flag: "--function-egress" });
-  return { url, ...(secret !== undefined ? { secret } : {}) };
+  return url;
 }
 
 /** A delivering command's destination functions, from its flags and settings (undefined when it delivers to URLs only). */

@@ -1,16 +1,11 @@
 import { isUtf8 } from "node:buffer";
-import { createReadStream } from "node:fs";
-import { resolve } from "node:path";
 import { InputError } from "../../errors.js";
 import { type InputMessage, parseMessages } from "../../messages/input.js";
-import { describeBound, readAtMost } from "../../util/bounded-read.js";
+import { describeBound } from "../../util/bounded-read.js";
 import type { CliIo } from "../terminal/io.js";
 import type { Output } from "../terminal/output.js";
-import { INTERRUPTED, readStdin } from "./stdin.js";
-import { cannotRead } from "../../util/readable-file.js";
-
-/** A command reading messages checks its whole input first, so it holds it: at most this (docs/commands/send.md#input); past it, replay streams. */
-const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+import { MAX_INPUT_BYTES, readInputBytes } from "./body-input.js";
+import { INTERRUPTED } from "./stdin.js";
 
 export interface ReadMessagesOptions {
   /** The command, as its refusal of a too-large input names it (`send`, `function run`). */
@@ -30,28 +25,15 @@ export interface ReadMessagesOptions {
  */
 export async function readMessages(file: string, io: CliIo, output: Output, options: ReadMessagesOptions): Promise<InputMessage[] | typeof INTERRUPTED> {
   const name = file === "-" ? "stdin" : file;
-  const read = (stream: AsyncIterable<Uint8Array | string>) => readBytes(stream, name, options.command);
-  const bytes = file === "-" ? await readStdin(io, output, () => read(io.stdin)) : await read(createReadStream(resolve(io.cwd, file)));
+  // A command reading messages checks its whole input first, so it holds it (docs/commands/send.md#input).
+  const tooLarge = `the input is over ${describeBound(MAX_INPUT_BYTES)}: ${options.command} reads it whole; use replay, which streams NDJSON`;
+  const bytes = await readInputBytes(file, io, output, tooLarge);
   if (bytes === INTERRUPTED) return bytes;
   const text = decodeUtf8(bytes, name);
   if (/^\s*(\[\s*\])?\s*$/.test(text)) return options.onEmpty(name);
   const parsed = parseMessages(text, name, { raw: options.raw });
   for (const warning of parsed.warnings) (options.warn ?? output.warn)(warning);
   return parsed.messages;
-}
-
-/** A file, a pipe or standard input, read as a stream: what is held stops at the bound, whatever the source streams (/dev/zero). */
-async function readBytes(stream: AsyncIterable<Uint8Array | string>, file: string, command: string): Promise<Buffer> {
-  let bytes: Buffer | undefined;
-  try {
-    bytes = await readAtMost(stream, MAX_INPUT_BYTES);
-  } catch (error) {
-    throw cannotRead(error, { file });
-  }
-  if (bytes === undefined) {
-    throw new InputError(`the input is over ${describeBound(MAX_INPUT_BYTES)}: ${command} reads it whole; use replay, which streams NDJSON`, { file });
-  }
-  return bytes;
 }
 
 /** The input as text, refused (naming the first bad line) when it is not UTF-8, as replay does: nothing is re-encoded. */

@@ -1,5 +1,5 @@
 import { SecretFormatError, UsageError } from "../../errors.js";
-import { resolveSecret, resolveSecrets, SECRET_ENV, type SecretInput } from "../../config/secret.js";
+import { resolveSecrets, SECRET_ENV, type SecretInput } from "../../config/secret.js";
 import { SignatureChecker, type SignatureSettings } from "../../receiver/signature-check.js";
 import type { SchemeName } from "../../signing/schemes.js";
 import type { Output } from "../terminal/output.js";
@@ -10,12 +10,6 @@ export function checkOneSecretFlag(options: Pick<SecretInput, "secret" | "secret
   if (options.secret !== undefined && options.secretFile !== undefined) {
     throw new UsageError("give either --secret or --secret-file, not both", { flag: "--secret-file" });
   }
-}
-
-/** `listen`'s secret: the same resolver as the senders', without a config file. */
-export function resolveListenSecret(input: SecretInput): string | undefined {
-  checkOneSecretFlag(input);
-  return resolveSecret(input);
 }
 
 /** The receivers' signing flags (listen, inspect): the scheme, the secrets, the tolerance, the public URL. */

@@ -1,4 +1,5 @@
 import { inspect } from "node:util";
+import type { ChalkInstance } from "chalk";
 import type { ConsoleEntry, FetchRecord, InvocationRecord, Outcome } from "../../functions/types.js";
 import { printable, printableLines } from "../../safe-text/printable.js";
 import { formatDuration } from "../../util/duration.js";
@@ -46,13 +47,18 @@ export function verdict(outcome: Outcome, success: string): string {
   }
 }
 
+/** An invocation's mark: `✓` delivered, `-` skipped, `✗` failed (not retried), `!` to be retried. */
+export function outcomeMark(color: ChalkInstance, outcome: Outcome): string {
+  return { delivered: color.green("✓"), skipped: color.dim("-"), failed: color.red("✗"), retry: color.yellow("!") }[outcome.kind];
+}
+
 function consoleLine(entry: ConsoleEntry): string {
   const [first = "", ...rest] = printableLines(entry.text).split("\n");
   return [`console.${entry.level}: ${first}`, ...rest.map((text) => `  ${text}`)].join("\n    ");
 }
 
 /** `fetch POST https://… → 200 (41ms, sent to …)`: one request a function made. */
-export function fetchLine(fetch: FetchRecord): string {
+function fetchLine(fetch: FetchRecord): string {
   const answer = fetch.status !== null ? String(fetch.status) : `no answer: ${printable(fetch.error ?? "")}`;
   const via = fetch.sentTo !== undefined ? `, sent to ${fetch.sentTo}` : "";
   return `fetch ${fetch.method} ${printable(fetch.url)} → ${answer} (${formatDuration(fetch.ms)}${via})`;

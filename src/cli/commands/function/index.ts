@@ -3,7 +3,7 @@ import { ConfigError, InputError, UsageError } from "../../../errors.js";
 import type { Egress } from "../../../functions/fetch.js";
 import { MAX_REQUEST_FILE_BYTES, parseRequestFile, type RequestFile } from "../../../functions/request-file.js";
 import { requestFromPayload } from "../../../functions/request.js";
-import { DEFAULT_BATCH_EVENTS, type FunctionModule, loadFunction } from "../../../functions/runtime.js";
+import { type FunctionModule, loadFunction } from "../../../functions/runtime.js";
 import { type FunctionSettings, readSettings } from "../../../functions/settings.js";
 import { exampleMessage } from "../../../messages/examples.js";
 import type { InputMessage } from "../../../messages/input.js";
@@ -13,7 +13,9 @@ import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { readMessages } from "../../shared/message-input.js";
 import { EXAMPLE_FLAGS } from "../../options/example.js";
 import { createOutput, type Output } from "../../terminal/output.js";
-import { resolveListenSecret } from "../../shared/secret.js";
+import { resolveSecret } from "../../../config/secret.js";
+import { egressUrl } from "../../shared/functions.js";
+import { checkOneSecretFlag } from "../../shared/secret.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { FunctionRunFlags } from "./options.js";
 import { InvocationReport } from "./report.js";
@@ -49,7 +51,7 @@ export async function functionRun(options: FunctionRunOptions, io: CliIo, deps: 
     else {
       const events = await readEvents(fn, options, io, output);
       if (events === INTERRUPTED) return interruptedExitCode(io.signal);
-      await runDestination(fn, events, batchSizeOf(fn, options), settings ?? {}, report, io.signal);
+      await runDestination(fn, events, fn.batchSize(options.batchSize), settings ?? {}, report, io.signal);
     }
   } finally {
     await fn.close();
@@ -137,13 +139,6 @@ function checkEvent(input: InputMessage): void {
   input.message ??= value as InputMessage["message"];
 }
 
-function batchSizeOf(fn: FunctionModule, options: FunctionRunOptions): number {
-  if (options.batchSize !== undefined && options.batchSize > 1 && !fn.has("onBatch")) {
-    throw new UsageError(`${fn.file} has no onBatch handler: its events go to onTrack, onIdentify, … one at a time`, { flag: "--batch-size" });
-  }
-  return options.batchSize ?? (fn.has("onBatch") ? DEFAULT_BATCH_EVENTS : 1);
-}
-
 function readRequestFile(file: string, cwd: string): RequestFile {
   return parseRequestFile(readRegularFile(resolve(cwd, file), { flag: "--request", file }, MAX_REQUEST_FILE_BYTES).toString("utf8"), file);
 }
@@ -156,15 +151,9 @@ function egressOf(options: FunctionRunOptions, io: CliIo): Egress | undefined {
       });
     return undefined;
   }
-  let url: URL;
-  try {
-    url = new URL(options.egress);
-  } catch {
-    throw new UsageError(`not a URL: ${options.egress}`, { flag: "--function-egress" });
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new UsageError(`not an http: or https: URL: ${options.egress}`, { flag: "--function-egress" });
-  const secret = resolveListenSecret({ secret: options.secret, secretFile: options.secretFile, cwd: io.cwd, env: io.env });
+  const url = egressUrl(options.egress);
+  checkOneSecretFlag(options);
+  const secret = resolveSecret({ secret: options.secret, secretFile: options.secretFile, cwd: io.cwd, env: io.env });
   return { url, secret };
 }
 

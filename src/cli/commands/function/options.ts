@@ -1,7 +1,8 @@
 import { MESSAGE_TYPES } from "../../../messages/names.js";
-import { SECRET_ENV } from "../../options/delivery.js";
+import { SECRET_ENV } from "../../../config/secret-env.js";
 import { exampleOptions } from "../../options/example.js";
-import type { OptionsOf, OptionSpec } from "../../options/spec.js";
+import { FUNCTION_OPTIONS } from "../../options/function.js";
+import { withHelp, type OptionsOf, type OptionSpec } from "../../options/spec.js";
 
 export const FUNCTION_RUN_OPTIONS = [
   // Parsed first: with a bad --type, that is the error reported.
@@ -20,21 +21,10 @@ export const FUNCTION_RUN_OPTIONS = [
     nonEmpty: true,
     help: 'a source function\'s test request: {"payload": {"body", "headers", "queryParameters" | "url"}, "settings"} (the functions library\'s webhook-examples format)',
   },
-  {
-    key: "settings",
-    flag: "--settings",
-    arg: "<file|json>",
-    kind: "string",
-    help: "the function's settings: a JSON object, or a file holding one (replaces a --request file's settings)",
-  },
-  {
-    key: "egress",
-    flag: "--function-egress",
-    arg: "<url>",
-    kind: "string",
-    nonEmpty: true,
-    help: "send every request the function makes to this URL instead (the URL it asked for in X-Function-Fetch-Url)",
-  },
+  ...withHelp([FUNCTION_OPTIONS[1], FUNCTION_OPTIONS[2]] as const, {
+    settings: "the function's settings: a JSON object, or a file holding one (replaces a --request file's settings)",
+    egress: "send every request the function makes to this URL instead (the URL it asked for in X-Function-Fetch-Url)",
+  }),
   {
     key: "secret",
     flag: "--secret",

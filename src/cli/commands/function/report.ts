@@ -3,7 +3,7 @@ import type { BatchRecord, InvocationRecord, Outcome } from "../../../functions/
 import type { InputMessage } from "../../../messages/input.js";
 import { formatDuration } from "../../../util/duration.js";
 import { printable } from "../../../safe-text/printable.js";
-import { detailLines, type InvocationDetails, invocationJson as jsonOf, verdict } from "../../terminal/invocation-lines.js";
+import { detailLines, type InvocationDetails, invocationJson as jsonOf, outcomeMark, verdict } from "../../terminal/invocation-lines.js";
 import type { Output } from "../../terminal/output.js";
 
 export interface Tally {
@@ -73,8 +73,7 @@ export class InvocationReport {
   }
 
   private mark(outcome: Outcome): string {
-    const c = this.output.color;
-    return { delivered: c.green("✓"), skipped: c.dim("-"), failed: c.red("✗"), retry: c.yellow("!") }[outcome.kind];
+    return outcomeMark(this.output.color, outcome);
   }
 
   private details(record: InvocationDetails): void {

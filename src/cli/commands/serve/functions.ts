@@ -8,7 +8,7 @@ import type { SourceFunction, SourceFunctionEntry, SourceInvocation } from "../.
 import { printable } from "../../../safe-text/printable.js";
 import { formatDuration } from "../../../util/duration.js";
 import { commandFunctions, type DestinationFunctions, functionEgress } from "../../shared/functions.js";
-import { detailLines, invocationJson, verdict } from "../../terminal/invocation-lines.js";
+import { detailLines, invocationJson, outcomeMark, verdict } from "../../terminal/invocation-lines.js";
 import type { Output } from "../../terminal/output.js";
 import type { ServeOptions } from "./index.js";
 
@@ -112,8 +112,7 @@ export function showFunctionAttempt(output: Output, event: AttemptEvent): void {
   const record = event.invocation;
   if (record === undefined) return;
   output.event("invocation", { function: event.url, attempt: event.attempt, retryInMs: event.retryInMs ?? null, ...invocationJson(record) });
-  const c = output.color;
-  const mark = { delivered: c.green("✓"), skipped: c.dim("-"), failed: c.red("✗"), retry: c.yellow("!") }[record.outcome.kind];
+  const mark = outcomeMark(output.color, record.outcome);
   const next = event.retryInMs !== undefined ? `; retrying in ${formatDuration(event.retryInMs)}` : "";
   const outcome = record.outcome;
   // A package to install stops serve: the message stays queued, it is not the event's failure.

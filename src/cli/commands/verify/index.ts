@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveSecrets } from "../../../config/secret.js";
 import { UsageError, type ErrorSource } from "../../../errors.js";
@@ -8,7 +7,7 @@ import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { VerifyFlags } from "./options.js";
-import { cannotRead } from "../../../util/readable-file.js";
+import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 
 export type VerifyOptions = VerifyFlags & { file?: string | undefined };
 
@@ -49,7 +48,9 @@ function parseHeaders(values: readonly string[], cwd: string): Record<string, st
       continue;
     }
     const file = value.slice(1);
-    readHeaderFile(resolve(cwd, file), file).forEach((line, index) => {
+    // A file of headers, read as every file an option names is (docs/security.md#files-named-by-options).
+    const lines = readRegularFile(resolve(cwd, file), { flag: "--header", file }, MAX_SETTINGS_FILE_BYTES).toString("latin1").split(/\r?\n/);
+    lines.forEach((line, index) => {
       if (line.trim() !== "") addHeader(headers, line, { flag: "--header", file, line: index + 1 });
     });
   }
@@ -63,14 +64,6 @@ function addHeader(headers: Record<string, string>, line: string, source: ErrorS
   const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, "");
   const key = name.toLowerCase();
   headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
-}
-
-function readHeaderFile(path: string, file: string): string[] {
-  try {
-    return readFileSync(path, "latin1").split(/\r?\n/);
-  } catch (error) {
-    throw cannotRead(error, { flag: "--header", file });
-  }
 }
 
 function report(output: Output, verdict: Verification | NotRecognised, secrets: number): void {
