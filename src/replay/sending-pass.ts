@@ -12,7 +12,7 @@ import { readLineBatches } from "../util/ndjson.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { deadLetterLine, parseEntry, rawEntry, type ReplayEntry } from "./envelope.js";
 import { LinePlan } from "./line-bits.js";
-import { scanMessage } from "./scan.js";
+import { scanMessage, scanMessageWithId, type ScanWants } from "./scan.js";
 import { LatencyHistogram } from "./stats.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
 import type { Validation } from "./validation-pass.js";
@@ -31,9 +31,9 @@ export async function* sendableEntries(
 ): AsyncGenerator<ReplayEntry[]> {
   // The recorded time is read only for --speed; the body bytes are always built (the exact-bytes rule).
   const parts = { time: options.speed !== undefined };
-  // Results lines need a message's messageId and event, --speed its timestamp, a scheme's message id
-  // the messageId (docs/schemes.md#timestamps): the scan reads those too then.
-  const scanAll = parts.time || results !== undefined || sendsMessageIds(options.settings);
+  // Results lines need a message's messageId and event, --speed its timestamp: the scan reads those
+  // too then. A scheme's message id needs the messageId alone (docs/schemes.md#timestamps).
+  const wants: ScanWants = parts.time || results !== undefined ? "all" : sendsMessageIds(options.settings) ? "messageId" : "none";
   const last = validation.lastLine;
   if (last === 0) return;
   for await (const batch of readLineBatches(options.path, signal ? { signal } : {})) {
@@ -42,7 +42,7 @@ export async function* sendableEntries(
       if (line.number > last) break;
       const plan = validation.plan.get(line.number);
       if (plan === LinePlan.skip) continue;
-      const entry = "error" in line ? undefined : entryOf(plan, line.text, line.number, parts, scanAll);
+      const entry = "error" in line ? undefined : entryOf(plan, line.text, line.number, parts, wants);
       // Checked good, bad now: the file changed under the run. Stop (with a resume line) rather than skip it.
       if (entry === undefined)
         throw new InputError(`line ${line.number} changed during the run and is no longer a valid message; stopped`, { file: options.name, line: line.number });
@@ -62,10 +62,10 @@ function sendsMessageIds(settings: Pick<EngineSettings, "scheme" | "targets">): 
   return settings.targets.some((target) => SCHEMES[target.scheme ?? settings.scheme ?? "default"].id !== undefined);
 }
 
-function entryOf(plan: LinePlan, text: string, line: number, parts: { time: boolean }, scanAll: boolean): ReplayEntry | undefined {
+function entryOf(plan: LinePlan, text: string, line: number, parts: { time: boolean }, wants: ScanWants): ReplayEntry | undefined {
   if (plan === LinePlan.asRead) return rawEntry(text, line);
   if (plan === LinePlan.canonical) {
-    const scanned = scannedEntry(text, line, parts.time, scanAll);
+    const scanned = scannedEntry(text, line, parts.time, wants);
     if (scanned !== undefined) return scanned;
   }
   const result = parseEntry(text, line, false, parts);
@@ -73,8 +73,8 @@ function entryOf(plan: LinePlan, text: string, line: number, parts: { time: bool
 }
 
 /** A canonical line: sent as read, its facts scanned from the top-level keys (one JSON.parse per line in all). */
-function scannedEntry(text: string, line: number, withTime: boolean, all: boolean): ReplayEntry | undefined {
-  const scanned = scanMessage(text, all);
+function scannedEntry(text: string, line: number, withTime: boolean, wants: ScanWants): ReplayEntry | undefined {
+  const scanned = wants === "messageId" ? scanMessageWithId(text) : scanMessage(text, wants === "all");
   if (scanned === undefined) return undefined;
   let time: number | undefined;
   if (withTime && scanned.timestamp !== undefined) {

@@ -37,40 +37,46 @@ export interface SignedRequest {
 export function signRequest(scheme: Scheme, keys: readonly SchemeKey[], input: SignInput): SignedRequest {
   if (keys.length === 0) throw new SchemeError(`scheme ${scheme.name} needs a secret`);
   const body = typeof input.body === "string" ? Buffer.from(input.body, "utf8") : input.body;
-  const { id, timestamp } = checkedMeta(scheme, input);
+  const id = checkedId(scheme, input);
+  // Written once: the signed content, the timestamp header and Stripe's `t=` part carry the same digits.
+  const timestamp = String(input.timestamp);
   const url = scheme.content === "url+form" ? sentUrl(scheme, input, body) : undefined;
-  const fields: ContentFields = { body, id, timestamp: String(timestamp), url: url ?? "", contentType: input.contentType };
+  const fields: ContentFields = { body, id, timestamp, url: url ?? "", contentType: input.contentType };
   const signing = scheme.signsEachSecret ? keys : keys.slice(0, 1);
   const headers: [string, string][] = [];
   if (scheme.event) headers.push([scheme.event.header, checkedValue(input.event ?? scheme.event.example, "event")]);
   if (scheme.id) headers.push([scheme.id.header, id]);
-  if (scheme.timestamp?.header) headers.push([scheme.timestamp.header, String(timestamp)]);
+  if (scheme.timestamp?.header) headers.push([scheme.timestamp.header, timestamp]);
   headers.push([scheme.signature.name, signatureValue(scheme, scheme.signature, signing, fields)]);
   if (input.legacy && scheme.legacy) headers.push([scheme.legacy.name, signatureValue(scheme, scheme.legacy, signing, fields)]);
   for (const [name, value] of scheme.fixed ?? []) headers.push([name, value]);
-  if (scheme.sentAt) headers.push([scheme.sentAt, new Date(timestamp * 1000).toISOString()]);
+  if (scheme.sentAt) headers.push([scheme.sentAt, new Date(input.timestamp * 1000).toISOString()]);
   return { headers, url };
 }
 
 /** One header's value: each key's signature behind the prefix, joined by the separator; Stripe's `t=` first. */
 function signatureValue(scheme: Scheme, header: SignatureHeader, keys: readonly SchemeKey[], fields: ContentFields): string {
-  const signatures = keys.map(({ key }) => `${header.prefix}${macOf(scheme, header, key, fields)}`);
-  if (scheme.timestamp?.part) signatures.unshift(`${scheme.timestamp.part}${fields.timestamp}`);
+  // One key and no `t=` part (the usual request): the signature alone, without a list to join.
+  const part = scheme.timestamp?.part;
+  if (keys.length === 1 && part === undefined) return header.prefix + macOf(scheme, header, (keys[0] as SchemeKey).key, fields);
+  const signatures = part === undefined ? [] : [`${part}${fields.timestamp}`];
+  for (const { key } of keys) signatures.push(header.prefix + macOf(scheme, header, key, fields));
   return signatures.join(header.separator ?? "");
 }
 
-function checkedMeta(scheme: Scheme, input: SignInput): { id: string; timestamp: number } {
+/** The message id the scheme signs and sends ("" for a scheme without one), after checking the timestamp and the id. */
+function checkedId(scheme: Scheme, input: SignInput): string {
   if (!Number.isSafeInteger(input.timestamp) || input.timestamp < 0) {
     throw new SchemeError(`the timestamp must be whole Unix seconds, got ${input.timestamp}`, { field: "timestamp" });
   }
   // A scheme without an id header signs none: whatever was given is not used.
-  if (!scheme.id) return { id: "", timestamp: input.timestamp };
+  if (!scheme.id) return "";
   const id = checkedValue(input.id, "id");
   // Standard Webhooks: the id must not hold a dot, which would let one signed content pass for another.
   if (scheme.content === "id.timestamp.body" && id.includes(".")) {
     throw new SchemeError(`scheme ${scheme.name} signs id.timestamp.body: the id must not contain a dot, got ${JSON.stringify(id)}`, { field: "id" });
   }
-  return { id, timestamp: input.timestamp };
+  return id;
 }
 
 /** A header value we write: printable ASCII, no spaces at its ends (nothing that could split or bend the header). */

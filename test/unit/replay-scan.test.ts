@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildExamples } from "../../src/messages/examples.js";
 import { checkLine, parseEntry } from "../../src/replay/envelope.js";
 import { LineBits, LinePlan } from "../../src/replay/line-bits.js";
-import { scanMessage } from "../../src/replay/scan.js";
+import { scanMessage, scanMessageWithId } from "../../src/replay/scan.js";
 
 const track = { version: 1, type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" };
 
@@ -75,6 +75,28 @@ describe("scanMessage (the sending pass on canonical lines)", () => {
       expect(Number.isNaN(time) ? undefined : time).toBe(parsed.entry.time);
     },
   );
+
+  /** Lines whose messageId is missing, nested, late, not a string, or only looks like one inside a string. */
+  const withIds = [
+    ...lines,
+    ...[
+      { version: 1, type: "track", userId: "u", event: "E", properties: { messageId: "nested" }, timestamp: track.timestamp },
+      { version: 1, type: "track", userId: "u", event: "E", properties: { messageId: "nested" }, messageId: "late", timestamp: track.timestamp },
+      { messageId: "first", version: 1, type: "identify", userId: "u", traits: {}, timestamp: track.timestamp },
+      { version: 1, type: "identify", anonymousId: "a", messageId: 'q"\\é', traits: {}, timestamp: track.timestamp },
+      { version: 1, type: "identify", userId: "u", messageId: null, traits: {}, timestamp: track.timestamp },
+      { version: 1, type: "identify", userId: "u", messageId: "", traits: {}, timestamp: track.timestamp },
+      { version: 1, type: "identify", userId: "u", traits: { note: '"messageId":"in a string"' }, timestamp: track.timestamp },
+    ].map((m) => JSON.stringify(m)),
+  ];
+
+  it.each(withIds.map((line) => [line.slice(0, 60), line]))("scanMessageWithId gives parseEntry's type, order key and messageId: %s…", (_name, line) => {
+    const check = checkLine(line, 1);
+    if (!check.ok || !check.canonical) return;
+    const parsed = parseEntry(line, 1, false, { time: false });
+    if (!parsed.ok) throw new Error("a canonical line parses");
+    expect(scanMessageWithId(line)).toEqual({ type: parsed.entry.type, orderKey: parsed.entry.orderKey, messageId: parsed.entry.messageId });
+  });
 
   it("covers canonical bare messages of every type (so the cases above cannot all skip)", () => {
     const canonical = lines.filter((line) => {
