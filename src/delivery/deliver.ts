@@ -117,9 +117,9 @@ export class DeliveryEngine {
     try {
       const bytes = toBuffer(body);
       const content = this.contentFor(bytes, undefined, call) as RequestContent;
-      // Same bytes and secret for every target: signed once per scheme (a scheme that signs the URL, per target).
+      // Same message, bytes and secret for every target: one id and one signature per scheme (a scheme that signs the URL, per target).
       const targets = call.targets ?? this.settings.targets;
-      const signed = targets.length > 1 ? new Map<SchemeName, Signature | undefined>() : undefined;
+      const signed: SignedMessage | undefined = targets.length > 1 ? new Map() : undefined;
       const states = targets.map((target) => this.stateFor(target, content, call.identity ?? NO_IDENTITY, signed));
       return this.run(states, call);
     } catch (error) {
@@ -190,20 +190,19 @@ export class DeliveryEngine {
   /**
    * One URL's attempts at one request, signed by its target's scheme with the clock now. A scheme
    * that signs a timestamp is signed again before each retry under the same id
-   * (docs/schemes.md#timestamps); `signed` shares one signature among targets of one scheme.
+   * (docs/schemes.md#timestamps); `signed` gives the targets of one scheme the message's one id and signature.
    */
-  private stateFor(target: Target, content: RequestContent, identity: MessageIdentity, signed: Map<SchemeName, Signature | undefined> | undefined): UrlState {
+  private stateFor(target: Target, content: RequestContent, identity: MessageIdentity, signed: SignedMessage | undefined): UrlState {
     // A destination function reads events, not signatures.
     if (target.function !== undefined) return new UrlState(target, this.prepareRequest(target, content, undefined));
     const scheme = target.scheme ?? this.scheme;
-    const id = this.signer.idFor(scheme, identity);
+    const first = signed?.get(scheme);
+    // One id per message, whatever the number of its targets: a receiver de-duplicates on it.
+    const id = first?.id ?? this.signer.idFor(scheme, identity);
     // Twilio signs the URL: each target its own.
-    const shared = signed !== undefined && scheme !== "twilio";
-    let signature = shared ? signed.get(scheme) : undefined;
-    if (signature === undefined) {
-      signature = this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
-      if (shared) signed.set(scheme, signature);
-    }
+    const signature =
+      first !== undefined && scheme !== "twilio" ? first.signature : this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
+    if (first === undefined) signed?.set(scheme, { id, signature });
     const request = this.prepareRequest(target, content, signature);
     if (!RequestSigner.renewsPerAttempt(scheme) || signature === undefined) return new UrlState(target, request);
     const renew = (now: number): PreparedRequest =>
@@ -426,6 +425,9 @@ function emitBatchAttempt(
     // A faulty listener must not break delivery.
   }
 }
+/** What the targets of one message share, by scheme: its id and, unless the scheme signs the URL, its signature. */
+type SignedMessage = Map<SchemeName, { id: string; signature: Signature | undefined }>;
+
 const NONE: readonly UrlState[] = [];
 const NO_IDENTITY: MessageIdentity = {};
 
