@@ -199,9 +199,10 @@ export class DeliveryEngine {
     const first = signed?.get(scheme);
     // One id per message, whatever the number of its targets: a receiver de-duplicates on it.
     const id = first?.id ?? this.signer.idFor(scheme, identity);
-    // Twilio signs the URL: each target its own.
     const signature =
-      first !== undefined && scheme !== "twilio" ? first.signature : this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
+      first !== undefined && !RequestSigner.signsUrl(scheme)
+        ? first.signature
+        : this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
     if (first === undefined) signed?.set(scheme, { id, signature });
     const request = this.prepareRequest(target, content, signature);
     if (!RequestSigner.renewsPerAttempt(scheme) || signature === undefined) return new UrlState(target, request);

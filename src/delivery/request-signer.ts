@@ -63,6 +63,11 @@ export class RequestSigner {
     return SCHEMES[scheme].timestamp !== undefined;
   }
 
+  /** Whether `scheme` signs the URL a request goes to (Twilio): each target's signature is its own. */
+  static signsUrl(scheme: SchemeName): boolean {
+    return SCHEMES[scheme].content === "url+form";
+  }
+
   /** The id `scheme` sends for a message: the one it had when usable, else derived from its seed, else new. */
   idFor(scheme: SchemeName, identity: MessageIdentity): string {
     const entry = SCHEMES[scheme];
