@@ -9,16 +9,9 @@ import { classifyOutcome, deliveredRound, planNextRound, type NextRound } from "
 import { RequestSigner, type MessageIdentity, type Signature } from "./request-signer.js";
 import { RETRY_RULES, type RetryRules } from "./retry-rules.js";
 import type { AttemptReport, DeliveryTransport, SendOptions } from "./transport.js";
-import {
-  DEFAULT_RETRY_WINDOW_MS,
-  type AttemptEvent,
-  type AttemptOutcome,
-  type DeliverCall,
-  type DeliveryResult,
-  type PreparedRequest,
-  type UrlResult,
-} from "./types.js";
-import { emitAttempts, refusedResult, UrlState } from "./url-state.js";
+import { deliverFunctionBatch, type BatchEngine } from "./function-batch.js";
+import { DEFAULT_RETRY_WINDOW_MS, type AttemptOutcome, type DeliverCall, type DeliveryResult, type PreparedRequest, type UrlResult } from "./types.js";
+import { emitAttempts, finish, refusedResult, resultOf, UrlState } from "./url-state.js";
 
 /** How the engine delivers: its deadline, retry window, clock, randomness and network. */
 export interface DeliveryOptions {
@@ -117,9 +110,9 @@ export class DeliveryEngine {
     try {
       const bytes = toBuffer(body);
       const content = this.contentFor(bytes, undefined, call) as RequestContent;
-      // Same bytes and secret for every target: signed once per scheme (a scheme that signs the URL, per target).
+      // Same message, bytes and secret for every target: one id and one signature per scheme (a scheme that signs the URL, per target).
       const targets = call.targets ?? this.settings.targets;
-      const signed = targets.length > 1 ? new Map<SchemeName, Signature | undefined>() : undefined;
+      const signed: SignedMessage | undefined = targets.length > 1 ? new Map() : undefined;
       const states = targets.map((target) => this.stateFor(target, content, call.identity ?? NO_IDENTITY, signed));
       return this.run(states, call);
     } catch (error) {
@@ -158,21 +151,12 @@ export class DeliveryEngine {
   /**
    * A destination function's batch (docs/functions.md#batches): the events go in one request (their
    * JSON array, for `onBatch`), each gets its own outcome from the transport, and only the events
-   * to be retried go again, together, on the destination's schedule. One result per event, in order.
+   * to be retried go again, together, on the destination's schedule. One result per event, in order
+   * (function-batch.ts).
    * @internal the command line's (the dispatcher sends a function's batches so).
    */
   async deliverBatch(target: Target, bodies: readonly (string | Uint8Array)[], call: DeliverCall = {}): Promise<DeliveryResult[]> {
-    const items = bodies.map((body) => {
-      const bytes = toBuffer(body);
-      return {
-        bytes,
-        state: new UrlState(target, this.prepareContent(target, { method: "POST", body: bytes, signed: undefined })),
-        rounds: 0,
-        interrupted: false,
-      };
-    });
-    await this.runBatch(target, items, call);
-    return items.map(({ state, rounds, interrupted }) => resultOf([state], !interrupted && isSuccess(state.status), rounds, interrupted));
+    return await deliverFunctionBatch(this.batchEngine(), target, bodies.map(toBuffer), call);
   }
 
   /** Closes the transport (keep-alive connections); waits for requests in flight. */
@@ -190,20 +174,20 @@ export class DeliveryEngine {
   /**
    * One URL's attempts at one request, signed by its target's scheme with the clock now. A scheme
    * that signs a timestamp is signed again before each retry under the same id
-   * (docs/schemes.md#timestamps); `signed` shares one signature among targets of one scheme.
+   * (docs/schemes.md#timestamps); `signed` gives the targets of one scheme the message's one id and signature.
    */
-  private stateFor(target: Target, content: RequestContent, identity: MessageIdentity, signed: Map<SchemeName, Signature | undefined> | undefined): UrlState {
+  private stateFor(target: Target, content: RequestContent, identity: MessageIdentity, signed: SignedMessage | undefined): UrlState {
     // A destination function reads events, not signatures.
     if (target.function !== undefined) return new UrlState(target, this.prepareRequest(target, content, undefined));
     const scheme = target.scheme ?? this.scheme;
-    const id = this.signer.idFor(scheme, identity);
-    // Twilio signs the URL: each target its own.
-    const shared = signed !== undefined && scheme !== "twilio";
-    let signature = shared ? signed.get(scheme) : undefined;
-    if (signature === undefined) {
-      signature = this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
-      if (shared) signed.set(scheme, signature);
-    }
+    const first = signed?.get(scheme);
+    // One id per message, whatever the number of its targets: a receiver de-duplicates on it.
+    const id = first?.id ?? this.signer.idFor(scheme, identity);
+    const signature =
+      first !== undefined && !RequestSigner.signsUrl(scheme)
+        ? first.signature
+        : this.signer.sign(scheme, content, target.url, id, identity.event, this.clock.now());
+    if (first === undefined) signed?.set(scheme, { id, signature });
     const request = this.prepareRequest(target, content, signature);
     if (!RequestSigner.renewsPerAttempt(scheme) || signature === undefined) return new UrlState(target, request);
     const renew = (now: number): PreparedRequest =>
@@ -235,15 +219,11 @@ export class DeliveryEngine {
       // A 2xx decides the round: no clock reading nor outcome list for the usual delivery.
       const plan =
         deliveredRound(reports) ??
-        planNextRound({
+        this.planAfter(
           round,
-          outcomes: reports.map((r) => r.outcome),
-          now: this.clock.now(),
+          reports.map((r) => r.outcome),
           firstAttemptAt,
-          windowMs: this.retryWindowMs,
-          random: this.random,
-          rules: this.rules,
-        });
+        );
       // Delivered (the usual case) needs no list of the URLs to retry.
       const retryable =
         plan.retry || plan.reason === "window"
@@ -258,55 +238,22 @@ export class DeliveryEngine {
     }
   }
 
-  /** deliverBatch's rounds: each sends the pending events together; those the transport says to retry wait and go again. */
-  private async runBatch(target: Target, items: BatchItem[], call: DeliverCall): Promise<void> {
-    if (call.signal?.aborted) return interrupt(items);
-    const firstAttemptAt = call.firstAttemptAt ?? this.clock.now();
-    let pending = items;
-    for (let round = 1; ; round++) {
-      const request = this.prepareContent(target, {
-        method: "POST",
-        body: Buffer.from(`[${pending.map((item) => item.bytes.toString("utf8")).join(",")}]`),
-        signed: undefined,
-      });
-      request.items = pending.length;
-      const report = await this.attemptBatch(request, call);
-      if (report === undefined) return interrupt(pending);
-      const retried = recordBatch(pending, report, round, this.rules);
-      const plan =
-        retried.length === 0
-          ? undefined
-          : planNextRound({
-              round,
-              outcomes: retried.map((entry) => entry.outcome),
-              now: this.clock.now(),
-              firstAttemptAt,
-              windowMs: this.retryWindowMs,
-              random: this.random,
-              rules: this.rules,
-            });
-      const stopping = plan?.retry === true && call.signal?.aborted === true;
-      const retryInMs = plan?.retry === true && !stopping ? plan.waitMs : undefined;
-      if (call.onAttempt) emitBatchAttempt(call.onAttempt, { target, request, report, round, retryInMs });
-      pending = retried.map((entry) => entry.item);
-      if (plan === undefined) return;
-      if (!plan.retry) {
-        finish(
-          plan,
-          pending.map((item) => item.state),
-        );
-        return;
-      }
-      if (stopping || !(await this.wait(plan.waitMs, call.signal))) return interrupt(pending);
-    }
+  /** The round after `round`, given its outcomes: the retry rules' wait, or why it ends. */
+  private planAfter(round: number, outcomes: readonly AttemptOutcome[], firstAttemptAt: number): NextRound {
+    return planNextRound({ round, outcomes, now: this.clock.now(), firstAttemptAt, windowMs: this.retryWindowMs, random: this.random, rules: this.rules });
   }
 
-  /** One batch request, cut short (undefined) when the call cuts attempts and its signal aborts. */
-  private async attemptBatch(request: PreparedRequest, call: DeliverCall): Promise<AttemptReport | undefined> {
-    const send = this.sendOptionsOf(call);
-    if (send.signal?.aborted) return undefined;
-    const report = await this.transport.send(request, send);
-    return send.signal?.aborted ? undefined : report;
+  /** What a function's batch takes of this engine (function-batch.ts). */
+  private batchEngine(): BatchEngine {
+    return {
+      rules: this.rules,
+      clock: this.clock,
+      prepareContent: (target, content) => this.prepareContent(target, content),
+      sendOptionsOf: (call) => this.sendOptionsOf(call),
+      send: (request, options) => this.transport.send(request, options),
+      planAfter: (round, outcomes, firstAttemptAt) => this.planAfter(round, outcomes, firstAttemptAt),
+      wait: (ms, signal) => this.wait(ms, signal),
+    };
   }
 
   /** How each attempt of `call` is made: the deadline; the answers kept or captured; the signal that cuts it (`cutAttempts`). */
@@ -374,78 +321,12 @@ export class DeliveryEngine {
 
 const EMPTY = Buffer.alloc(0);
 
-/** One event of a function's batch: its bytes, its target state, the rounds it took, whether a stop cut it short. */
-interface BatchItem {
-  bytes: Buffer;
-  state: UrlState;
-  rounds: number;
-  interrupted: boolean;
-}
+/** What the targets of one message share, by scheme: its id and, unless the scheme signs the URL, its signature. */
+type SignedMessage = Map<SchemeName, { id: string; signature: Signature | undefined }>;
 
-function interrupt(items: readonly BatchItem[]): void {
-  for (const item of items) item.interrupted = true;
-}
-
-/** Records a batch round's outcome on each of its events; the events to retry, with their outcomes. */
-function recordBatch(pending: readonly BatchItem[], report: AttemptReport, round: number, rules: RetryRules): { item: BatchItem; outcome: AttemptOutcome }[] {
-  const retried: { item: BatchItem; outcome: AttemptOutcome }[] = [];
-  for (const [i, item] of pending.entries()) {
-    const own = report.items?.[i] ?? report;
-    item.rounds = round;
-    item.state.record(own);
-    if (classifyOutcome(own.outcome, rules) === "retry") retried.push({ item, outcome: own.outcome });
-  }
-  return retried;
-}
-
-/**
- * A batch round as one attempt event: the request holding every pending event, the invocation,
- * and an error naming how many of them were not delivered (the first one's reason).
- */
-function emitBatchAttempt(
-  onAttempt: (event: AttemptEvent) => void,
-  round: { target: Target; request: PreparedRequest; report: AttemptReport; round: number; retryInMs: number | undefined },
-): void {
-  const { report } = round;
-  const failing = (report.items ?? [report]).filter((item) => item.error !== null);
-  const error = failing.length === 0 ? null : report.items ? `${failing.length} of ${report.items.length} events: ${failing[0]?.error}` : report.error;
-  const event: AttemptEvent = {
-    url: round.target.url,
-    attempt: round.round,
-    outcome: report.outcome,
-    status: report.status,
-    error,
-    ms: report.ms,
-    request: round.request,
-  };
-  if (round.retryInMs !== undefined) event.retryInMs = round.retryInMs;
-  if (report.invocation) event.invocation = report.invocation;
-  try {
-    onAttempt(event);
-  } catch {
-    // A faulty listener must not break delivery.
-  }
-}
 const NONE: readonly UrlState[] = [];
 const NO_IDENTITY: MessageIdentity = {};
 
 function toBuffer(body: string | Uint8Array): Buffer {
   return typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-}
-
-/** A delivery's result: its outcome, and each URL's as it stands; skipped when every target is a function that skipped it. */
-function resultOf(states: readonly UrlState[], delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult {
-  const result: DeliveryResult = { delivered, rounds, interrupted, urls: states.map((state) => state.result()) };
-  if (!delivered && !interrupted && states.length > 0 && states.every((state) => state.skipped !== undefined)) result.skipped = true;
-  return result;
-}
-
-function isSuccess(status: number | null): boolean {
-  return status !== null && status >= 200 && status < 300;
-}
-
-/** The end of a delivery: delivered or not; URLs stopped by the window say so. */
-function finish(plan: Extract<NextRound, { retry: false }>, retryable: readonly UrlState[]): boolean {
-  if (plan.reason === "window") for (const state of retryable) state.error = `${state.error ?? "failed"}; retry window closed`;
-  return plan.reason === "delivered";
 }

@@ -45,10 +45,10 @@ export class RequestSigner {
   ) {
     this.xKey = secrets[0] === undefined ? undefined : signingKey(secrets[0]);
     if (secrets.length === 0) return;
-    for (const name of schemes) if (name !== "default" && !this.keys.has(name)) this.keys.set(name, schemeKeys(SCHEMES[name], secrets));
+    for (const name of schemes) if (name !== "default") this.keysOf(SCHEMES[name]);
   }
 
-  /** A scheme's keys, made on first use for a scheme no target named (a message's own targets). */
+  /** A scheme's keys, made once: here for the schemes the targets name, else on first use (a message's own targets). */
   private keysOf(scheme: Scheme): SchemeKey[] {
     let keys = this.keys.get(scheme.name);
     if (keys === undefined) {
@@ -61,6 +61,11 @@ export class RequestSigner {
   /** Whether a signature by `scheme` must be made again for each attempt: it signs a timestamp, which must be fresh. */
   static renewsPerAttempt(scheme: SchemeName): boolean {
     return SCHEMES[scheme].timestamp !== undefined;
+  }
+
+  /** Whether `scheme` signs the URL a request goes to (Twilio): each target's signature is its own. */
+  static signsUrl(scheme: SchemeName): boolean {
+    return SCHEMES[scheme].content === "url+form";
   }
 
   /** The id `scheme` sends for a message: the one it had when usable, else derived from its seed, else new. */

@@ -1,8 +1,9 @@
 import type { Target } from "../config/destination.js";
 import type { InvocationRecord } from "../functions/types.js";
 import type { CapturedResponse } from "./captured-body.js";
+import type { NextRound } from "./policy.js";
 import type { AttemptReport } from "./transport.js";
-import type { AttemptEvent, PreparedRequest, UrlResult } from "./types.js";
+import type { AttemptEvent, DeliveryResult, PreparedRequest, UrlResult } from "./types.js";
 
 /** One URL's attempts for one delivery (a message, or a Webhooks (Actions) request). */
 export class UrlState {
@@ -64,23 +65,45 @@ export function emitAttempts(
 ): void {
   pending.forEach((state, i) => {
     const report = reports[i] as AttemptReport;
-    const event: AttemptEvent = {
-      url: state.target.url,
-      attempt: state.attempts,
-      outcome: report.outcome,
-      status: report.status,
-      error: report.error,
-      ms: report.ms,
-      request: state.request,
-    };
-    // Set rather than spread: one event per attempt of every message.
-    if (retryInMs !== undefined && retried.includes(state)) event.retryInMs = retryInMs;
-    if (report.response) event.response = report.response;
-    if (report.invocation) event.invocation = report.invocation;
-    try {
-      onAttempt(event);
-    } catch {
-      // A faulty listener must not break delivery.
-    }
+    const retry = retryInMs !== undefined && retried.includes(state) ? retryInMs : undefined;
+    tellAttempt(onAttempt, attemptEvent(state.target.url, state.attempts, report, report.error, state.request, retry));
   });
+}
+
+/** One attempt as its caller is told of it: `report`, with `error` as the round words it; `retryInMs` when it goes again. */
+export function attemptEvent(
+  url: string,
+  attempt: number,
+  report: AttemptReport,
+  error: string | null,
+  request: PreparedRequest,
+  retryInMs: number | undefined,
+): AttemptEvent {
+  const event: AttemptEvent = { url, attempt, outcome: report.outcome, status: report.status, error, ms: report.ms, request };
+  // Set rather than spread: one event per attempt of every message.
+  if (retryInMs !== undefined) event.retryInMs = retryInMs;
+  if (report.response) event.response = report.response;
+  if (report.invocation) event.invocation = report.invocation;
+  return event;
+}
+
+export function tellAttempt(onAttempt: (event: AttemptEvent) => void, event: AttemptEvent): void {
+  try {
+    onAttempt(event);
+  } catch {
+    // A faulty listener must not break delivery.
+  }
+}
+
+/** A delivery's result: its outcome, and each URL's as it stands; skipped when every target is a function that skipped it. */
+export function resultOf(states: readonly UrlState[], delivered: boolean, rounds: number, interrupted: boolean): DeliveryResult {
+  const result: DeliveryResult = { delivered, rounds, interrupted, urls: states.map((state) => state.result()) };
+  if (!delivered && !interrupted && states.length > 0 && states.every((state) => state.skipped !== undefined)) result.skipped = true;
+  return result;
+}
+
+/** The end of a delivery: delivered or not; URLs stopped by the window say so. */
+export function finish(plan: Extract<NextRound, { retry: false }>, retryable: readonly UrlState[]): boolean {
+  if (plan.reason === "window") for (const state of retryable) state.error = `${state.error ?? "failed"}; retry window closed`;
+  return plan.reason === "delivered";
 }

@@ -17,6 +17,11 @@ export type { DispatchEntry, DispatchOptions, DispatchProgress, DispatchSummary,
  */
 export const DEFAULT_DELIVERY_CONCURRENCY = 64;
 
+/** What a message keeps across its attempts and re-sends (DeliverCall's identity): --dry-run prints the request it is sent with. */
+export function identityOf(entry: Pick<DispatchEntry, "messageId" | "recordedId" | "type">): NonNullable<DeliverCall["identity"]> {
+  return { id: entry.recordedId, seed: entry.messageId, event: entry.type };
+}
+
 /**
  * Delivers a source of messages through the engine: bounded concurrency,
  * per-key order, optional pacing, per-message hooks, one summary with a
@@ -211,8 +216,7 @@ export class Dispatcher<E extends DispatchEntry> {
     if (firstAttemptAt !== undefined) call.firstAttemptAt = firstAttemptAt;
     if (entry.recorded !== undefined) call.recorded = entry.recorded;
     if (entry.canonical === true) call.canonical = true;
-    if (entry.messageId !== undefined || entry.recordedId !== undefined || entry.type !== undefined)
-      call.identity = { id: entry.recordedId, seed: entry.messageId, event: entry.type };
+    if (entry.messageId !== undefined || entry.recordedId !== undefined || entry.type !== undefined) call.identity = identityOf(entry);
     if (this.options.cutAttempts) call.cutAttempts = true;
     if (this.hooks.keepResponse) call.keepResponse = true;
     if (this.hooks.captureResponse) call.captureResponse = true;

@@ -12,6 +12,11 @@ import type { DispatchEntry, Slot } from "./types.js";
  * request's answer comes back to every event in it.
  */
 
+/** Whether every target is a destination function (and there is one): their batches are onBatch's, with the service's wait. */
+export function allFunctions(targets: readonly Target[]): boolean {
+  return targets.length > 0 && targets.every((target) => target.function !== undefined);
+}
+
 /**
  * The dispatcher's `batching` for these settings: Webhooks (Actions) where a target has a batch
  * size (docs/actions.md#batches), or destination functions with `onBatch` (docs/functions.md#batches);
@@ -22,8 +27,7 @@ export function batchingFor(
   waitMs?: number,
 ): { targets: readonly Target[]; waitMs?: number } | undefined {
   const batched = settings.targets.some((target) => target.batchSize !== undefined);
-  const functions = settings.targets.length > 0 && settings.targets.every((target) => target.function !== undefined);
-  if (!batched || (settings.destination !== "actions" && !functions)) return undefined;
+  if (!batched || (settings.destination !== "actions" && !allFunctions(settings.targets))) return undefined;
   return waitMs === undefined ? { targets: settings.targets } : { targets: settings.targets, waitMs };
 }
 

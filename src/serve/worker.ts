@@ -7,7 +7,7 @@ import { failureOf, type Failure } from "../delivery/failure.js";
 import { redactText, type Secrets } from "../safe-text/redact.js";
 import type { AttemptEvent, DeliverCall, DeliveryResult } from "../delivery/types.js";
 import { Dispatcher, type DispatchEntry, type DispatchOptions } from "../dispatch/dispatcher.js";
-import { batchingFor } from "../dispatch/units.js";
+import { allFunctions, batchingFor } from "../dispatch/units.js";
 import { systemClock, type Clock, type TimerHandle } from "../util/clock.js";
 import type { MessageQueue, QueuedMessage } from "./queue/message-queue.js";
 
@@ -96,8 +96,7 @@ function toEntry(message: QueuedMessage): QueueEntry {
  * ones sent after the batch wait; a destination function's onBatch, after the service's 10 s.
  */
 export function forwardingBatches(settings: Pick<DestinationSettings, "destination" | "targets" | "batchWaitMs">): WorkerOptions["batching"] {
-  const functions = settings.targets.length > 0 && settings.targets.every((target) => target.function !== undefined);
-  return batchingFor(settings, functions ? FUNCTION_BATCH_WAIT_MS : (settings.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS));
+  return batchingFor(settings, allFunctions(settings.targets) ? FUNCTION_BATCH_WAIT_MS : (settings.batchWaitMs ?? DEFAULT_BATCH_WAIT_MS));
 }
 
 /** Start times of deliveries in flight, written to the queue once they outlive an attempt or so. */

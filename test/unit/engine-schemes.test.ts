@@ -110,6 +110,25 @@ describe("schemes per target, and under Webhooks (Actions)", () => {
     expect(c?.headers["X-Hub-Signature-256"]).toMatch(/^sha256=[0-9a-f]{64}$/);
   });
 
+  it("two targets of one scheme: one message id in every attempt to each, new or derived from the seed", async () => {
+    const targets: Target[] = [
+      { url: "http://a.test/hook", headers: {} },
+      { url: "http://b.test/hook", headers: {} },
+    ];
+    // Each draw of random bytes differs: a second id drawn for the message would show.
+    let draws = 0;
+    const randomBytes = (n: number) => Buffer.alloc(n, ++draws);
+    for (const call of [{}, { identity: { seed: "m-1" } }]) {
+      const { engine, transport } = setup({ targets, scheme: "standard" }, answers(500, 503, 200), { randomBytes });
+      expect(await engine.deliver(BODY, call)).toMatchObject({ delivered: true, rounds: 3 });
+      const idsTo = (url: string) => transport.requests.filter((request) => request.url === url).map((request) => request.headers["webhook-id"]);
+      const [a, b] = [idsTo("http://a.test/hook"), idsTo("http://b.test/hook")];
+      expect([a.length, b.length]).toEqual([3, 3]);
+      expect(new Set([...a, ...b]).size).toBe(1);
+      for (const sent of transport.requests) expect(() => new Webhook(ANY_SCHEME_SECRET).verify(BODY, lowerCase(sent.headers))).not.toThrow();
+    }
+  });
+
   it("a Webhooks (Actions) batch under another scheme than X-Signature is signed over the whole body", async () => {
     const target: Target = { url: URL_A, headers: {}, batchSize: 2 };
     const { engine, transport } = setup({ targets: [target], destination: "actions", scheme: "standard" }, answers(200));

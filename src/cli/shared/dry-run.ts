@@ -1,6 +1,7 @@
 import type { Target } from "../../config/destination.js";
 import type { DeliveryEngine } from "../../delivery/deliver.js";
 import { Batcher, type Batch } from "../../dispatch/batcher.js";
+import { identityOf } from "../../dispatch/dispatcher.js";
 import type { DispatchEntry, Slot } from "../../dispatch/types.js";
 import { batchingFor, requestOf, unitOf } from "../../dispatch/units.js";
 import { InputError } from "../../errors.js";
@@ -52,11 +53,10 @@ export class DryRun {
   }
 
   private single(input: DryRunInput, target: Target): void {
-    const { recorded, canonical, messageId, recordedId, type } = input.entry;
+    const { recorded, canonical } = input.entry;
     try {
       const call = recorded !== undefined ? { recorded } : canonical === true ? { canonical } : {};
-      const identity = { id: recordedId, seed: messageId, event: type };
-      printDryRun(this.output, input, this.engine.prepare(input.entry.body, target, { ...call, identity }));
+      printDryRun(this.output, input, this.engine.prepare(input.entry.body, target, { ...call, identity: identityOf(input.entry) }));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       this.notSent(input, target, error.message);
