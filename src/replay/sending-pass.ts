@@ -151,7 +151,7 @@ class ReplayReporter {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
     const wantsResults = options.results !== undefined || options.onResults !== undefined;
     this.results = wantsResults
-      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secrets ?? options.settings.secret }, options.onResults)
+      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secrets }, options.onResults)
       : undefined;
   }
 
@@ -194,7 +194,7 @@ class ReplayReporter {
   /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
-      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secrets ?? this.options.settings.secret, entry.body));
+      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secrets, entry.body));
       this.summary.deadLettered += 1;
     }
     this.options.onFailure?.(entry, result, failure);

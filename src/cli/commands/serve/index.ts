@@ -40,7 +40,7 @@ export type ServeOptions = ServeFlags;
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
   const { settings, engineOptions, split } = serveSettings(options, io);
-  output.maskSecret(settings.secrets ?? settings.secret);
+  output.maskSecret(settings.secrets);
   const stateDir = resolve(io.cwd, options.state);
   const tls = readTlsFiles(options, io.cwd);
   const origins = originsOf(options.allowOrigin ?? []);
