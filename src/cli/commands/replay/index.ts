@@ -15,7 +15,7 @@ import { isReadableFile } from "../../../util/readable-file.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DestinationSettings } from "../../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../shared/delivery-options.js";
-import { commandFunctions, type DestinationFunctions, runSignal } from "../../shared/functions.js";
+import { commandFunctions, type DestinationFunctions, functionEngineOptions, runSignal } from "../../shared/functions.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import type { ReplayFlags } from "./options.js";
 import { deliverySummary } from "../../terminal/delivery-summary.js";
@@ -133,8 +133,7 @@ function runOptions(
     path: input.path,
     name: input.name,
     settings: run.settings,
-    functions: functions?.functions,
-    onSetupProblem: functions?.onSetupProblem,
+    ...functionEngineOptions(functions),
     ...run.engineOptions,
     concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
     rate: options.rate,
