@@ -12,7 +12,7 @@ import { readLineBatches } from "../util/ndjson.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { deadLetterLine, parseEntry, rawEntry, type ReplayEntry } from "./envelope.js";
 import { LinePlan } from "./line-bits.js";
-import { scanMessage, scanMessageWithId, type ScanWants } from "./scan.js";
+import { scanMessage, type ScanWants } from "./scan.js";
 import { LatencyHistogram } from "./stats.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
 import type { Validation } from "./validation-pass.js";
@@ -74,7 +74,7 @@ function entryOf(plan: LinePlan, text: string, line: number, parts: { time: bool
 
 /** A canonical line: sent as read, its facts scanned from the top-level keys (one JSON.parse per line in all). */
 function scannedEntry(text: string, line: number, withTime: boolean, wants: ScanWants): ReplayEntry | undefined {
-  const scanned = wants === "messageId" ? scanMessageWithId(text) : scanMessage(text, wants === "all");
+  const scanned = scanMessage(text, wants);
   if (scanned === undefined) return undefined;
   let time: number | undefined;
   if (withTime && scanned.timestamp !== undefined) {
