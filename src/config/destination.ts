@@ -7,7 +7,7 @@ import type { SchemeName } from "../signing/schemes.js";
 import { configTargetParts, flagTargetParts, refuseFlagsWithoutUrls, resolveDestination, type ActionsInput } from "./actions.js";
 import { parseHeaderFlag, validateHeader, validateUrl, validateUserAgent } from "./checks.js";
 import { defaultConfigPath, loadConfig, type ConfigFile } from "./file.js";
-import { resolveSecret, resolveSenderSecrets, type SecretInput, type SecretsInput } from "./secret.js";
+import { oneSecretInput, resolveSenderSecrets, type SecretInput, type SecretsInput } from "./secret.js";
 
 /** At most five webhook URLs (docs/delivery.md#targets). */
 const MAX_TARGETS = 5;
@@ -67,8 +67,8 @@ export interface DestinationSettings {
   targets: Target[];
   /** The first of `secrets`, or undefined without any. */
   secret: string | undefined;
-  /** Every secret to sign with (key rotation: list-carrying schemes sign with each, the others with the first); absent: `secret` alone. */
-  secrets?: string[];
+  /** Every secret to sign with (key rotation: list-carrying schemes sign with each, the others with the first); empty without any. */
+  secrets: string[];
   /** The signature scheme (`--scheme`); a target's own (the config's per webhook) applies when it is absent. */
   scheme?: SchemeName | undefined;
   userAgent: string;
@@ -137,9 +137,8 @@ export function resolveSettings(input: SettingsInput): DestinationSettings {
 
 /** `secret`/`secretFile` (one) or `secrets`/`secretFiles` (several), else the environment's, else the config's. */
 function secretsOf(input: SettingsInput, config: ConfigFile): string[] {
-  if (input.secrets !== undefined || input.secretFiles !== undefined) return resolveSenderSecrets(input as SecretsInput, config);
-  const secret = resolveSecret(input, config);
-  return secret === undefined ? [] : [secret];
+  const several = input.secrets !== undefined || input.secretFiles !== undefined;
+  return resolveSenderSecrets(several ? input : oneSecretInput(input), config);
 }
 
 /** `--function` (and `--settings`): a destination function in place of the URLs (the config's webhooks too). */

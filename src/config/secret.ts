@@ -21,9 +21,13 @@ export interface SecretInput {
  * undefined means no secret is configured at all.
  */
 export function resolveSecret(input: SecretInput, config?: { sharedSecret?: string | undefined }): string | undefined {
-  // The several secrets' resolver, given the one source that wins: the flag is read, not the file.
+  return resolveSenderSecrets(oneSecretInput(input), config)[0];
+}
+
+/** One secret's flags as the several secrets' resolver takes them: the one source that wins (the flag is read, not the file). */
+export function oneSecretInput(input: SecretInput): SecretsInput {
   const given = input.secret !== undefined ? { secrets: [input.secret] } : input.secretFile !== undefined ? { secretFiles: [input.secretFile] } : {};
-  return resolveSenderSecrets({ ...given, cwd: input.cwd, env: input.env }, config)[0];
+  return { ...given, cwd: input.cwd, env: input.env };
 }
 
 function refuseEmpty(secret: string, source: ErrorSource, problem = "the secret is empty"): string {

@@ -13,27 +13,11 @@ export interface ScannedMessage {
   type: MessageType;
   /** userIdOf's answer: `userId`, else an alias's `"User ID"`, else `anonymousId` (strings only). */
   orderKey: string | undefined;
-  /** With `all` (or from scanMessageWithId): the string value of `messageId`. */
+  /** With `all` or `messageId`: the string value of `messageId`. */
   messageId?: string | undefined;
   /** With `all`: the string values of `event` and `timestamp` (results lines, --speed). */
   event?: string | undefined;
   timestamp?: string | undefined;
-}
-
-/**
- * The type and order key of a canonical bare message (with `all`, its messageId, event and
- * timestamp too), or undefined when the text is not one (the caller then parses it).
- */
-export function scanMessage(text: string, all = false): ScannedMessage | undefined {
-  return scan(text, all ? "all" : "none");
-}
-
-/**
- * scanMessage and the messageId alone (a scheme's message id is derived from it): the scan stops
- * at the first key that settles all three, and a line with no messageId is not walked past its userId.
- */
-export function scanMessageWithId(text: string): ScannedMessage | undefined {
-  return scan(text, "messageId");
 }
 
 /** What a scan reads besides the type and order key: nothing, the messageId, or also the event and timestamp. */
@@ -44,7 +28,13 @@ export type ScanWants = "none" | "messageId" | "all";
 // is everywhere in JSON while `m` is not (about 4x faster on a 480-byte line).
 const MESSAGE_ID = "messageId";
 
-function scan(text: string, wants: ScanWants): ScannedMessage | undefined {
+/**
+ * The type and order key of a canonical bare message, or undefined when the text is not one (the
+ * caller then parses it). With `messageId`, that too (a scheme's message id is derived from it): the
+ * scan stops at the first key that settles all three, and a line with no messageId is not walked
+ * past its userId. With `all`, its messageId, event and timestamp too.
+ */
+export function scanMessage(text: string, wants: ScanWants = "none"): ScannedMessage | undefined {
   if (text.charCodeAt(0) !== OPEN_BRACE) return undefined;
   const all = wants === "all";
   // One indexOf instead of walking every key to the end to learn that there is none.

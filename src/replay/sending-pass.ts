@@ -12,7 +12,7 @@ import { readLineBatches } from "../util/ndjson.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { deadLetterLine, parseEntry, rawEntry, type ReplayEntry } from "./envelope.js";
 import { LinePlan } from "./line-bits.js";
-import { scanMessage, scanMessageWithId, type ScanWants } from "./scan.js";
+import { scanMessage, type ScanWants } from "./scan.js";
 import { LatencyHistogram } from "./stats.js";
 import type { ReplayOptions, ReplaySummary } from "./types.js";
 import type { Validation } from "./validation-pass.js";
@@ -74,7 +74,7 @@ function entryOf(plan: LinePlan, text: string, line: number, parts: { time: bool
 
 /** A canonical line: sent as read, its facts scanned from the top-level keys (one JSON.parse per line in all). */
 function scannedEntry(text: string, line: number, withTime: boolean, wants: ScanWants): ReplayEntry | undefined {
-  const scanned = wants === "messageId" ? scanMessageWithId(text) : scanMessage(text, wants === "all");
+  const scanned = scanMessage(text, wants);
   if (scanned === undefined) return undefined;
   let time: number | undefined;
   if (withTime && scanned.timestamp !== undefined) {
@@ -151,7 +151,7 @@ class ReplayReporter {
     this.deadLetter = options.deadLetter !== undefined ? new DeadLetterFile(options.deadLetter, options.path) : undefined;
     const wantsResults = options.results !== undefined || options.onResults !== undefined;
     this.results = wantsResults
-      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secrets ?? options.settings.secret }, options.onResults)
+      ? new ResultsSink({ path: options.results, input: options.path, secret: options.settings.secrets }, options.onResults)
       : undefined;
   }
 
@@ -194,7 +194,7 @@ class ReplayReporter {
   /** Finally failed: dead-lettered (interrupted messages never are: the resume line covers them). */
   private notDelivered(entry: ReplayEntry, result: DeliveryResult | undefined, failure: Failure): void {
     if (this.deadLetter) {
-      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secrets ?? this.options.settings.secret, entry.body));
+      this.deadLetter.write(deadLetterLine(entry.text, failure, this.options.settings.secrets, entry.body));
       this.summary.deadLettered += 1;
     }
     this.options.onFailure?.(entry, result, failure);

@@ -168,7 +168,7 @@ export class Collector {
       engine,
       concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
       clock: this.clock,
-      secret: this.settings.secrets ?? this.settings.secret,
+      secret: this.settings.secrets,
       batching: forwardingBatches(this.settings),
       onSettled: options.onSettled,
       onAttempt,

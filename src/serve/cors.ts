@@ -66,6 +66,8 @@ export interface CorsRequest {
   requestHeaders?: string | undefined;
   /** A preflight's `Access-Control-Request-Private-Network` (Chromium, a public page calling a local address). */
   requestPrivateNetwork?: string | undefined;
+  /** `Sec-Fetch-Site`: a browser's word that a page made the request (pageRefusedByFunction). */
+  secFetchSite?: string | undefined;
 }
 
 export function corsRequestOf(headers: IncomingHttpHeaders): CorsRequest {
@@ -73,6 +75,7 @@ export function corsRequestOf(headers: IncomingHttpHeaders): CorsRequest {
     origin: headers.origin,
     requestHeaders: headers["access-control-request-headers"],
     requestPrivateNetwork: first(headers["access-control-request-private-network"]),
+    secFetchSite: first(headers["sec-fetch-site"]),
   };
 }
 
@@ -176,7 +179,7 @@ function refusalOf(origin: string, allowed: AllowedOrigins): string | undefined 
  * with --allow-origin. So a website open in a browser cannot make a local function call APIs with
  * its settings' keys. Undefined: not a page's request, or an allowed one; else why it is refused.
  */
-export function pageRefusedByFunction(request: { origin: string | undefined; secFetchSite: string | undefined }, allowed: AllowedOrigins): string | undefined {
+export function pageRefusedByFunction(request: CorsRequest, allowed: AllowedOrigins): string | undefined {
   const fromPage = request.origin !== undefined || (request.secFetchSite !== undefined && request.secFetchSite !== "none");
   if (!fromPage) return undefined;
   if (!allowed.any && request.origin !== undefined && allowed.origins.has(request.origin)) return undefined;

@@ -130,7 +130,7 @@ function handle(context: Context, req: IncomingMessage, res: ServerResponse): vo
     return send(res, 200, body as unknown as Record<string, unknown>, headers);
   }
   if (route.kind === "function") {
-    const refused = pageRefusedByFunction({ origin: cors.origin, secFetchSite: firstOf(req.headers["sec-fetch-site"]) }, context.allowed);
+    const refused = pageRefusedByFunction(cors, context.allowed);
     if (refused !== undefined) return answer(403, errorBody(refused, "forbidden"), headers);
   }
   if (route.kind === "function" && context.collector.sourceFunctions?.has(route.name) !== true) {
@@ -252,10 +252,6 @@ function send(res: ServerResponse, status: number, body: Record<string, unknown>
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
-}
-
-function firstOf(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function clientIp(req: IncomingMessage): string | undefined {

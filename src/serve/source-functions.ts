@@ -53,7 +53,7 @@ export interface SourceInvocation {
 }
 
 /** A source function's answer to a webhook it failed on: 400 for what the service rejects, 500 for what it would run again. */
-export function failureAnswer(outcome: Exclude<Outcome, { kind: "delivered" }>): FunctionAnswer {
+function failureAnswer(outcome: Exclude<Outcome, { kind: "delivered" }>): FunctionAnswer {
   const retried = outcome.kind === "retry" || (outcome.kind === "failed" && outcome.setup === true);
   const code: ErrorCode = "function_error";
   return { status: retried ? 500 : 400, body: { success: false, message: `${outcome.errorType}: ${outcome.reason}`, code } };
@@ -63,7 +63,6 @@ export class SourceFunctions {
   private readonly byName: ReadonlyMap<string, SourceFunctionEntry>;
   /** `Segment.set` objects emitted by successful invocations (GET /health). */
   objects = 0;
-  invocations = 0;
 
   constructor(
     entries: readonly SourceFunctionEntry[],
@@ -81,16 +80,18 @@ export class SourceFunctions {
     return [...this.byName.keys()];
   }
 
-  /** Runs the function on the webhook; with success its calls are stored (durably) before this resolves with the 200. */
+  /**
+   * Runs the function on the webhook; with success its calls are stored (durably) before this resolves with the 200.
+   * The name is one `has` knows: the server answers 404 for any other before reading the body.
+   */
   async handle(webhook: FunctionWebhook): Promise<FunctionAnswer> {
     const entry = this.byName.get(webhook.name);
-    if (entry === undefined) return { status: 404, body: { success: false, message: `no source function named ${webhook.name}`, code: "not_found" } };
+    if (entry === undefined) throw new Error(`no source function named ${webhook.name}: the server routes only the names it has`);
     const request = new FunctionRequest(webhook.body.toString("utf8"), {
       headers: headersOf(webhook.rawHeaders),
       url: new URL(`${FUNCTION_ORIGIN}${webhook.search}`),
     });
     const record = await entry.fn.runRequest(request, entry.settings);
-    this.invocations += 1;
     const answer = record.outcome.kind === "delivered" ? this.stored(entry.name, record, webhook.ip) : failureAnswer(record.outcome);
     this.onInvocation?.({ name: entry.name, search: webhook.search, record, answer });
     return answer;

@@ -14,11 +14,10 @@ export type TargetChange = { state: "failing"; url: string; error: string } | { 
 export const QUIET_MS = 30_000;
 
 interface UrlState {
-  failing: boolean;
   told: "ok" | "failing";
   /** When `failing` was last told. */
   failingToldAt: number | undefined;
-  /** The failed attempts in a row, when the first of them ended, and the last one's error. */
+  /** The failed attempts in a row (the URL is failing while there are any), when the first of them ended, and the last one's error. */
   failed: number;
   failingSince: number;
   error: string;
@@ -42,13 +41,12 @@ export class TargetHealth {
     let state = this.urls.get(url);
     // A URL that only ever succeeds costs nothing.
     if (state === undefined && error === null) return;
-    state ??= { failing: false, told: "ok", failingToldAt: undefined, failed: 0, failingSince: 0, error: "", timer: undefined };
+    state ??= { told: "ok", failingToldAt: undefined, failed: 0, failingSince: 0, error: "", timer: undefined };
     this.urls.set(url, state);
     if (error === null) return this.succeeded(url, state);
     if (state.failed === 0) state.failingSince = this.clock.now();
     state.failed += 1;
     state.error = error;
-    state.failing = true;
     this.tellFailing(url, state);
   }
 
@@ -63,7 +61,6 @@ export class TargetHealth {
       this.tell({ state: "recovered", url, failedAttempts: state.failed, downMs: this.clock.now() - state.failingSince });
       state.told = "ok";
     }
-    state.failing = false;
     state.failed = 0;
   }
 
@@ -74,7 +71,7 @@ export class TargetHealth {
     if (wait > 0) {
       state.timer = this.clock.setTimeout(() => {
         state.timer = undefined;
-        if (!this.closed && state.failing) this.tellFailing(url, state);
+        if (!this.closed && state.failed > 0) this.tellFailing(url, state);
       }, wait);
       return;
     }

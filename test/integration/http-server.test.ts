@@ -33,7 +33,7 @@ describe("the one HTTP server helper (http/server.ts)", () => {
     expect(receiver.describe(flagOfField)).toBe(expected);
 
     const collector = new Collector({
-      settings: { targets: [], secret: undefined, userAgent: "u", aliasKeys: "spec", enabled: true, sources: [] },
+      settings: { targets: [], secret: undefined, secrets: [], userAgent: "u", aliasKeys: "spec", enabled: true, sources: [] },
       queue: new MemoryQueue(),
       delivery: {},
       concurrency: 1,

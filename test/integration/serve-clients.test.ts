@@ -32,6 +32,7 @@ async function setup(options: Partial<ServeServerOptions> & { origins?: string[]
   const settings: DestinationSettings = {
     targets: [{ url: `${receiver.url}/hook`, headers: {} }],
     secret: "s3cret",
+    secrets: ["s3cret"],
     userAgent: "Segment.io/1.0",
     aliasKeys: "spec",
     enabled: true,

@@ -35,7 +35,7 @@ describe("serve on a full disk", () => {
     expect(errors).toContain("SQLITE_FULL");
 
     const collector = new Collector({
-      settings: { targets: [], secret: undefined, userAgent: "t", aliasKeys: "spec", enabled: true, sources: [] },
+      settings: { targets: [], secret: undefined, secrets: [], userAgent: "t", aliasKeys: "spec", enabled: true, sources: [] },
       queue,
     });
     const server = await listenCollector(collector, { host: "127.0.0.1", port: 0 });

@@ -45,6 +45,7 @@ async function setup(
   const settings: DestinationSettings = {
     targets: [{ url: `${receiver.url}/hook`, headers: { "X-Env": "ci" } }],
     secret: SECRET,
+    secrets: [SECRET],
     userAgent: "Segment.io/1.0",
     aliasKeys: "spec",
     enabled: true,

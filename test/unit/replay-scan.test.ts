@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildExamples } from "../../src/messages/examples.js";
 import { checkLine, parseEntry } from "../../src/replay/envelope.js";
 import { LineBits, LinePlan } from "../../src/replay/line-bits.js";
-import { scanMessage, scanMessageWithId } from "../../src/replay/scan.js";
+import { scanMessage } from "../../src/replay/scan.js";
 
 const track = { version: 1, type: "track", userId: "u1", event: "Signed Up", properties: { plan: "pro" }, timestamp: "2024-01-01T00:00:00.000Z" };
 
@@ -65,7 +65,7 @@ describe("scanMessage (the sending pass on canonical lines)", () => {
       const check = checkLine(line, 1);
       if (!check.ok || !check.canonical) return;
       const parsed = parseEntry(line, 1, false, { time: true });
-      const scanned = scanMessage(line, true);
+      const scanned = scanMessage(line, "all");
       if (!parsed.ok || scanned === undefined) throw new Error("a canonical line parses and scans");
       expect(scanned.type).toBe(parsed.entry.type);
       expect(scanned.orderKey).toBe(parsed.entry.orderKey);
@@ -90,12 +90,12 @@ describe("scanMessage (the sending pass on canonical lines)", () => {
     ].map((m) => JSON.stringify(m)),
   ];
 
-  it.each(withIds.map((line) => [line.slice(0, 60), line]))("scanMessageWithId gives parseEntry's type, order key and messageId: %s…", (_name, line) => {
+  it.each(withIds.map((line) => [line.slice(0, 60), line]))("the messageId scan gives parseEntry's type, order key, messageId: %s…", (_name, line) => {
     const check = checkLine(line, 1);
     if (!check.ok || !check.canonical) return;
     const parsed = parseEntry(line, 1, false, { time: false });
     if (!parsed.ok) throw new Error("a canonical line parses");
-    expect(scanMessageWithId(line)).toEqual({ type: parsed.entry.type, orderKey: parsed.entry.orderKey, messageId: parsed.entry.messageId });
+    expect(scanMessage(line, "messageId")).toEqual({ type: parsed.entry.type, orderKey: parsed.entry.orderKey, messageId: parsed.entry.messageId });
   });
 
   it("covers canonical bare messages of every type (so the cases above cannot all skip)", () => {

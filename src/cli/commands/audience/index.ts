@@ -29,7 +29,7 @@ export async function audienceSync(options: AudienceSyncOptions, io: CliIo, deps
   const trait = snakeName(options.name);
   if (trait === "") throw new UsageError(`"${options.name}" has no letters or digits to name the trait`, { flag: "--name" });
   const { settings, engineOptions } = resolveDeliveryOptions(options, io, { requireTargets: true });
-  output.maskSecret(settings.secrets ?? settings.secret);
+  output.maskSecret(settings.secrets);
   const members = readMembersFile(resolve(io.cwd, options.members), options.members);
   const plan = planAudienceSync({ name: options.name, trait, members, statePath: resolve(io.cwd, options.state), stateName: options.state });
   // Said once the members and the state were read, so a mistake in them is still a one-line answer.

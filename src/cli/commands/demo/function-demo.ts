@@ -36,7 +36,7 @@ export async function demoFunction(options: DemoOptions & { function: string }, 
   const receiver = await startReceiver({ host: "127.0.0.1", port: 0, secret, onRequest: (request) => arrived.push(request) });
   let functions: DestinationFunctions | undefined;
   try {
-    const settings = { targets: [functionTarget(options.function, io.cwd, settingsValue)], secret: undefined, userAgent: DEFAULT_USER_AGENT };
+    const settings = { targets: [functionTarget(options.function, io.cwd, settingsValue)], secret: undefined, secrets: [], userAgent: DEFAULT_USER_AGENT };
     functions = await openDestinationFunctions(
       { ...settings, aliasKeys: options.aliasKeys, enabled: true, sources: [] },
       {

@@ -15,7 +15,7 @@ import { isReadableFile } from "../../../util/readable-file.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
 import type { DestinationSettings } from "../../../config/destination.js";
 import { resolveDeliveryOptions, warnIfUnsigned, type EngineOptions } from "../../shared/delivery-options.js";
-import { commandFunctions, type DestinationFunctions, runSignal } from "../../shared/functions.js";
+import { commandFunctions, type DestinationFunctions, functionEngineOptions, runSignal } from "../../shared/functions.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import type { ReplayFlags } from "./options.js";
 import { deliverySummary } from "../../terminal/delivery-summary.js";
@@ -51,7 +51,7 @@ export async function replayCommand(options: ReplayCommandOptions, io: CliIo, de
   const output = createOutput(io, { json: options.json ?? false });
   if (options.quiet && !options.dryRun) throw new UsageError("only goes with --dry-run (it prints the counts instead of the requests)", { flag: "--quiet" });
   const resolved = resolveDeliveryOptions(options, io, { requireTargets: options.dryRun !== true });
-  output.maskSecret(resolved.settings.secrets ?? resolved.settings.secret);
+  output.maskSecret(resolved.settings.secrets);
   if (options.dryRun !== true) refuseCompareAsResults(options, io.cwd);
 
   const input = await openInput(options.file, io, output);
@@ -102,8 +102,7 @@ async function replayInput(options: ReplayCommandOptions, io: CliIo, deps: Repla
     printSummary(output, summary, options.deadLetter);
     if (!summary.dryRun) regress.report(interrupted);
     if (summary.resumeLine !== undefined) printResume(output, summary, options.deadLetter);
-    if (options.junit !== undefined)
-      writeJunit(options.junit, io, input.name, [...reporter.cases, ...regress.junitCases], summary, settings.secrets ?? settings.secret);
+    if (options.junit !== undefined) writeJunit(options.junit, io, input.name, [...reporter.cases, ...regress.junitCases], summary, settings.secrets);
     // What stopped the run part way: reported last, with its own exit status (never 0).
     if (summary.error) throw summary.error.value;
     if (interrupted) return interruptedExitCode(io.signal);
@@ -134,8 +133,7 @@ function runOptions(
     path: input.path,
     name: input.name,
     settings: run.settings,
-    functions: functions?.functions,
-    onSetupProblem: functions?.onSetupProblem,
+    ...functionEngineOptions(functions),
     ...run.engineOptions,
     concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
     rate: options.rate,

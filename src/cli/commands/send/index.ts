@@ -49,7 +49,7 @@ export async function send(options: SendOptions, io: CliIo, deps: SendDependenci
   const output = createOutput(io, { json: options.json ?? false });
   checkCombination(options);
   const resolved = resolveDeliveryOptions(options, io, { requireTargets: true, aliasKeys: options.aliasKeys });
-  output.maskSecret(resolved.settings.secrets ?? resolved.settings.secret);
+  output.maskSecret(resolved.settings.secrets);
   const messages = await readInput(options, io, resolved.settings.aliasKeys, output);
   if (messages === INTERRUPTED) return interruptedExitCode(io.signal);
   // Said once the input checked out, so a mistake in it is still a one-line answer.
@@ -116,8 +116,7 @@ async function deliverAll(messages: readonly InputMessage[], run: SendRun): Prom
   status?.start();
   const summary = await dispatcher.run().finally(() => status?.stop());
   const code = printSummary(output, messages.length, summary, run.io.signal);
-  if (options.junit !== undefined)
-    writeJunit(options.junit, options, run.io, { cases: reporter.cases, started, secret: run.settings.secrets ?? run.settings.secret });
+  if (options.junit !== undefined) writeJunit(options.junit, options, run.io, { cases: reporter.cases, started, secret: run.settings.secrets });
   return code;
 }
 

@@ -21,8 +21,14 @@ export interface SplitSettings {
   named: Map<string, string>;
 }
 
+/** A `--source-function [NAME=]FILE`: its route name and file. */
+export interface SourceFunctionFlag {
+  name: string;
+  file: string;
+}
+
 /** The source functions as given: `[NAME=]FILE` each, names checked and unique. */
-export function sourceFunctionFlags(values: readonly string[]): { name: string; file: string }[] {
+export function sourceFunctionFlags(values: readonly string[]): SourceFunctionFlag[] {
   const seen = new Set<string>();
   return values.map((value) => {
     const match = /^([A-Za-z0-9_.-]+)=(.+)$/s.exec(value);
@@ -57,9 +63,15 @@ export function splitSettings(values: readonly string[], names: ReadonlySet<stri
   return { unnamed, named };
 }
 
+/** serve's source functions as its flags give them (parsed once): each `--source-function`, and `--settings` split between the functions. */
+export interface GivenSourceFunctions {
+  given: readonly SourceFunctionFlag[];
+  split: SplitSettings;
+}
+
 /** Loads the source functions (a destination function given here is refused, named), each with its settings. */
-export async function openSourceFunctions(
-  given: readonly { name: string; file: string }[],
+async function openSourceFunctions(
+  given: readonly SourceFunctionFlag[],
   settings: SplitSettings,
   run: { cwd: string; egress: Egress | undefined },
 ): Promise<SourceFunctionEntry[]> {
@@ -89,8 +101,13 @@ export interface ServeFunctions {
 }
 
 /** Loads serve's destination functions (its targets') and its source functions; a bad one is an InputError (exit 2). */
-export async function openServeFunctions(options: ServeOptions, settings: DestinationSettings, cwd: string, split: SplitSettings): Promise<ServeFunctions> {
-  const given = sourceFunctionFlags(options.sourceFunctions ?? []);
+export async function openServeFunctions(
+  options: ServeOptions,
+  settings: DestinationSettings,
+  cwd: string,
+  sources: GivenSourceFunctions,
+): Promise<ServeFunctions> {
+  const { given, split } = sources;
   if (options.egress !== undefined && given.length === 0 && !settings.targets.some((target) => target.function !== undefined)) {
     throw new UsageError("--function-egress applies to the requests functions make: give --function or --source-function", { flag: "--function-egress" });
   }

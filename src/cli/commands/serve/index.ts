@@ -22,12 +22,12 @@ import { allowedOrigins, type AllowedOrigins } from "../../../serve/cors.js";
 import { readTlsFiles } from "../../shared/tls-files.js";
 import { functionEngineOptions, runSignal } from "../../shared/functions.js";
 import {
+  type GivenSourceFunctions,
   openServeFunctions,
   type ServeFunctions,
   showFunctionAttempt,
   showSourceInvocation,
   sourceFunctionFlags,
-  type SplitSettings,
   splitSettings,
 } from "./functions.js";
 
@@ -39,15 +39,15 @@ export type ServeOptions = ServeFlags;
  */
 export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json ?? false });
-  const { settings, engineOptions, split } = serveSettings(options, io);
-  output.maskSecret(settings.secrets ?? settings.secret);
+  const { settings, engineOptions, sources } = serveSettings(options, io);
+  output.maskSecret(settings.secrets);
   const stateDir = resolve(io.cwd, options.state);
   const tls = readTlsFiles(options, io.cwd);
   const origins = originsOf(options.allowOrigin ?? []);
 
   if (options.failed) return printFailed(await openSqliteQueue(stateDir), output);
 
-  const functions = await openServeFunctions(options, settings, io.cwd, split);
+  const functions = await openServeFunctions(options, settings, io.cwd, sources);
   const onStorageError = onceEach((message) => output.warn(`cannot write to the state database (kept in memory, retried): ${message}`));
   let collector: Collector | undefined;
   let server: ServeServer;
@@ -71,10 +71,11 @@ export async function serve(options: ServeOptions, io: CliIo): Promise<number> {
   return runUntilStopped({ output, collector, server, stateDir, memory: options.memory === true }, runSignal(io.signal, functions.destination), functions);
 }
 
-/** serve's settings: the delivery flags and the config; `--settings` sorted between its functions. */
-function serveSettings(options: ServeOptions, io: CliIo): ReturnType<typeof resolveDeliveryOptions> & { split: SplitSettings } {
-  const split = splitSettings(options.settings ?? [], new Set(sourceFunctionFlags(options.sourceFunctions ?? []).map(({ name }) => name)));
-  if (split.unnamed !== undefined && options.function === undefined && (options.sourceFunctions ?? []).length === 0) {
+/** serve's settings: the delivery flags and the config; its source functions, and `--settings` sorted between its functions. */
+function serveSettings(options: ServeOptions, io: CliIo): ReturnType<typeof resolveDeliveryOptions> & { sources: GivenSourceFunctions } {
+  const given = sourceFunctionFlags(options.sourceFunctions ?? []);
+  const split = splitSettings(options.settings ?? [], new Set(given.map(({ name }) => name)));
+  if (split.unnamed !== undefined && options.function === undefined && given.length === 0) {
     throw new UsageError("--settings goes with --function or --source-function", { flag: "--settings" });
   }
   // --function-egress may serve the source functions alone: checked where they load.
@@ -82,7 +83,7 @@ function serveSettings(options: ServeOptions, io: CliIo): ReturnType<typeof reso
   const { settings: resolved, engineOptions } = resolveDeliveryOptions(flags, io, { aliasKeys: options.aliasKeys });
   const settings =
     options.writeKey !== undefined ? { ...resolved, sources: [...resolved.sources, { name: DEFAULT_SOURCE, writeKey: options.writeKey }] } : resolved;
-  return { settings, engineOptions, split };
+  return { settings, engineOptions, sources: { given, split } };
 }
 
 /** Until SIGINT/SIGTERM (or a function's setup problem): the counts; then the summary, and the exit status. */
