@@ -67,7 +67,8 @@ export const NO_DATA_NOTE = "no X-Signature: Webhooks (Actions) sends none for a
 export const NULL_FIRST_NOTE =
   "no X-Signature: Webhooks (Actions) sends none when a batch's element 0 is null (an event without data), so nothing in this batch is signed";
 
-const NOT_CHECKED: SignatureCheck = result(null, null, null, null);
+/** No signature checked (no secret; a request refused before its body was read): every field null. */
+export const NOT_CHECKED: SignatureCheck = result(null, null, null, null);
 const NO_DATA: SignatureCheck = result(null, null, null, NO_DATA_NOTE);
 const NULL_FIRST: SignatureCheck = result(null, null, null, NULL_FIRST_NOTE);
 const NULL_BYTES = Buffer.from("null");

@@ -3,7 +3,7 @@ import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
-import { receiverSecrets, sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
+import { NOT_CHECKED, receiverSecrets, sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
 import type { RefusalReason } from "../signing/verify.js";
 import type { SchemeName } from "../signing/schemes.js";
 import { parseUntrustedJson } from "../json/parse.js";
@@ -96,7 +96,7 @@ export interface JudgeContext {
 
 /** judgeRequest with a checker built once (listen, startReceiver, the inspector). */
 export function judgeWith(raw: Uint8Array, headers: RequestHeaders, context: JudgeContext): RequestVerdict {
-  const signature = context.checker === undefined ? UNCHECKED : context.checker.check(raw, headers, context.path, context.now);
+  const signature = context.checker === undefined ? NOT_CHECKED : context.checker.check(raw, headers, context.path, context.now);
   const { text, body, problem } = readJsonBody(raw);
   const shape = judgeBody(body, raw.byteLength === 0, problem, context.strict);
   const message = shape.kind === "message" ? (body as Record<string, unknown>) : undefined;
@@ -124,8 +124,6 @@ export function judgeWith(raw: Uint8Array, headers: RequestHeaders, context: Jud
     valid: signature.signatureValid !== false && shape.errors.length === 0,
   };
 }
-
-const UNCHECKED = new SignatureChecker({ secrets: [] }).check(Buffer.alloc(0), {}, "", 0);
 
 // The library's judgeRequest keeps the checker of the last options it saw: keys are made once, not per call.
 let lastChecker: SignatureChecker | undefined;
