@@ -1,21 +1,16 @@
-import { SecretFormatError } from "../errors.js";
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
 import {
   carriesScheme,
-  keysOrError,
   recogniseSchemes,
   SCHEME_NAMES,
-  schemeKeys,
   schemeNamed,
   SCHEMES,
-  secretRefused,
-  verifySignature,
   type RefusalReason,
   type Scheme,
-  type SchemeKey,
   type SchemeName,
   type Verification,
 } from "../signing/index.js";
+import { keyTable, verifyOrRefuse, type KeyTable } from "../signing/recognise.js";
 import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
 import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
 import type { RequestHeaders } from "./verdict.js";
@@ -74,9 +69,9 @@ const NULL_FIRST: SignatureCheck = result(null, null, null, NULL_FIRST_NOTE);
 const NULL_BYTES = Buffer.from("null");
 const X_SIGNATURE = "x-signature";
 
-const LOOKED_FOR = SCHEME_NAMES.filter((name) => name !== "default")
-  .map((name) => SCHEMES[name].signature.name)
-  .join(", ");
+/** The schemes the signing room's verifier checks when recognised (`default` is X-Signature's own check, below). */
+const OTHER_SCHEMES = SCHEME_NAMES.filter((name) => name !== "default");
+const LOOKED_FOR = OTHER_SCHEMES.map((name) => SCHEMES[name].signature.name).join(", ");
 
 /**
  * THE receiver's signature check (docs/receiver.md#signature-check), built once from listen's flags:
@@ -89,7 +84,7 @@ export class SignatureChecker {
   /** As given (a copy). */
   readonly settings: SignatureSettings;
   private readonly required: Scheme | undefined;
-  private readonly keys = new Map<SchemeName, SchemeKey[] | SecretFormatError>();
+  private readonly keys: KeyTable;
   private readonly xKeys: SecretKey[];
   private readonly bodyMatch: SignatureCheck[];
   private readonly firstElementMatch: SignatureCheck[];
@@ -100,8 +95,7 @@ export class SignatureChecker {
     this.secrets = [...settings.secrets];
     this.settings = { ...settings, secrets: this.secrets };
     this.required = settings.scheme === undefined ? undefined : schemeNamed(settings.scheme);
-    if (this.required !== undefined && this.secrets.length > 0) this.keys.set(this.required.name, schemeKeys(this.required, this.secrets));
-    else if (this.secrets.length > 0) for (const name of SCHEME_NAMES) this.keys.set(name, keysOrError(SCHEMES[name], this.secrets));
+    this.keys = this.secrets.length > 0 ? keyTable(this.required, this.secrets, OTHER_SCHEMES) : new Map();
     this.xKeys = this.secrets.map((secret) => signingKey(secret));
     this.bodyMatch = this.secrets.map((_, i) => verified("default", "body", null, i));
     this.firstElementMatch = this.secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
@@ -135,10 +129,8 @@ export class SignatureChecker {
   private checkOne(name: SchemeName, raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
     if (name === "default") return this.xSignature(raw, headers[X_SIGNATURE]);
     const scheme = SCHEMES[name];
-    const keys = this.keys.get(name) as SchemeKey[] | SecretFormatError;
-    if (keys instanceof SecretFormatError) return fromVerification(secretRefused(scheme, keys));
     const url = scheme.content === "url+form" ? this.urlOf(headers, path) : undefined;
-    return fromVerification(verifySignature(scheme, keys, { headers, body: raw, url, now }, { toleranceSeconds: this.settings.toleranceSeconds }));
+    return fromVerification(verifyOrRefuse(scheme, this.keys, { headers, body: raw, url, now }, { toleranceSeconds: this.settings.toleranceSeconds }));
   }
 
   /**
