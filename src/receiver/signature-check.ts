@@ -80,7 +80,6 @@ const LOOKED_FOR = OTHER_SCHEMES.map((name) => SCHEMES[name].signature.name).joi
  * diagnosis); every other scheme is the signing room's one verifier over the whole body.
  */
 export class SignatureChecker {
-  readonly secrets: readonly string[];
   /** As given (a copy). */
   readonly settings: SignatureSettings;
   private readonly required: Scheme | undefined;
@@ -92,26 +91,21 @@ export class SignatureChecker {
 
   /** A scheme named and a secret its format refuses: a SecretFormatError now, before anything is received. */
   constructor(settings: SignatureSettings) {
-    this.secrets = [...settings.secrets];
-    this.settings = { ...settings, secrets: this.secrets };
+    const secrets = [...settings.secrets];
+    this.settings = { ...settings, secrets };
     this.required = settings.scheme === undefined ? undefined : schemeNamed(settings.scheme);
-    this.keys = this.secrets.length > 0 ? keyTable(this.required, this.secrets, OTHER_SCHEMES) : new Map();
-    this.xKeys = this.secrets.map((secret) => signingKey(secret));
-    this.bodyMatch = this.secrets.map((_, i) => verified("default", "body", null, i));
-    this.firstElementMatch = this.secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
+    this.keys = secrets.length > 0 ? keyTable(this.required, secrets, OTHER_SCHEMES) : new Map();
+    this.xKeys = secrets.map((secret) => signingKey(secret));
+    this.bodyMatch = secrets.map((_, i) => verified("default", "body", null, i));
+    this.firstElementMatch = secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
     const missing =
       this.required === undefined ? `missing X-Signature header (nor any other scheme's: looked for ${LOOKED_FOR})` : "missing X-Signature header";
     this.missing = failed(this.required === undefined ? null : "default", this.required === undefined ? "unrecognised" : "missing", missing);
   }
 
-  /** The scheme required, if one was named. */
-  get scheme(): SchemeName | undefined {
-    return this.required?.name;
-  }
-
   /** One request's check: `path` is its request-target (Twilio's URL ends with it), `now` the receiver's clock in ms. */
   check(raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
-    if (this.secrets.length === 0) return NOT_CHECKED;
+    if (this.settings.secrets.length === 0) return NOT_CHECKED;
     if (this.required !== undefined) return this.checkOne(this.required.name, raw, headers, path, now);
     let found = -1;
     let count = 0;
@@ -164,7 +158,7 @@ export class SignatureChecker {
     }
     const tried = this.xKeys.length > 1 ? ` under any of ${this.xKeys.length} secrets` : "";
     const error = span !== null ? `X-Signature matches neither the whole body nor its element 0${tried}` : `X-Signature does not match the body${tried}`;
-    return { ...failed("default", "mismatch", error), diagnosis: diagnoseSignature(raw, value, this.secrets[0] as string, span) };
+    return { ...failed("default", "mismatch", error), diagnosis: diagnoseSignature(raw, value, this.settings.secrets[0] as string, span) };
   }
 
   /** The URL the sender used (Twilio signs it): --public-url joined with the request-target, else the Host it reached. */
