@@ -1,46 +1,36 @@
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
-import {
-  carriesScheme,
-  recogniseSchemes,
-  SCHEME_NAMES,
-  schemeNamed,
-  SCHEMES,
-  type RefusalReason,
-  type Scheme,
-  type SchemeName,
-  type Verification,
-} from "../signing/index.js";
+import { carriesScheme, recogniseSchemes, SCHEME_NAMES, schemeNamed, SCHEMES, type Scheme, type SchemeName, type Verification } from "../signing/index.js";
 import { keyTable, verifyOrRefuse, type KeyTable } from "../signing/recognise.js";
 import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
-import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
-import type { RequestHeaders } from "./verdict.js";
+import { diagnoseSignature } from "./diagnose.js";
+import type { RequestHeaders, RequestVerdict } from "./verdict.js";
+
+/**
+ * A verdict's signature fields, taken from RequestVerdict (which documents each) so the two cannot
+ * drift: the public type is the one spelled out, since the package does not export this one.
+ */
+export type SignatureCheck = Pick<
+  RequestVerdict,
+  | "signatureValid"
+  | "signatureError"
+  | "signatureRule"
+  | "signatureNote"
+  | "diagnosis"
+  | "signatureScheme"
+  | "signatureReason"
+  | "signatureSecret"
+  | "skewSeconds"
+>;
 
 /**
  * The bytes an X-Signature matched: the whole body (the classic destination, and Webhooks (Actions)
  * for one event), or element 0 of a batch exactly as it stands in the raw body (Webhooks (Actions)
  * signs `JSON.stringify` of the first event's data only). Every other scheme signs the whole body.
  */
-export type SignatureRule = "body" | "first-element";
+export type SignatureRule = NonNullable<SignatureCheck["signatureRule"]>;
 
 /** Why a signature failed: the verifier's reasons, or `unrecognised` (no scheme's signature header). */
-export type SignatureReason = RefusalReason | "unrecognised";
-
-export interface SignatureCheck {
-  /** true: verified; false: missing or wrong; null: not checked (no secret, or a request the sender never signs). */
-  signatureValid: boolean | null;
-  signatureError: string | null;
-  signatureRule: SignatureRule | null;
-  /** What a verdict other than a plain match means: a request sent unsigned by design, a signature over element 0 only, a second scheme. */
-  signatureNote: string | null;
-  diagnosis: Diagnosis | null;
-  /** The scheme checked (docs/schemes.md): the one verified, or the one that failed; null when none was checked or recognised. */
-  signatureScheme: SchemeName | null;
-  signatureReason: SignatureReason | null;
-  /** Which secret matched, from 1 (key rotation: several secrets); null unless verified. */
-  signatureSecret: number | null;
-  /** A timestamped scheme's skew: the receiver's clock minus the signed timestamp, in seconds; else null. */
-  skewSeconds: number | null;
-}
+export type SignatureReason = NonNullable<SignatureCheck["signatureReason"]>;
 
 /** How requests are verified: built once per receiver (docs/receiver.md#signature-check). */
 export interface SignatureSettings {

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
+import type { SignatureRule } from "../delivery/actions-request.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
 import { NOT_CHECKED, receiverSecrets, sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
@@ -39,7 +40,7 @@ export interface RequestVerdict {
   /** Short reason when `signatureValid` is false. */
   signatureError: string | null;
   /** The bytes the signature matched: the whole body, or element 0 of a batch as received; null when not verified. */
-  signatureRule: "body" | "first-element" | null;
+  signatureRule: SignatureRule | null;
   /** The scheme checked: the one verified, or the one that failed; null when none was (no secret, no signature header of any scheme). */
   signatureScheme: SchemeName | null;
   /** Why the signature failed (docs/schemes.md#verification: `missing`, `mismatch`, `stale`, … or `unrecognised`); null unless it did. */
@@ -48,7 +49,7 @@ export interface RequestVerdict {
   signatureSecret: number | null;
   /** A timestamped scheme's clock skew: the receiver's clock minus the signed timestamp, in seconds; null for the others. */
   skewSeconds: number | null;
-  /** Why a request is unsigned by design, or that a batch's signature covers element 0 only; else null. */
+  /** Why a request is unsigned by design, that a batch's signature covers element 0 only, or that it carries several schemes' signatures, each checked; else null. */
   signatureNote: string | null;
   diagnosis: Diagnosis | null;
   /** The body decoded as UTF-8, or null when it is not valid UTF-8. */
