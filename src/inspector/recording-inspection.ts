@@ -17,8 +17,6 @@ const MAX_DOWNLOAD_IDS = 10_000;
 export interface RecordingInspectionOptions {
   /** Signs resends, and checks the recorded signatures again (each at the time it arrived); without secrets the recorded verdicts are shown. */
   signing?: SignatureSettings;
-  /** One secret: shorthand for `signing: { secrets: [secret] }`. */
-  secret?: string | undefined;
   strict?: boolean | undefined;
   /** Called with each resent row once its answer is in. */
   onResent?: (row: Inspected) => void;
@@ -42,7 +40,7 @@ export class RecordingInspection implements RowSource {
     private readonly options: RecordingInspectionOptions,
   ) {
     this.resends = new RequestStore({ keep: KEPT_RESENDS, firstId: index.count + 1 });
-    this.signing = options.signing ?? { secrets: options.secret === undefined ? [] : [options.secret] };
+    this.signing = options.signing ?? { secrets: [] };
     this.checker = this.signing.secrets.length === 0 ? undefined : new SignatureChecker(this.signing);
   }
 
