@@ -5,13 +5,14 @@ import { readBody } from "../http/body-reader.js";
 import { AnswerPlan } from "./answer-plan.js";
 import { decideAnswer, type AnswerDecision, type OwnAnswer } from "./answer-decision.js";
 import { startHttpServer } from "../http/server.js";
-import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
+import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardResult } from "./forward.js";
 import { receivedRequest, type ReceivedRequest } from "./received-request.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
+import type { ForwardFunction } from "./forward-routes.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
 import { schemeNamed } from "../signing/schemes.js";
 import { receiverSecrets, SignatureChecker } from "./signature-check.js";
@@ -58,12 +59,12 @@ export interface ReceiverOptions extends ConnectionLimits {
    * dropped) in place of --respond and the signature rule: listen --forward-to.
    * The request is recorded and reported with the result, then answered with it.
    */
-  forward?: ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
+  forward?: ForwardFunction | undefined;
   /**
    * Routing (listen --forward-to TYPE=URL): the relay for each request by its verdict, in place of
    * `forward`; undefined answers the request as without forwarding (docs/receiver.md#routing).
    */
-  route?: ((verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined) | undefined;
+  route?: ((verdict: RequestVerdict) => ForwardFunction | undefined) | undefined;
   /** A request could not be handled (answered 500) or recorded (answered 507). */
   onError?: ((error: Error) => void) | undefined;
   /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
@@ -104,8 +105,6 @@ interface Exchange {
 interface Decided extends Exchange {
   answer: OwnAnswer;
 }
-
-type Relay = NonNullable<ReceiverOptions["forward"]>;
 
 /** The node:http(s) adapter around the verifier: POST, PUT or PATCH on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
@@ -214,7 +213,7 @@ class ReceiverCore {
   }
 
   /** How a judged request is answered: the answer plan, then a scripted answer or the app (answer-decision.ts). */
-  private decide(req: IncomingMessage, verdict: RequestVerdict): AnswerDecision<Relay> {
+  private decide(req: IncomingMessage, verdict: RequestVerdict): AnswerDecision<ForwardFunction> {
     const signatureOk = verdict.signatureValid !== false;
     const answers = this.options.scriptedAnswers;
     const pick = answers && ((status: number) => answers.pick({ method: req.method ?? "POST", path: req.url ?? "/", verdict }, status));
@@ -232,7 +231,7 @@ class ReceiverCore {
   }
 
   /** The relay for a request (routing picks it by type), or undefined when the receiver answers it. */
-  private forwardOf(verdict: RequestVerdict): Relay | undefined {
+  private forwardOf(verdict: RequestVerdict): ForwardFunction | undefined {
     return this.options.route ? this.options.route(verdict) : this.options.forward;
   }
 
@@ -240,7 +239,7 @@ class ReceiverCore {
    * listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to
    * the sender. A stop cuts the delay or the relay short: the sender gets listen's 503 (interrupted).
    */
-  private async relay(exchange: Exchange, delayMs: number, forward: Relay): Promise<void> {
+  private async relay(exchange: Exchange, delayMs: number, forward: ForwardFunction): Promise<void> {
     const stop = new AbortController();
     this.relays.add(stop);
     try {
