@@ -1,7 +1,7 @@
-import { timingSafeEqual } from "node:crypto";
 import { bodyHash, bodyHashOf, isForm, macOf, urlForms, type ContentFields } from "./content.js";
 import type { Scheme, SchemeName, SignatureHeader } from "./schemes.js";
 import type { SchemeKey } from "./secrets.js";
+import { sameText } from "./x-signature.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -222,12 +222,6 @@ function matchesAny(expected: string, given: readonly string[]): boolean {
   let found = false;
   for (const signature of given) if (sameText(expected, signature)) found = true;
   return found;
-}
-
-function sameText(expected: string, given: string): boolean {
-  const a = Buffer.from(expected, "latin1");
-  const b = Buffer.from(given, "latin1");
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function staleRefusal(scheme: Scheme, clock: Clock): Refused {
