@@ -33,6 +33,8 @@ export interface ReceiverOptions extends ConnectionLimits {
   toleranceSeconds?: number | undefined;
   /** Twilio signs the URL: the URL the sender used up to the path, when a proxy or tunnel stands in front (default: this receiver's, by the Host header). */
   publicUrl?: string | undefined;
+  /** The signature check built already (listen's, from its flags): in place of secret, secrets, scheme, toleranceSeconds and publicUrl. */
+  checker?: SignatureChecker | undefined;
   strict?: boolean | undefined;
   answerPlan?: AnswerPlan | undefined;
   /**
@@ -151,8 +153,8 @@ class ReceiverCore {
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
-    this.secrets = receiverSecrets(options);
-    this.checker = signatureCheckerOf(options, this.secrets);
+    this.checker = signatureCheckerOf(options);
+    this.secrets = this.checker?.settings.secrets ?? [];
     this.responder.onNoneDelayed = () => this.settleIfIdle();
   }
 
@@ -346,9 +348,11 @@ function untilClosed(res: ServerResponse): Promise<void> {
 }
 
 /** The receiver's signature check, built once (a scheme named with a secret its format refuses throws now); undefined without a secret. */
-function signatureCheckerOf(options: ReceiverOptions, secrets: readonly string[]): SignatureChecker | undefined {
+function signatureCheckerOf(options: ReceiverOptions): SignatureChecker | undefined {
+  if (options.checker !== undefined) return options.checker.settings.secrets.length > 0 ? options.checker : undefined;
   // An unknown scheme is refused with or without a secret.
   if (options.scheme !== undefined) schemeNamed(options.scheme);
+  const secrets = receiverSecrets(options);
   if (secrets.length === 0) return undefined;
   const { scheme, toleranceSeconds, publicUrl } = options;
   return new SignatureChecker({ secrets, scheme, toleranceSeconds, publicUrl, secure: options.tls !== undefined });
