@@ -24,7 +24,7 @@ export interface WaitAnswer {
  * The most of an answer `expect` reads (docs/commands/expect.md#bounds). listen's answer lists at
  * most 40 arrivals of clipped fields, a few tens of KB; past this the URL is no control API.
  */
-export const MAX_CONTROL_ANSWER_BYTES = 1024 * 1024;
+const MAX_CONTROL_ANSWER_BYTES = 1024 * 1024;
 
 /** What one poll gave: the answer, a refusal to retry (503), or a problem naming why the URL is no control API. */
 export type PollOutcome = { kind: "answer"; answer: WaitAnswer } | { kind: "busy" } | { kind: "problem"; message: string };

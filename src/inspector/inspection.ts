@@ -1,7 +1,7 @@
 import { routeFor, type ForwardRoutes } from "../receiver/forward-routes.js";
 import type { ReceivedRequest } from "../receiver/received-request.js";
 import type { ControlApi } from "../control/api.js";
-import type { SignatureSettings } from "../receiver/signature-check.js";
+import { receiverSecrets, type SignatureSettings } from "../receiver/signature-check.js";
 import { resend } from "./resend.js";
 import { startInspectorServer, type InspectorServer } from "./server.js";
 import { RequestStore, receivedRow, type DropNotice, type Inspected, type StoreLimits } from "../receiver/history/index.js";
@@ -36,7 +36,7 @@ export class Inspection {
 
   constructor(private readonly options: InspectionOptions) {
     this.store = new RequestStore(options);
-    this.signing = options.signing ?? { secrets: options.secret === undefined ? [] : [options.secret] };
+    this.signing = options.signing ?? { secrets: receiverSecrets(options) };
     const told = new Set<string>();
     this.store.subscribe((_row, dropped) => {
       if (!dropped || told.has(dropped.message)) return;

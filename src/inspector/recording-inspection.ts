@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { UsageError } from "../errors.js";
 import { rowFromLine, inspectedRow, RequestStore, type Inspected } from "../receiver/history/index.js";
-import { SignatureChecker, type SignatureSettings } from "../receiver/signature-check.js";
+import type { SignatureChecker, SignatureSettings } from "../receiver/signature-check.js";
 import { RecordingIndex } from "./recording-index.js";
 import { resend } from "./resend.js";
 import { storeNewestFirst, type RowSource } from "./rows.js";
@@ -15,10 +15,8 @@ const KEPT_RESENDS = 1_000;
 const MAX_DOWNLOAD_IDS = 10_000;
 
 export interface RecordingInspectionOptions {
-  /** Signs resends, and checks the recorded signatures again (each at the time it arrived); without secrets the recorded verdicts are shown. */
-  signing?: SignatureSettings;
-  /** One secret: shorthand for `signing: { secrets: [secret] }`. */
-  secret?: string | undefined;
+  /** inspect's signature check, built once: its settings sign resends, and it checks the recorded signatures again (each at the time it arrived); without secrets the recorded verdicts are shown. */
+  checker?: SignatureChecker | undefined;
   strict?: boolean | undefined;
   /** Called with each resent row once its answer is in. */
   onResent?: (row: Inspected) => void;
@@ -42,8 +40,8 @@ export class RecordingInspection implements RowSource {
     private readonly options: RecordingInspectionOptions,
   ) {
     this.resends = new RequestStore({ keep: KEPT_RESENDS, firstId: index.count + 1 });
-    this.signing = options.signing ?? { secrets: options.secret === undefined ? [] : [options.secret] };
-    this.checker = this.signing.secrets.length === 0 ? undefined : new SignatureChecker(this.signing);
+    this.signing = options.checker?.settings ?? { secrets: [] };
+    this.checker = this.signing.secrets.length === 0 ? undefined : options.checker;
   }
 
   /** The requests shown: the lines indexed. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { NOT_CHECKED } from "./signature-check.js";
 import type { RequestVerdict } from "./verdict.js";
 
 /** The methods a webhook arrives with: POST (the classic destination), PUT or PATCH (Webhooks (Actions), per mapping). */
@@ -31,15 +32,7 @@ export function methodNotAllowedVerdict(method: string | undefined): RequestVerd
 export function unreadVerdict(size: number, key: string, message: string): RequestVerdict {
   return {
     size,
-    signatureValid: null,
-    signatureError: null,
-    signatureRule: null,
-    signatureNote: null,
-    diagnosis: null,
-    signatureScheme: null,
-    signatureReason: null,
-    signatureSecret: null,
-    skewSeconds: null,
+    ...NOT_CHECKED,
     text: null,
     body: undefined,
     bodyKind: "invalid",

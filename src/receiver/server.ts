@@ -5,13 +5,14 @@ import { readBody } from "../http/body-reader.js";
 import { AnswerPlan } from "./answer-plan.js";
 import { decideAnswer, type AnswerDecision, type OwnAnswer } from "./answer-decision.js";
 import { startHttpServer } from "../http/server.js";
-import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardRequest, type ForwardResult } from "./forward.js";
+import { interruptedAnswer, recordedResponse, STOPPING_RETRY_AFTER_S, type ForwardResult } from "./forward.js";
 import { receivedRequest, type ReceivedRequest } from "./received-request.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
 import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
+import type { ForwardFunction } from "./forward-routes.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
 import { schemeNamed } from "../signing/schemes.js";
 import { receiverSecrets, SignatureChecker } from "./signature-check.js";
@@ -32,6 +33,8 @@ export interface ReceiverOptions extends ConnectionLimits {
   toleranceSeconds?: number | undefined;
   /** Twilio signs the URL: the URL the sender used up to the path, when a proxy or tunnel stands in front (default: this receiver's, by the Host header). */
   publicUrl?: string | undefined;
+  /** The signature check built already (listen's, from its flags): in place of secret, secrets, scheme, toleranceSeconds and publicUrl. */
+  checker?: SignatureChecker | undefined;
   strict?: boolean | undefined;
   answerPlan?: AnswerPlan | undefined;
   /**
@@ -58,12 +61,12 @@ export interface ReceiverOptions extends ConnectionLimits {
    * dropped) in place of --respond and the signature rule: listen --forward-to.
    * The request is recorded and reported with the result, then answered with it.
    */
-  forward?: ((request: ForwardRequest) => Promise<ForwardResult>) | undefined;
+  forward?: ForwardFunction | undefined;
   /**
    * Routing (listen --forward-to TYPE=URL): the relay for each request by its verdict, in place of
    * `forward`; undefined answers the request as without forwarding (docs/receiver.md#routing).
    */
-  route?: ((verdict: RequestVerdict) => ((request: ForwardRequest) => Promise<ForwardResult>) | undefined) | undefined;
+  route?: ((verdict: RequestVerdict) => ForwardFunction | undefined) | undefined;
   /** A request could not be handled (answered 500) or recorded (answered 507). */
   onError?: ((error: Error) => void) | undefined;
   /** When given, `GET`/`HEAD /health` answers 200 with this JSON (the receiver's counts). */
@@ -104,8 +107,6 @@ interface Exchange {
 interface Decided extends Exchange {
   answer: OwnAnswer;
 }
-
-type Relay = NonNullable<ReceiverOptions["forward"]>;
 
 /** The node:http(s) adapter around the verifier: POST, PUT or PATCH on any path, verdict, record, answer. */
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
@@ -152,8 +153,8 @@ class ReceiverCore {
     this.maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.budget = new BodyBudget(options.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES);
     this.batcher = options.recording ? new RecordBatcher(options.recording) : undefined;
-    this.secrets = receiverSecrets(options);
-    this.checker = signatureCheckerOf(options, this.secrets);
+    this.checker = signatureCheckerOf(options);
+    this.secrets = this.checker?.settings.secrets ?? [];
     this.responder.onNoneDelayed = () => this.settleIfIdle();
   }
 
@@ -214,7 +215,7 @@ class ReceiverCore {
   }
 
   /** How a judged request is answered: the answer plan, then a scripted answer or the app (answer-decision.ts). */
-  private decide(req: IncomingMessage, verdict: RequestVerdict): AnswerDecision<Relay> {
+  private decide(req: IncomingMessage, verdict: RequestVerdict): AnswerDecision<ForwardFunction> {
     const signatureOk = verdict.signatureValid !== false;
     const answers = this.options.scriptedAnswers;
     const pick = answers && ((status: number) => answers.pick({ method: req.method ?? "POST", path: req.url ?? "/", verdict }, status));
@@ -232,7 +233,7 @@ class ReceiverCore {
   }
 
   /** The relay for a request (routing picks it by type), or undefined when the receiver answers it. */
-  private forwardOf(verdict: RequestVerdict): Relay | undefined {
+  private forwardOf(verdict: RequestVerdict): ForwardFunction | undefined {
     return this.options.route ? this.options.route(verdict) : this.options.forward;
   }
 
@@ -240,7 +241,7 @@ class ReceiverCore {
    * listen --forward-to: held by --delay, then the app's answer is recorded, reported and relayed to
    * the sender. A stop cuts the delay or the relay short: the sender gets listen's 503 (interrupted).
    */
-  private async relay(exchange: Exchange, delayMs: number, forward: Relay): Promise<void> {
+  private async relay(exchange: Exchange, delayMs: number, forward: ForwardFunction): Promise<void> {
     const stop = new AbortController();
     this.relays.add(stop);
     try {
@@ -347,9 +348,11 @@ function untilClosed(res: ServerResponse): Promise<void> {
 }
 
 /** The receiver's signature check, built once (a scheme named with a secret its format refuses throws now); undefined without a secret. */
-function signatureCheckerOf(options: ReceiverOptions, secrets: readonly string[]): SignatureChecker | undefined {
+function signatureCheckerOf(options: ReceiverOptions): SignatureChecker | undefined {
+  if (options.checker !== undefined) return options.checker.settings.secrets.length > 0 ? options.checker : undefined;
   // An unknown scheme is refused with or without a secret.
   if (options.scheme !== undefined) schemeNamed(options.scheme);
+  const secrets = receiverSecrets(options);
   if (secrets.length === 0) return undefined;
   const { scheme, toleranceSeconds, publicUrl } = options;
   return new SignatureChecker({ secrets, scheme, toleranceSeconds, publicUrl, secure: options.tls !== undefined });

@@ -1,51 +1,36 @@
-import { SecretFormatError } from "../errors.js";
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
-import {
-  carriesScheme,
-  keysOrError,
-  recogniseSchemes,
-  SCHEME_NAMES,
-  schemeKeys,
-  schemeNamed,
-  SCHEMES,
-  secretRefused,
-  verifySignature,
-  type RefusalReason,
-  type Scheme,
-  type SchemeKey,
-  type SchemeName,
-  type Verification,
-} from "../signing/index.js";
+import { carriesScheme, recogniseSchemes, SCHEME_NAMES, schemeNamed, SCHEMES, type Scheme, type SchemeName, type Verification } from "../signing/index.js";
+import { keyTable, verifyOrRefuse, type KeyTable } from "../signing/recognise.js";
 import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
-import { diagnoseSignature, type Diagnosis } from "./diagnose.js";
-import type { RequestHeaders } from "./verdict.js";
+import { diagnoseSignature } from "./diagnose.js";
+import type { RequestHeaders, RequestVerdict } from "./verdict.js";
+
+/**
+ * A verdict's signature fields, taken from RequestVerdict (which documents each) so the two cannot
+ * drift: the public type is the one spelled out, since the package does not export this one.
+ */
+export type SignatureCheck = Pick<
+  RequestVerdict,
+  | "signatureValid"
+  | "signatureError"
+  | "signatureRule"
+  | "signatureNote"
+  | "diagnosis"
+  | "signatureScheme"
+  | "signatureReason"
+  | "signatureSecret"
+  | "skewSeconds"
+>;
 
 /**
  * The bytes an X-Signature matched: the whole body (the classic destination, and Webhooks (Actions)
  * for one event), or element 0 of a batch exactly as it stands in the raw body (Webhooks (Actions)
  * signs `JSON.stringify` of the first event's data only). Every other scheme signs the whole body.
  */
-export type SignatureRule = "body" | "first-element";
+export type SignatureRule = NonNullable<SignatureCheck["signatureRule"]>;
 
 /** Why a signature failed: the verifier's reasons, or `unrecognised` (no scheme's signature header). */
-export type SignatureReason = RefusalReason | "unrecognised";
-
-export interface SignatureCheck {
-  /** true: verified; false: missing or wrong; null: not checked (no secret, or a request the sender never signs). */
-  signatureValid: boolean | null;
-  signatureError: string | null;
-  signatureRule: SignatureRule | null;
-  /** What a verdict other than a plain match means: a request sent unsigned by design, a signature over element 0 only, a second scheme. */
-  signatureNote: string | null;
-  diagnosis: Diagnosis | null;
-  /** The scheme checked (docs/schemes.md): the one verified, or the one that failed; null when none was checked or recognised. */
-  signatureScheme: SchemeName | null;
-  signatureReason: SignatureReason | null;
-  /** Which secret matched, from 1 (key rotation: several secrets); null unless verified. */
-  signatureSecret: number | null;
-  /** A timestamped scheme's skew: the receiver's clock minus the signed timestamp, in seconds; else null. */
-  skewSeconds: number | null;
-}
+export type SignatureReason = NonNullable<SignatureCheck["signatureReason"]>;
 
 /** How requests are verified: built once per receiver (docs/receiver.md#signature-check). */
 export interface SignatureSettings {
@@ -67,15 +52,16 @@ export const NO_DATA_NOTE = "no X-Signature: Webhooks (Actions) sends none for a
 export const NULL_FIRST_NOTE =
   "no X-Signature: Webhooks (Actions) sends none when a batch's element 0 is null (an event without data), so nothing in this batch is signed";
 
-const NOT_CHECKED: SignatureCheck = result(null, null, null, null);
+/** No signature checked (no secret; a request refused before its body was read): every field null. */
+export const NOT_CHECKED: SignatureCheck = result(null, null, null, null);
 const NO_DATA: SignatureCheck = result(null, null, null, NO_DATA_NOTE);
 const NULL_FIRST: SignatureCheck = result(null, null, null, NULL_FIRST_NOTE);
 const NULL_BYTES = Buffer.from("null");
 const X_SIGNATURE = "x-signature";
 
-const LOOKED_FOR = SCHEME_NAMES.filter((name) => name !== "default")
-  .map((name) => SCHEMES[name].signature.name)
-  .join(", ");
+/** The schemes the signing room's verifier checks when recognised (`default` is X-Signature's own check, below). */
+const OTHER_SCHEMES = SCHEME_NAMES.filter((name) => name !== "default");
+const LOOKED_FOR = OTHER_SCHEMES.map((name) => SCHEMES[name].signature.name).join(", ");
 
 /**
  * THE receiver's signature check (docs/receiver.md#signature-check), built once from listen's flags:
@@ -84,11 +70,10 @@ const LOOKED_FOR = SCHEME_NAMES.filter((name) => name !== "default")
  * diagnosis); every other scheme is the signing room's one verifier over the whole body.
  */
 export class SignatureChecker {
-  readonly secrets: readonly string[];
   /** As given (a copy). */
   readonly settings: SignatureSettings;
   private readonly required: Scheme | undefined;
-  private readonly keys = new Map<SchemeName, SchemeKey[] | SecretFormatError>();
+  private readonly keys: KeyTable;
   private readonly xKeys: SecretKey[];
   private readonly bodyMatch: SignatureCheck[];
   private readonly firstElementMatch: SignatureCheck[];
@@ -96,27 +81,21 @@ export class SignatureChecker {
 
   /** A scheme named and a secret its format refuses: a SecretFormatError now, before anything is received. */
   constructor(settings: SignatureSettings) {
-    this.secrets = [...settings.secrets];
-    this.settings = { ...settings, secrets: this.secrets };
+    const secrets = [...settings.secrets];
+    this.settings = { ...settings, secrets };
     this.required = settings.scheme === undefined ? undefined : schemeNamed(settings.scheme);
-    if (this.required !== undefined && this.secrets.length > 0) this.keys.set(this.required.name, schemeKeys(this.required, this.secrets));
-    else if (this.secrets.length > 0) for (const name of SCHEME_NAMES) this.keys.set(name, keysOrError(SCHEMES[name], this.secrets));
-    this.xKeys = this.secrets.map((secret) => signingKey(secret));
-    this.bodyMatch = this.secrets.map((_, i) => verified("default", "body", null, i));
-    this.firstElementMatch = this.secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
+    this.keys = secrets.length > 0 ? keyTable(this.required, secrets, OTHER_SCHEMES) : new Map();
+    this.xKeys = secrets.map((secret) => signingKey(secret));
+    this.bodyMatch = secrets.map((_, i) => verified("default", "body", null, i));
+    this.firstElementMatch = secrets.map((_, i) => verified("default", "first-element", FIRST_ELEMENT_NOTE, i));
     const missing =
       this.required === undefined ? `missing X-Signature header (nor any other scheme's: looked for ${LOOKED_FOR})` : "missing X-Signature header";
     this.missing = failed(this.required === undefined ? null : "default", this.required === undefined ? "unrecognised" : "missing", missing);
   }
 
-  /** The scheme required, if one was named. */
-  get scheme(): SchemeName | undefined {
-    return this.required?.name;
-  }
-
   /** One request's check: `path` is its request-target (Twilio's URL ends with it), `now` the receiver's clock in ms. */
   check(raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
-    if (this.secrets.length === 0) return NOT_CHECKED;
+    if (this.settings.secrets.length === 0) return NOT_CHECKED;
     if (this.required !== undefined) return this.checkOne(this.required.name, raw, headers, path, now);
     let found = -1;
     let count = 0;
@@ -134,10 +113,8 @@ export class SignatureChecker {
   private checkOne(name: SchemeName, raw: Uint8Array, headers: RequestHeaders, path: string, now: number): SignatureCheck {
     if (name === "default") return this.xSignature(raw, headers[X_SIGNATURE]);
     const scheme = SCHEMES[name];
-    const keys = this.keys.get(name) as SchemeKey[] | SecretFormatError;
-    if (keys instanceof SecretFormatError) return fromVerification(secretRefused(scheme, keys));
     const url = scheme.content === "url+form" ? this.urlOf(headers, path) : undefined;
-    return fromVerification(verifySignature(scheme, keys, { headers, body: raw, url, now }, { toleranceSeconds: this.settings.toleranceSeconds }));
+    return fromVerification(verifyOrRefuse(scheme, this.keys, { headers, body: raw, url, now }, { toleranceSeconds: this.settings.toleranceSeconds }));
   }
 
   /**
@@ -171,7 +148,7 @@ export class SignatureChecker {
     }
     const tried = this.xKeys.length > 1 ? ` under any of ${this.xKeys.length} secrets` : "";
     const error = span !== null ? `X-Signature matches neither the whole body nor its element 0${tried}` : `X-Signature does not match the body${tried}`;
-    return { ...failed("default", "mismatch", error), diagnosis: diagnoseSignature(raw, value, this.secrets[0] as string, span) };
+    return { ...failed("default", "mismatch", error), diagnosis: diagnoseSignature(raw, value, this.settings.secrets[0] as string, span) };
   }
 
   /** The URL the sender used (Twilio signs it): --public-url joined with the request-target, else the Host it reached. */

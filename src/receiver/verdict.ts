@@ -1,9 +1,10 @@
 import { isUtf8 } from "node:buffer";
 import { userIdOf, type ShapeIssue } from "../messages/check.js";
 import type { MessageType } from "../messages/schemas.js";
+import type { SignatureRule } from "../delivery/actions-request.js";
 import type { Diagnosis } from "./diagnose.js";
 import { judgeBody } from "./body-shape.js";
-import { receiverSecrets, sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
+import { NOT_CHECKED, receiverSecrets, sameSettings, SignatureChecker, type SignatureSettings } from "./signature-check.js";
 import type { RefusalReason } from "../signing/verify.js";
 import type { SchemeName } from "../signing/schemes.js";
 import { parseUntrustedJson } from "../json/parse.js";
@@ -39,7 +40,7 @@ export interface RequestVerdict {
   /** Short reason when `signatureValid` is false. */
   signatureError: string | null;
   /** The bytes the signature matched: the whole body, or element 0 of a batch as received; null when not verified. */
-  signatureRule: "body" | "first-element" | null;
+  signatureRule: SignatureRule | null;
   /** The scheme checked: the one verified, or the one that failed; null when none was (no secret, no signature header of any scheme). */
   signatureScheme: SchemeName | null;
   /** Why the signature failed (docs/schemes.md#verification: `missing`, `mismatch`, `stale`, … or `unrecognised`); null unless it did. */
@@ -48,7 +49,7 @@ export interface RequestVerdict {
   signatureSecret: number | null;
   /** A timestamped scheme's clock skew: the receiver's clock minus the signed timestamp, in seconds; null for the others. */
   skewSeconds: number | null;
-  /** Why a request is unsigned by design, or that a batch's signature covers element 0 only; else null. */
+  /** Why a request is unsigned by design, that a batch's signature covers element 0 only, or that it carries several schemes' signatures, each checked; else null. */
   signatureNote: string | null;
   diagnosis: Diagnosis | null;
   /** The body decoded as UTF-8, or null when it is not valid UTF-8. */
@@ -96,7 +97,7 @@ export interface JudgeContext {
 
 /** judgeRequest with a checker built once (listen, startReceiver, the inspector). */
 export function judgeWith(raw: Uint8Array, headers: RequestHeaders, context: JudgeContext): RequestVerdict {
-  const signature = context.checker === undefined ? UNCHECKED : context.checker.check(raw, headers, context.path, context.now);
+  const signature = context.checker === undefined ? NOT_CHECKED : context.checker.check(raw, headers, context.path, context.now);
   const { text, body, problem } = readJsonBody(raw);
   const shape = judgeBody(body, raw.byteLength === 0, problem, context.strict);
   const message = shape.kind === "message" ? (body as Record<string, unknown>) : undefined;
@@ -124,8 +125,6 @@ export function judgeWith(raw: Uint8Array, headers: RequestHeaders, context: Jud
     valid: signature.signatureValid !== false && shape.errors.length === 0,
   };
 }
-
-const UNCHECKED = new SignatureChecker({ secrets: [] }).check(Buffer.alloc(0), {}, "", 0);
 
 // The library's judgeRequest keeps the checker of the last options it saw: keys are made once, not per call.
 let lastChecker: SignatureChecker | undefined;

@@ -58,7 +58,7 @@ export function isForm(contentType: string | undefined): boolean {
  * A form body's parameters as Twilio's validator takes them: names sorted by UTF-16 code units,
  * each name's values without repeats, sorted.
  */
-export function formParameters(body: Uint8Array): [string, string[]][] {
+function formParameters(body: Uint8Array): [string, string[]][] {
   const byName = new Map<string, Set<string>>();
   for (const [name, value] of new URLSearchParams(Buffer.from(body).toString("utf8"))) {
     const values = byName.get(name) ?? new Set<string>();

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { SCHEME_NAMES, SCHEMES, type Scheme } from "./schemes.js";
-import { messageId } from "./sign.js";
+import { messageId, signableId } from "./sign.js";
 
 /*
  * The message id a re-send keeps (docs/schemes.md#timestamps): a sender retries and re-sends one
@@ -31,8 +31,7 @@ export function recordedMessageId(headers: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether `scheme`'s signer takes `id` as it is: printable ASCII without spaces at its ends, and no dot where the id is signed. */
+/** Whether a re-send keeps `id`: one `scheme`'s signer takes as it is (signableId), of at most 256 characters. */
 export function usableMessageId(scheme: Scheme, id: string): boolean {
-  if (!/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(id) || id.length > 256) return false;
-  return scheme.content !== "id.timestamp.body" || !id.includes(".");
+  return id.length <= 256 && signableId(scheme, id);
 }

@@ -45,27 +45,40 @@ export interface NotRecognised {
 }
 
 /**
- * The verifier listen and startReceiver build once from their flags: keys made once per scheme.
- * With a scheme, a secret its format refuses is a SecretFormatError now (bad input, nothing
- * received yet); without, such a secret only refuses the requests of that scheme, saying why.
+ * The verifier `verify` and the library build once from their options (the receiver's SignatureChecker
+ * shares its key table and verifyOrRefuse): keys made once per scheme.
  */
 export function requestVerifier(options: RequestVerifierOptions): RequestVerifier {
   const verifyOptions: VerifyOptions = { toleranceSeconds: options.toleranceSeconds };
-  if (options.scheme !== undefined) {
-    const scheme = schemeNamed(options.scheme);
-    const keys = schemeKeys(scheme, options.secrets);
-    return (request) => [verifySignature(scheme, keys, request, verifyOptions)];
-  }
-  const keysOf = new Map<SchemeName, SchemeKey[] | SecretFormatError>();
-  for (const name of SCHEME_NAMES) keysOf.set(name, keysOrError(SCHEMES[name], options.secrets));
+  const required = options.scheme === undefined ? undefined : schemeNamed(options.scheme);
+  const keys = keyTable(required, options.secrets, SCHEME_NAMES);
+  if (required !== undefined) return (request) => [verifyOrRefuse(required, keys, request, verifyOptions)];
   return (request) => {
     const names = recogniseSchemes(request.headers);
     if (names.length === 0) return [notRecognised()];
-    return names.map((name) => {
-      const keys = keysOf.get(name) as SchemeKey[] | SecretFormatError;
-      return keys instanceof SecretFormatError ? secretRefused(SCHEMES[name], keys) : verifySignature(SCHEMES[name], keys, request, verifyOptions);
-    });
+    return names.map((name) => verifyOrRefuse(SCHEMES[name], keys, request, verifyOptions));
   };
+}
+
+/** Each scheme's keys, or why none of the secrets given is that scheme's. */
+export type KeyTable = ReadonlyMap<SchemeName, SchemeKey[] | SecretFormatError>;
+
+/**
+ * The keys a verifier checks with, made once. With a scheme required, its keys alone, and a secret its
+ * format refuses is a SecretFormatError now (bad input, nothing received yet); without, the keys of each
+ * scheme `recognised` names, where a secret refused only refuses the requests of that scheme, saying why.
+ */
+export function keyTable(required: Scheme | undefined, secrets: readonly string[], recognised: readonly SchemeName[]): KeyTable {
+  const table = new Map<SchemeName, SchemeKey[] | SecretFormatError>();
+  if (required !== undefined) table.set(required.name, schemeKeys(required, secrets));
+  else for (const name of recognised) table.set(name, keysOrError(SCHEMES[name], secrets));
+  return table;
+}
+
+/** One request's verdict on `scheme` with the table's keys (a scheme the table holds), or the refusal of its secrets. */
+export function verifyOrRefuse(scheme: Scheme, table: KeyTable, request: VerifyInput, options: VerifyOptions): Verification {
+  const keys = table.get(scheme.name) as SchemeKey[] | SecretFormatError;
+  return keys instanceof SecretFormatError ? secretRefused(scheme, keys) : verifySignature(scheme, keys, request, options);
 }
 
 /** The keys of the secrets the scheme's format takes (their places kept); the first refusal when it takes none. */

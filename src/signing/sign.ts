@@ -64,6 +64,9 @@ function signatureValue(scheme: Scheme, header: SignatureHeader, keys: readonly 
   return signatures.join(header.separator ?? "");
 }
 
+/** A header value we write: printable ASCII, no spaces at its ends (nothing that could split or bend the header). */
+const HEADER_VALUE = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/;
+
 /** The message id the scheme signs and sends ("" for a scheme without one), after checking the timestamp and the id. */
 function checkedId(scheme: Scheme, input: SignInput): string {
   if (!Number.isSafeInteger(input.timestamp) || input.timestamp < 0) {
@@ -72,16 +75,25 @@ function checkedId(scheme: Scheme, input: SignInput): string {
   // A scheme without an id header signs none: whatever was given is not used.
   if (!scheme.id) return "";
   const id = checkedValue(input.id, "id");
-  // Standard Webhooks: the id must not hold a dot, which would let one signed content pass for another.
-  if (scheme.content === "id.timestamp.body" && id.includes(".")) {
+  if (dotRefused(scheme, id)) {
     throw new SchemeError(`scheme ${scheme.name} signs id.timestamp.body: the id must not contain a dot, got ${JSON.stringify(id)}`, { field: "id" });
   }
   return id;
 }
 
-/** A header value we write: printable ASCII, no spaces at its ends (nothing that could split or bend the header). */
+/** Whether the signer takes `id` as `scheme`'s message id as it is (a re-send keeps such an id): a header value we write, and no dot where the id is signed. */
+export function signableId(scheme: Scheme, id: string): boolean {
+  return HEADER_VALUE.test(id) && !dotRefused(scheme, id);
+}
+
+/** Standard Webhooks: the id must not hold a dot, which would let one signed content pass for another. */
+function dotRefused(scheme: Scheme, id: string): boolean {
+  return scheme.content === "id.timestamp.body" && id.includes(".");
+}
+
+/** A header value we write, else a SchemeError naming the field. */
 function checkedValue(value: string, field: string): string {
-  if (!/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value)) {
+  if (!HEADER_VALUE.test(value)) {
     throw new SchemeError(`the ${field} must be printable ASCII without spaces at either end, got ${JSON.stringify(value)}`, { field });
   }
   return value;

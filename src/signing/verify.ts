@@ -1,7 +1,8 @@
-import { timingSafeEqual } from "node:crypto";
+import { clipText } from "../safe-text/clip.js";
 import { bodyHash, bodyHashOf, isForm, macOf, urlForms, type ContentFields } from "./content.js";
 import type { Scheme, SchemeName, SignatureHeader } from "./schemes.js";
 import type { SchemeKey } from "./secrets.js";
+import { sameText } from "./x-signature.js";
 
 /** Request headers as node:http gives them (lower-case names). */
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -137,7 +138,7 @@ function parseSignatures(scheme: Scheme, header: SignatureHeader, value: string)
     .map((entry) => entry.slice(header.prefix.length));
   if (signatures.length > 0) return { signatures, timestamp };
   if (value.trim() === "") return { problem: "is empty", part: null };
-  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+  const shown = clipText(value, 40);
   return { problem: `no signature starting ${header.prefix} (got ${JSON.stringify(shown)})`, part: header.prefix };
 }
 
@@ -153,7 +154,7 @@ function readMeta(scheme: Scheme, request: VerifyInput, partTimestamp: string | 
   const label = where ?? scheme.signature.name;
   if (timestamp === undefined) return missing(scheme, label);
   if (!/^\d{1,15}$/.test(timestamp)) {
-    const shown = JSON.stringify(timestamp.length > 20 ? `${timestamp.slice(0, 20)}…` : timestamp);
+    const shown = JSON.stringify(clipText(timestamp, 20));
     return {
       refusal: refused(
         scheme,
@@ -222,12 +223,6 @@ function matchesAny(expected: string, given: readonly string[]): boolean {
   let found = false;
   for (const signature of given) if (sameText(expected, signature)) found = true;
   return found;
-}
-
-function sameText(expected: string, given: string): boolean {
-  const a = Buffer.from(expected, "latin1");
-  const b = Buffer.from(given, "latin1");
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 function staleRefusal(scheme: Scheme, clock: Clock): Refused {

@@ -23,10 +23,11 @@ export interface ReceiverSigningFlags {
 
 /**
  * How listen and inspect verify (docs/schemes.md): each `--secret` and `--secret-file` (else
- * $WEBHOOK_SECRET), the scheme named or recognition, `--tolerance`, `--public-url`. Checked now: a
- * secret the named scheme cannot take, or a public URL that is no http(s) URL, is bad input (exit 2).
+ * $WEBHOOK_SECRET), the scheme named or recognition, `--tolerance`, `--public-url`, as the check
+ * they judge with, built once (its settings sign their resends). Checked now: a secret the named
+ * scheme cannot take, or a public URL that is no http(s) URL, is bad input (exit 2).
  */
-export function receiverSigning(flags: ReceiverSigningFlags, io: Pick<CliIo, "cwd" | "env">, secure = false): SignatureSettings {
+export function receiverChecker(flags: ReceiverSigningFlags, io: Pick<CliIo, "cwd" | "env">, secure = false): SignatureChecker {
   const secrets = resolveSecrets({ secrets: flags.secrets, secretFiles: flags.secretFiles, cwd: io.cwd, env: io.env });
   if (flags.publicUrl !== undefined && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(flags.publicUrl)) {
     throw new UsageError(`expected the http:// or https:// URL senders use, up to the path (no query), got ${JSON.stringify(flags.publicUrl)}`, {
@@ -41,12 +42,11 @@ export function receiverSigning(flags: ReceiverSigningFlags, io: Pick<CliIo, "cw
     secure,
   };
   try {
-    new SignatureChecker(settings);
+    return new SignatureChecker(settings);
   } catch (error) {
     if (error instanceof SecretFormatError) throw new SecretFormatError(error.message, { index: error.index, source: { flag: "--secret" } });
     throw error;
   }
-  return settings;
 }
 
 /**

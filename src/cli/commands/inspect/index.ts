@@ -7,7 +7,7 @@ import type { CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { formatSize } from "../../terminal/request-lines.js";
 import { reportResend } from "../../terminal/resend-line.js";
-import { receiverSigning } from "../../shared/secret.js";
+import { receiverChecker } from "../../shared/secret.js";
 import type { InspectFlags } from "./options.js";
 
 export interface InspectOptions extends InspectFlags {
@@ -22,7 +22,7 @@ export interface InspectOptions extends InspectFlags {
  */
 export async function inspect(options: InspectOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json });
-  const signing = receiverSigning(options, io);
+  const checker = receiverChecker(options, io);
   const path = resolve(io.cwd, options.file);
   // Rows are read again by offset: a pipe cannot be read twice.
   if (!isReadableFile(path, { file: options.file })) throw new InputError("not a regular file: inspect reads a recording by offset", { file: options.file });
@@ -31,7 +31,7 @@ export async function inspect(options: InspectOptions, io: CliIo): Promise<numbe
     resent += 1;
     reportResend(row, output);
   };
-  const inspection = await RecordingInspection.open(path, { signing, strict: options.strict, onResent });
+  const inspection = await RecordingInspection.open(path, { checker, strict: options.strict, onResent });
   let url: string;
   try {
     url = await inspection.serve(options.port);
@@ -39,7 +39,7 @@ export async function inspect(options: InspectOptions, io: CliIo): Promise<numbe
     await inspection.close();
     throw error;
   }
-  announce(output, inspection, options.file, url, signing.secrets.length > 0);
+  announce(output, inspection, options.file, url, checker.settings.secrets.length > 0);
   await stopped(io.signal);
   await inspection.close();
   output.event("summary", { requests: inspection.requests, resent, exitCode: 0 });

@@ -15,8 +15,8 @@ import { readTlsFiles } from "../../shared/tls-files.js";
 import { onceEach } from "../../shared/once-each.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { writeReadyFile } from "../../shared/ready-file.js";
-import { receiverSigning, warnUnsigned } from "../../shared/secret.js";
-import type { SignatureSettings } from "../../../receiver/signature-check.js";
+import { receiverChecker, warnUnsigned } from "../../shared/secret.js";
+import type { SignatureChecker, SignatureSettings } from "../../../receiver/signature-check.js";
 import { scriptedAnswersOf } from "./scripted-answers.js";
 import { createInspection, serveControl, type ControlPort } from "./inspection.js";
 import { watchKeys } from "./keys.js";
@@ -34,7 +34,8 @@ export type ListenOptions = ListenFlags;
 export async function listen(options: ListenOptions, io: CliIo): Promise<number> {
   const output = createOutput(io, { json: options.json });
   const tls = readTlsFiles(options, io.cwd);
-  const signing = receiverSigning(options, io, tls !== undefined);
+  const checker = receiverChecker(options, io, tls !== undefined);
+  const signing = checker.settings;
   const scriptedAnswers = scriptedAnswersOf(options, io.cwd);
   const routes = parseForwardRoutes(options.forwardTo ?? []);
   const router = hasRoutes(routes) ? createRouter(routes, { timeoutMs: options.forwardTimeoutMs }) : undefined;
@@ -45,7 +46,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
   // Every request in brief, for the control API and `expect` (docs/receiver.md#control-api).
   const arrivals = new ArrivalLog();
   const api = new ControlApi(arrivals, sendJson);
-  const receiver = await openReceiver(options, output, { signing, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper });
+  const receiver = await openReceiver(options, output, { checker, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper });
   inspection?.setReceiverUrl(receiver.url);
   const control = await serveControl(inspection, options, api, [receiver, router], recording);
   const stopKeys = announceReady(options, io, output, { receiver, routes: router?.shown, control, inspection, signing });
@@ -64,7 +65,7 @@ export async function listen(options: ListenOptions, io: CliIo): Promise<number>
 
 /** What listen's receiver is given, and what each request it takes is told to. */
 interface ReceiverParts {
-  signing: SignatureSettings;
+  checker: SignatureChecker;
   tls: ReturnType<typeof readTlsFiles>;
   scriptedAnswers: ReturnType<typeof scriptedAnswersOf>;
   recording: RecordingFile | undefined;
@@ -77,16 +78,13 @@ interface ReceiverParts {
 
 /** Starts the receiver; when it cannot start, what listen opened for it (the recording, the router) is closed first. */
 async function openReceiver(options: ListenOptions, output: Output, parts: ReceiverParts): Promise<Receiver> {
-  const { signing, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper } = parts;
+  const { checker, tls, scriptedAnswers, recording, router, tally, inspection, arrivals, stopper } = parts;
   let receiver: Receiver;
   try {
     receiver = await startReceiver({
       host: options.host,
       port: options.port,
-      secrets: signing.secrets,
-      scheme: signing.scheme,
-      toleranceSeconds: signing.toleranceSeconds,
-      publicUrl: signing.publicUrl,
+      checker,
       strict: options.strict,
       answerPlan: answerPlanOf(options),
       scriptedAnswers,
