@@ -1,5 +1,4 @@
-import type { RequestVerdict } from "./verdict.js";
-import { unreadVerdict } from "./methods.js";
+import { unreadVerdict, type RequestVerdict } from "./verdict.js";
 
 /**
  * Whether a request-target is in origin-form (`/path?query`, RFC 9112 3.2.1), the only form a

@@ -10,13 +10,13 @@ import { receivedRequest, type ReceivedRequest } from "./received-request.js";
 import { RecordBatcher, type RecordingSink } from "./record-batcher.js";
 import { formatRequestLine, formatUnjudgedLine } from "./record.js";
 import { Responder } from "./responder.js";
-import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck, methodNotAllowedVerdict, unreadVerdict } from "./methods.js";
+import { ALLOW_HEADER, isAcceptedMethod, isHealthCheck } from "./methods.js";
 import { isOriginForm, NOT_ORIGIN_FORM, notOriginFormVerdict } from "./request-target.js";
 import type { ForwardFunction } from "./forward-routes.js";
 import type { ScriptedAnswers } from "./scripted-answers.js";
 import { schemeNamed } from "../signing/schemes.js";
 import { receiverSecrets, SignatureChecker } from "./signature-check.js";
-import { judgeWith, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
+import { judgeWith, methodNotAllowedVerdict, unreadVerdict, withBody, withoutBody, type RequestVerdict } from "./verdict.js";
 
 /* What a receiver takes and what it gives back; then the server. */
 

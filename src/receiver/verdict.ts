@@ -180,3 +180,33 @@ export function withBody(verdict: RequestVerdict, raw: Uint8Array): RequestVerdi
 function stringOf(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
+
+/**
+ * The verdict of a request whose method no webhook uses (other than the health check): invalid,
+ * with the reason, so it is shown and counted instead of hidden behind a bare 405.
+ */
+export function methodNotAllowedVerdict(method: string | undefined): RequestVerdict {
+  return unreadVerdict(
+    0,
+    "(method)",
+    `${method ?? "this method"} is not accepted: webhooks arrive as POST, PUT or PATCH (GET /health answers readiness probes)`,
+  );
+}
+
+/** The verdict of a request refused before its body was read (wrong method, too large): invalid, for one reason. */
+export function unreadVerdict(size: number, key: string, message: string): RequestVerdict {
+  return {
+    size,
+    ...NOT_CHECKED,
+    text: null,
+    body: undefined,
+    bodyKind: "invalid",
+    batch: null,
+    type: undefined,
+    userId: undefined,
+    name: undefined,
+    shapeErrors: [{ key, message }],
+    shapeWarnings: [],
+    valid: false,
+  };
+}
