@@ -1,6 +1,17 @@
 import { firstElementBytes, isJsonArrayBody, type ByteSpan } from "../json/first-element.js";
-import { carriesScheme, recogniseSchemes, SCHEME_NAMES, schemeNamed, SCHEMES, type Scheme, type SchemeName, type Verification } from "../signing/index.js";
-import { keyTable, verifyOrRefuse, type KeyTable } from "../signing/recognise.js";
+import {
+  carriesScheme,
+  keyTable,
+  recogniseSchemes,
+  SCHEME_NAMES,
+  schemeNamed,
+  SCHEMES,
+  verifyOrRefuse,
+  type KeyTable,
+  type Scheme,
+  type SchemeName,
+  type Verification,
+} from "../signing/index.js";
 import { signingKey, verify, type SecretKey } from "../signing/x-signature.js";
 import { diagnoseSignature } from "./diagnose.js";
 import type { RequestHeaders, RequestVerdict } from "./verdict.js";

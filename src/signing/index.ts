@@ -32,10 +32,11 @@ export {
 } from "./verify.js";
 export {
   carriesScheme,
-  keysOrError,
+  keyTable,
   recogniseSchemes,
   requestVerifier,
-  secretRefused,
+  verifyOrRefuse,
+  type KeyTable,
   type NotRecognised,
   type RequestVerifier,
   type RequestVerifierOptions,

@@ -82,7 +82,7 @@ export function verifyOrRefuse(scheme: Scheme, table: KeyTable, request: VerifyI
 }
 
 /** The keys of the secrets the scheme's format takes (their places kept); the first refusal when it takes none. */
-export function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeKey[] | SecretFormatError {
+function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeKey[] | SecretFormatError {
   const keys: SchemeKey[] = [];
   let refusal: SecretFormatError | undefined;
   secrets.forEach((secret, index) => {
@@ -98,7 +98,7 @@ export function keysOrError(scheme: Scheme, secrets: readonly string[]): SchemeK
 }
 
 /** A recognised scheme no secret given can verify (a text secret for Standard Webhooks): said on the request. */
-export function secretRefused(scheme: Scheme, error: SecretFormatError): Refused {
+function secretRefused(scheme: Scheme, error: SecretFormatError): Refused {
   const message = `${scheme.signature.name}: no secret given is a ${scheme.name} secret (${error.message})`;
   return { ok: false, scheme: scheme.name, reason: "secret", header: scheme.signature.name, part: null, message, secretsTried: 0 };
 }
