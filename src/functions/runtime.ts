@@ -2,7 +2,7 @@ import { dirname, resolve } from "node:path";
 import { runInContext } from "node:vm";
 import { Agent, type Dispatcher } from "undici";
 import { InputError, UsageError } from "../errors.js";
-import type { Clock } from "../util/clock.js";
+import { type Clock, realClock } from "../util/clock.js";
 import { readRegularFile } from "../util/readable-file.js";
 import type { Egress } from "./fetch.js";
 import { createFunctionContext, type FunctionContext } from "./globals.js";
@@ -12,7 +12,6 @@ import { batchOutcomes, outcomeOf, type Settled, sourceOutcome } from "./outcome
 import type { FunctionRequest } from "./request.js";
 import type { FunctionSettings } from "./settings.js";
 import { classOfThrown, describeThrown } from "./thrown.js";
-import { liveClock } from "./timers.js";
 import { watchRejections } from "./unhandled.js";
 import { type BatchRecord, EVENT_HANDLERS, type FunctionKind, type HandlerName, type InvocationRecord, type Outcome, type ThrownInfo } from "./types.js";
 
@@ -72,7 +71,9 @@ export class FunctionModule {
     readonly file: string,
     options: FunctionOptions = {},
   ) {
-    this.clock = options.clock ?? liveClock();
+    // Timers that hold the process, as Node's own do: an invocation waiting on one (the limit's,
+    // or the function's setTimeout) must not let `function run` exit under it.
+    this.clock = options.clock ?? realClock({ keepAlive: true });
     this.limitMs = options.limitMs ?? FUNCTION_LIMIT_MS;
     this.ownDispatcher = options.dispatcher ? undefined : new Agent({ connections: 16 });
     const dispatcher = options.dispatcher ?? (this.ownDispatcher as Agent);
