@@ -59,8 +59,8 @@ export class FunctionTransport implements DeliveryTransport {
     return options.signal === undefined ? run : unlessCut(run, options.signal);
   }
 
+  /** Closes the other transport; the functions are closed by whoever loaded them (cli/shared/functions.ts), not here as well. */
   async close(): Promise<void> {
-    await Promise.all([...this.functions.values()].map(({ fn }) => fn.close()));
     await this.options.others?.close();
   }
 
