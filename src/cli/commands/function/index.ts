@@ -19,7 +19,7 @@ import { egressUrl } from "../../shared/functions.js";
 import { checkOneSecretFlag } from "../../shared/secret.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { FunctionRunFlags } from "./options.js";
-import { InvocationReport } from "./report.js";
+import { InvocationReport, tallyText } from "./report.js";
 
 export type FunctionRunOptions = FunctionRunFlags & {
   /** The function file. */
@@ -180,7 +180,7 @@ function summarize(output: Output, kind: FunctionModule["kind"], report: Invocat
   output.event("summary", { kind, invocations: total, delivered, skipped, failed, retry, interrupted: signal.aborted });
   const noun = kind === "source" ? "request" : "event";
   const success = kind === "source" ? "accepted" : "delivered";
-  output.line(`${total} ${noun}${total === 1 ? "" : "s"}: ${delivered} ${success}, ${skipped} skipped, ${failed} failed, ${retry} to be retried`);
+  output.line(`${total} ${noun}${total === 1 ? "" : "s"}: ${tallyText(report.tally, success)}`);
   if (signal.aborted) return interruptedExitCode(signal);
   return failed + retry > 0 ? 1 : 0;
 }
