@@ -101,7 +101,7 @@ function eventsOf(request: PreparedRequest): unknown[] {
 }
 
 /** An invocation's outcome in the engine's terms (docs/functions.md#as-a-destination). */
-export function attemptOf(outcome: Outcome): Pick<AttemptReport, "outcome" | "status" | "error"> {
+function attemptOf(outcome: Outcome): Pick<AttemptReport, "outcome" | "status" | "error"> {
   switch (outcome.kind) {
     case "delivered":
       return { outcome: DELIVERED, status: 200, error: null };

@@ -18,8 +18,8 @@ import { type BatchRecord, EVENT_HANDLERS, type FunctionKind, type HandlerName, 
 /** The service's execution limit per invocation (docs/functions.md#limits). */
 export const FUNCTION_LIMIT_MS = 5000;
 /** The most events the service puts in one `onBatch` call (20 by default, up to 400 on request). */
-export const MAX_BATCH_EVENTS = 400;
-export const DEFAULT_BATCH_EVENTS = 20;
+const MAX_BATCH_EVENTS = 400;
+const DEFAULT_BATCH_EVENTS = 20;
 /** Late rejections kept per function. */
 const MAX_LATE = 100;
 
@@ -37,7 +37,7 @@ export interface FunctionOptions {
 }
 
 /** A function file is code: this much at most (docs/security.md#files-named-by-options). */
-export const MAX_FUNCTION_FILE_BYTES = 8 * 1024 * 1024;
+const MAX_FUNCTION_FILE_BYTES = 8 * 1024 * 1024;
 
 /** Reads and loads a function file (`file` as the user named it, resolved from `cwd`): a regular file within its bound. */
 export function loadFunction(file: string, cwd: string, options: FunctionOptions = {}): FunctionModule {

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Clock, TimerHandle } from "../util/clock.js";
 
 /** A guard against a function that starts timers in a loop; Node has no such bound. */
-export const MAX_TIMERS = 10_000;
+const MAX_TIMERS = 10_000;
 
 /**
  * The function's `setTimeout`, `setInterval` and their `clear…`, on the runtime's clock (so a
