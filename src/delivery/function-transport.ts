@@ -59,8 +59,8 @@ export class FunctionTransport implements DeliveryTransport {
     return options.signal === undefined ? run : unlessCut(run, options.signal);
   }
 
+  /** Closes the other transport; the functions are closed by whoever loaded them (cli/shared/functions.ts), not here as well. */
   async close(): Promise<void> {
-    await Promise.all([...this.functions.values()].map(({ fn }) => fn.close()));
     await this.options.others?.close();
   }
 
@@ -101,7 +101,7 @@ function eventsOf(request: PreparedRequest): unknown[] {
 }
 
 /** An invocation's outcome in the engine's terms (docs/functions.md#as-a-destination). */
-export function attemptOf(outcome: Outcome): Pick<AttemptReport, "outcome" | "status" | "error"> {
+function attemptOf(outcome: Outcome): Pick<AttemptReport, "outcome" | "status" | "error"> {
   switch (outcome.kind) {
     case "delivered":
       return { outcome: DELIVERED, status: 200, error: null };

@@ -1,7 +1,7 @@
 import type { Clock } from "../util/clock.js";
 
 /** Keys kept per function; the oldest goes first past it (the service too may drop values at any time). */
-export const MAX_CACHE_KEYS = 1000;
+const MAX_CACHE_KEYS = 1000;
 
 interface Entry {
   value: Promise<unknown>;

@@ -5,7 +5,7 @@ import type { InvocationState } from "./invocation.js";
 import type { FetchRecord } from "./types.js";
 
 /** The header that carries the URL a function asked for, on a request sent to `--function-egress` instead. */
-export const EGRESS_URL_HEADER = "x-function-fetch-url";
+const EGRESS_URL_HEADER = "x-function-fetch-url";
 
 /** Where a function's requests go instead of where it sends them (docs/functions.md#egress). */
 export interface Egress {

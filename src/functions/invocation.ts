@@ -4,9 +4,9 @@ import type { Settled } from "./outcome.js";
 import type { ConsoleEntry, EmittedMessage, FetchRecord, SetObject } from "./types.js";
 
 /** Console text kept per invocation; the editor's Test tab shows 4 KB, this keeps more for a terminal. */
-export const MAX_LOG_CHARS = 64 * 1024;
+const MAX_LOG_CHARS = 64 * 1024;
 /** Fetches recorded per invocation; past it they run but are only counted. */
-export const MAX_FETCH_RECORDS = 1000;
+const MAX_FETCH_RECORDS = 1000;
 /** `Segment.*` calls per invocation: a guard against a runaway loop, not a service limit. */
 export const MAX_EMITTED = 10_000;
 

@@ -64,7 +64,7 @@ export function batchOutcomes(settled: Settled, count: number): Outcome[] {
 }
 
 /** An array with one `{status}` object (an HTTP status) per event: a partial-failure answer. */
-export function isAnswerArray(value: unknown, count: number): value is EventAnswer[] {
+function isAnswerArray(value: unknown, count: number): value is EventAnswer[] {
   return (
     Array.isArray(value) &&
     value.length === count &&
@@ -83,7 +83,7 @@ export function answerOutcome(answer: EventAnswer): Outcome {
 }
 
 /** The largest message the Tracking API takes; a source function's bigger message fails the invocation. */
-export const MAX_EMITTED_MESSAGE_BYTES = 32_768;
+const MAX_EMITTED_MESSAGE_BYTES = 32_768;
 
 /**
  * A source invocation's outcome: as any other, but a message over the Tracking API's 32 KB

@@ -1,4 +1,5 @@
 import { InputError } from "../errors.js";
+import { isPlainObject } from "../json/parse.js";
 import type { RequestPayload } from "./request.js";
 import { checkSettings, type FunctionSettings } from "./settings.js";
 
@@ -30,16 +31,16 @@ export function parseRequestFile(text: string, file: string): RequestFile {
   const fail = (key: string, message: string): never => {
     throw new InputError(message, { file, key });
   };
-  if (!isObject(document)) return fail("payload", 'a test request is a JSON object {"payload": {"body", "headers", "queryParameters"}, "settings"}');
+  if (!isPlainObject(document)) return fail("payload", 'a test request is a JSON object {"payload": {"body", "headers", "queryParameters"}, "settings"}');
   const payload = document["payload"];
-  if (!isObject(payload)) return fail("payload", "missing, or not an object with the request's body, headers and queryParameters");
+  if (!isPlainObject(payload)) return fail("payload", "missing, or not an object with the request's body, headers and queryParameters");
   const { body, headers, url, queryParameters } = payload;
   if (body === undefined) fail("payload.body", "missing: the request's body (a JSON value, or text)");
   if (typeof body !== "string" && typeof body !== "object") fail("payload.body", `a body is text or JSON, not ${typeof body}`);
   if (bodyBytes(body) > MAX_SOURCE_BODY_BYTES) fail("payload.body", `over the service's ${MAX_SOURCE_BODY_BYTES / 1024} KiB limit for a webhook body`);
   if (headers !== undefined && !isHeaders(headers)) fail("payload.headers", "names to a text value, or to a list of them");
   if (url !== undefined && !isAbsoluteUrl(url)) fail("payload.url", "not an absolute URL");
-  if (queryParameters !== undefined && typeof queryParameters !== "string" && !isObject(queryParameters)) {
+  if (queryParameters !== undefined && typeof queryParameters !== "string" && !isPlainObject(queryParameters)) {
     fail("payload.queryParameters", "text (a=1&b=2), or names to values");
   }
   const warnings: string[] = [];
@@ -59,12 +60,8 @@ export function parseRequestFile(text: string, file: string): RequestFile {
   };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function isHeaders(value: unknown): boolean {
-  return isObject(value) && Object.values(value).every((v) => typeof v === "string" || (Array.isArray(v) && v.every((one) => typeof one === "string")));
+  return isPlainObject(value) && Object.values(value).every((v) => typeof v === "string" || (Array.isArray(v) && v.every((one) => typeof one === "string")));
 }
 
 function isAbsoluteUrl(value: unknown): boolean {

@@ -2,7 +2,7 @@ import { dirname, resolve } from "node:path";
 import { runInContext } from "node:vm";
 import { Agent, type Dispatcher } from "undici";
 import { InputError, UsageError } from "../errors.js";
-import type { Clock } from "../util/clock.js";
+import { type Clock, realClock } from "../util/clock.js";
 import { readRegularFile } from "../util/readable-file.js";
 import type { Egress } from "./fetch.js";
 import { createFunctionContext, type FunctionContext } from "./globals.js";
@@ -12,15 +12,14 @@ import { batchOutcomes, outcomeOf, type Settled, sourceOutcome } from "./outcome
 import type { FunctionRequest } from "./request.js";
 import type { FunctionSettings } from "./settings.js";
 import { classOfThrown, describeThrown } from "./thrown.js";
-import { liveClock } from "./timers.js";
 import { watchRejections } from "./unhandled.js";
 import { type BatchRecord, EVENT_HANDLERS, type FunctionKind, type HandlerName, type InvocationRecord, type Outcome, type ThrownInfo } from "./types.js";
 
 /** The service's execution limit per invocation (docs/functions.md#limits). */
 export const FUNCTION_LIMIT_MS = 5000;
 /** The most events the service puts in one `onBatch` call (20 by default, up to 400 on request). */
-export const MAX_BATCH_EVENTS = 400;
-export const DEFAULT_BATCH_EVENTS = 20;
+const MAX_BATCH_EVENTS = 400;
+const DEFAULT_BATCH_EVENTS = 20;
 /** Late rejections kept per function. */
 const MAX_LATE = 100;
 
@@ -38,7 +37,7 @@ export interface FunctionOptions {
 }
 
 /** A function file is code: this much at most (docs/security.md#files-named-by-options). */
-export const MAX_FUNCTION_FILE_BYTES = 8 * 1024 * 1024;
+const MAX_FUNCTION_FILE_BYTES = 8 * 1024 * 1024;
 
 /** Reads and loads a function file (`file` as the user named it, resolved from `cwd`): a regular file within its bound. */
 export function loadFunction(file: string, cwd: string, options: FunctionOptions = {}): FunctionModule {
@@ -72,7 +71,9 @@ export class FunctionModule {
     readonly file: string,
     options: FunctionOptions = {},
   ) {
-    this.clock = options.clock ?? liveClock();
+    // Timers that hold the process, as Node's own do: an invocation waiting on one (the limit's,
+    // or the function's setTimeout) must not let `function run` exit under it.
+    this.clock = options.clock ?? realClock({ keepAlive: true });
     this.limitMs = options.limitMs ?? FUNCTION_LIMIT_MS;
     this.ownDispatcher = options.dispatcher ? undefined : new Agent({ connections: 16 });
     const dispatcher = options.dispatcher ?? (this.ownDispatcher as Agent);

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { type ErrorSource, InputError } from "../errors.js";
+import { isPlainObject } from "../json/parse.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** A function's settings: the object its handlers get as their second argument. */
@@ -7,7 +8,7 @@ export type FunctionSettings = Record<string, unknown>;
 
 /** Settings are a JSON object (the handlers' second argument); anything else is named as what it is. */
 export function checkSettings(value: unknown, source: ErrorSource): FunctionSettings {
-  if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as FunctionSettings;
+  if (isPlainObject(value)) return value;
   const what = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
   throw new InputError(`settings must be a JSON object, not ${what}`, source);
 }

@@ -17,7 +17,7 @@ export interface ProvidedGlobal {
   builtin?: string;
 }
 
-export const PROVIDED_GLOBALS: readonly ProvidedGlobal[] = [
+const PROVIDED_GLOBALS: readonly ProvidedGlobal[] = [
   { name: "_", pkg: "lodash", version: "4.17.19" },
   { name: "AWS", pkg: "aws-sdk", version: "2.488.0" },
   { name: "FormData", pkg: "form-data", version: "2.4.0" },

@@ -1,5 +1,6 @@
 import { inspect, types } from "node:util";
 import { WebhookCliError } from "../errors.js";
+import { clipText } from "../safe-text/clip.js";
 import type { ThrownClass } from "./outcome.js";
 import type { ThrownInfo } from "./types.js";
 
@@ -47,14 +48,14 @@ export function describeThrown(value: unknown, file: string): ThrownInfo {
     const why = types.isNativeError(cause) ? ` (${cause.message})` : "";
     return {
       name: errorName(value),
-      message: clip(`${String(value.message)}${why}`),
+      message: clipText(`${String(value.message)}${why}`, MAX_MESSAGE),
       isError: true,
       ...(location !== undefined ? { location } : {}),
     };
   }
   const name = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
   const message = typeof value === "string" ? JSON.stringify(value) : inspect(value, { depth: 2, breakLength: Number.POSITIVE_INFINITY });
-  return { name, message: clip(message), isError: false };
+  return { name, message: clipText(message, MAX_MESSAGE), isError: false };
 }
 
 /** An Error from any realm: the function's context, ours (undici's TypeError), or a subclass of either. */
@@ -86,8 +87,4 @@ export function locationIn(stack: unknown, file: string): string | undefined {
     if (match) return `${file}:${match[1]}:${match[2]}`;
   }
   return undefined;
-}
-
-function clip(text: string): string {
-  return text.length <= MAX_MESSAGE ? text : `${text.slice(0, MAX_MESSAGE)}…`;
 }

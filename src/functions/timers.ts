@@ -1,36 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Clock, TimerHandle } from "../util/clock.js";
 
-/**
- * Real time with timers that keep the process alive, as Node's own do: an invocation waiting on
- * a timer (the limit's, or the function's `setTimeout`) must not let `function run` exit under
- * it. (util/clock's systemClock unrefs its timers: a retry wait alone should not hold a process.)
- */
-export function liveClock(): Clock {
-  let next = 1;
-  const timers = new Map<number, NodeJS.Timeout>();
-  return {
-    now: () => Date.now(),
-    setTimeout(callback, ms) {
-      const id = next++;
-      timers.set(
-        id,
-        setTimeout(() => {
-          timers.delete(id);
-          callback();
-        }, ms),
-      );
-      return { id };
-    },
-    clearTimeout(handle) {
-      clearTimeout(timers.get(handle.id));
-      timers.delete(handle.id);
-    },
-  };
-}
-
 /** A guard against a function that starts timers in a loop; Node has no such bound. */
-export const MAX_TIMERS = 10_000;
+const MAX_TIMERS = 10_000;
 
 /**
  * The function's `setTimeout`, `setInterval` and their `clear…`, on the runtime's clock (so a

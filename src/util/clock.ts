@@ -15,30 +15,34 @@ export interface Clock {
 
 export type Random = () => number;
 
-let nextSystemId = 1;
-const systemTimers = new Map<number, NodeJS.Timeout>();
+/** Real time. `keepAlive`: whether a pending timer holds the process open, as Node's own do. */
+export function realClock(options: { keepAlive: boolean }): Clock {
+  let next = 1;
+  const timers = new Map<number, NodeJS.Timeout>();
+  return {
+    now: () => Date.now(),
+    setTimeout(callback, ms) {
+      const id = next++;
+      const timer = setTimeout(() => {
+        timers.delete(id);
+        callback();
+      }, ms);
+      if (!options.keepAlive) timer.unref();
+      timers.set(id, timer);
+      return { id };
+    },
+    clearTimeout(handle) {
+      const timer = timers.get(handle.id);
+      if (timer) {
+        clearTimeout(timer);
+        timers.delete(handle.id);
+      }
+    },
+  };
+}
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout(callback, ms) {
-    const id = nextSystemId++;
-    const timer = setTimeout(() => {
-      systemTimers.delete(id);
-      callback();
-    }, ms);
-    // A pending retry or flush timer alone must not keep a process alive.
-    timer.unref();
-    systemTimers.set(id, timer);
-    return { id };
-  },
-  clearTimeout(handle) {
-    const timer = systemTimers.get(handle.id);
-    if (timer) {
-      clearTimeout(timer);
-      systemTimers.delete(handle.id);
-    }
-  },
-};
+// A pending retry or flush timer alone must not keep a process alive.
+export const systemClock: Clock = realClock({ keepAlive: false });
 
 /** Resolves after `ms` on `clock`, or rejects with the signal's reason when aborted first. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {

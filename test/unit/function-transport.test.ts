@@ -15,13 +15,17 @@ import { VirtualClock } from "../../src/util/clock.js";
 const URL = "function:dest.js";
 const TARGET: Target = { url: URL, headers: {}, function: { file: "dest.js", base: "/x", settings: {} } };
 const engines: DeliveryEngine[] = [];
+const functions: FunctionModule[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((engine) => engine.close()));
+  // The transport leaves its functions to whoever loaded them: here, the test.
+  await Promise.all(functions.splice(0).map((fn) => fn.close()));
 });
 
 function engineFor(code: string, options: { timeoutMs?: number; retryWindowMs?: number; onSetupProblem?: (problem: string) => void } = {}) {
   const clock = new VirtualClock(0, { autoAdvance: true });
   const fn = new FunctionModule(code, "dest.js", { clock });
+  functions.push(fn);
   const transport = new FunctionTransport(new Map([[URL, { fn, settings: { apiKey: "k" } }]]), {
     ...(options.onSetupProblem ? { onSetupProblem: options.onSetupProblem } : {}),
   });

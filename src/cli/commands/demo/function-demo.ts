@@ -3,10 +3,9 @@ import { functionTarget } from "../../../config/destination.js";
 import { DEFAULT_USER_AGENT } from "../../../config/destination.js";
 import type { DeliveryResult } from "../../../delivery/types.js";
 import { undiciEngine } from "../../../delivery/undici-engine.js";
-import { dispatch, type DispatchEntry } from "../../../dispatch/dispatcher.js";
+import { dispatch } from "../../../dispatch/dispatcher.js";
 import { batchingFor } from "../../../dispatch/units.js";
 import { readSettings } from "../../../functions/settings.js";
-import { buildExamples } from "../../../messages/examples.js";
 import { MESSAGE_TYPES, type Message } from "../../../messages/schemas.js";
 import type { ReceivedRequest } from "../../../receiver/received-request.js";
 import { startReceiver } from "../../../receiver/server.js";
@@ -16,11 +15,7 @@ import { functionEngineOptions, openDestinationFunctions, runSignal, type Destin
 import { detailLines, functionVerdict, urlJson } from "../../terminal/invocation-lines.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
-import type { DemoOptions } from "./index.js";
-
-interface DemoEntry extends DispatchEntry {
-  message: Message;
-}
+import { type DemoEntry, type DemoOptions, demoEntries } from "./index.js";
 
 /**
  * `demo --function FILE` (docs/commands/demo.md#a-destination-function): one example of each
@@ -76,9 +71,8 @@ async function deliverExamples(
   const engine = undiciEngine({ ...functions.settings, secret: undefined }, { retryWindowMs: 5_000, ...functionEngineOptions(functions) });
   let before = 0;
   try {
-    const examples = buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys });
     const summary = await dispatch<DemoEntry>({
-      source: examples.map((message, i) => ({ line: i + 1, orderKey: undefined, body: JSON.stringify(message), time: undefined, message })),
+      source: demoEntries(options),
       engine,
       batching: batchingFor(functions.settings),
       concurrency: 1,

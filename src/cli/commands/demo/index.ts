@@ -100,12 +100,12 @@ function printSummary(output: Output, paint: ReturnType<typeof painter>, run: { 
   output.line(`  ${command} send --type track --url http://127.0.0.1:8080/hook${flag}`);
 }
 
-interface DemoEntry extends DispatchEntry {
+export interface DemoEntry extends DispatchEntry {
   message: Message;
 }
 
-/** One example of every type, with what a scheme's message id and event header come from. */
-function demoEntries(options: DemoOptions): DemoEntry[] {
+/** One example of every type, with what a scheme's message id and event header come from (unused by a function target, which is not signed). */
+export function demoEntries(options: DemoOptions): DemoEntry[] {
   return buildExamples(MESSAGE_TYPES, { aliasKeys: options.aliasKeys }).map((message, i) => ({
     line: i + 1,
     orderKey: undefined,

@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
 import { pollWait, type WaitAnswer } from "../../../control/client.js";
 import { arrivalsReport } from "../../../receiver/arrivals.js";
@@ -8,6 +7,7 @@ import { formatDuration, parseDuration } from "../../../util/duration.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../../../util/readable-file.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
+import { fromHref, fromIsUrl, readyLines } from "./from.js";
 import type { ExpectFlags } from "./options.js";
 import { waitForListen } from "./ready.js";
 
@@ -101,13 +101,13 @@ function report(answer: WaitAnswer, wait: Wait, options: ExpectOptions, output: 
 
 /** --from: the control API's URL, or listen's --ready-file (its line 2). */
 function controlUrl(from: string, cwd: string): string {
-  if (/^https?:\/\//i.test(from)) return parseHttpUrl(from, { flag: "--from" }).href.replace(/\/$/, "");
+  if (fromIsUrl(from)) return fromHref(from, { flag: "--from" });
   // A FIFO or a device is refused before it is opened: reading one could block or never end.
   const text = readRegularFile(resolve(cwd, from), { flag: "--from", file: from }, MAX_SETTINGS_FILE_BYTES).toString("utf8");
-  const line = text.split("\n")[1]?.trim() ?? "";
-  if (line === "")
+  const { control } = readyLines(text);
+  if (control === "")
     throw new UsageError("no control API URL on line 2: give the file listen --ready-file wrote, or the URL itself", { flag: "--from", file: from });
-  return parseHttpUrl(line, { flag: "--from", file: from, line: 2 }).href.replace(/\/$/, "");
+  return fromHref(control, { flag: "--from", file: from, line: 2 });
 }
 
 function matchOf(options: ExpectOptions): RequestMatch {

@@ -1,11 +1,11 @@
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseHttpUrl } from "../../../config/checks.js";
 import { UsageError } from "../../../errors.js";
 import { controlAnswers } from "../../../control/probe.js";
 import { formatDuration } from "../../../util/duration.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput } from "../../terminal/output.js";
+import { fromHref, fromIsUrl, readyLines } from "./from.js";
 import type { ExpectFlags } from "./options.js";
 import { cannotRead } from "../../../util/readable-file.js";
 
@@ -64,7 +64,7 @@ interface ReadyUrls {
 
 /** The URLs `--from` names, or undefined while listen has not written its ready file. */
 function readyUrls(from: string, cwd: string): ReadyUrls | undefined {
-  if (/^https?:\/\//i.test(from)) return { control: parseHttpUrl(from, { flag: "--from" }).href.replace(/\/$/, "") };
+  if (fromIsUrl(from)) return { control: fromHref(from, { flag: "--from" }) };
   const path = resolve(cwd, from);
   let text: string;
   try {
@@ -80,11 +80,11 @@ function readyUrls(from: string, cwd: string): ReadyUrls | undefined {
     throw cannotRead(error, { flag: "--from", file: from });
   }
   // listen writes the file whole (renamed into place): one without line 2 is not listen's (serve writes one URL).
-  const [url = "", control = ""] = text.split("\n").map((line) => line.trim());
+  const { url, control } = readyLines(text);
   if (control === "") throw new UsageError("no control API URL on line 2: give the file listen --ready-file writes", { flag: "--from", file: from });
   return {
-    url: parseHttpUrl(url, { flag: "--from", file: from, line: 1 }).href.replace(/\/$/, ""),
-    control: parseHttpUrl(control, { flag: "--from", file: from, line: 2 }).href.replace(/\/$/, ""),
+    url: fromHref(url, { flag: "--from", file: from, line: 1 }),
+    control: fromHref(control, { flag: "--from", file: from, line: 2 }),
   };
 }
 
@@ -92,7 +92,7 @@ function notReady(options: ExpectFlags, urls: ReadyUrls | undefined): UsageError
   const waited = formatDuration(options.timeoutMs);
   if (urls === undefined)
     return new UsageError(`not written within ${waited}: is listen running with --ready-file ${options.from}?`, { flag: "--from", file: options.from });
-  const where = /^https?:\/\//i.test(options.from) ? urls.control : `${urls.control} (line 2 of ${options.from})`;
+  const where = fromIsUrl(options.from) ? urls.control : `${urls.control} (line 2 of ${options.from})`;
   return new UsageError(`${where} does not answer after ${waited}: is listen running? (a ready file left by an earlier listen names a closed port)`, {
     flag: "--from",
   });

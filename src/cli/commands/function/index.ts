@@ -5,6 +5,7 @@ import { MAX_REQUEST_FILE_BYTES, parseRequestFile, type RequestFile } from "../.
 import { requestFromPayload } from "../../../functions/request.js";
 import { type FunctionModule, loadFunction } from "../../../functions/runtime.js";
 import { type FunctionSettings, readSettings } from "../../../functions/settings.js";
+import { isPlainObject } from "../../../json/parse.js";
 import { exampleMessage } from "../../../messages/examples.js";
 import type { InputMessage } from "../../../messages/input.js";
 import type { Clock } from "../../../util/clock.js";
@@ -18,7 +19,7 @@ import { egressUrl } from "../../shared/functions.js";
 import { checkOneSecretFlag } from "../../shared/secret.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { FunctionRunFlags } from "./options.js";
-import { InvocationReport } from "./report.js";
+import { InvocationReport, tallyText } from "./report.js";
 
 export type FunctionRunOptions = FunctionRunFlags & {
   /** The function file. */
@@ -129,14 +130,17 @@ async function readEvents(fn: FunctionModule, options: FunctionRunOptions, io: C
 
 /** An event is a JSON object (`where` names the file and line). */
 function checkEvent(input: InputMessage): void {
+  // readMessages sets a message only for a value it parsed and found an object.
+  if (input.message !== undefined) return;
   let value: unknown;
   try {
     value = JSON.parse(input.body);
   } catch {
     throw new InputError("not JSON: an event is a JSON object", { file: input.where });
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InputError("an event is a JSON object", { file: input.where });
-  input.message ??= value as InputMessage["message"];
+  if (!isPlainObject(value)) throw new InputError("an event is a JSON object", { file: input.where });
+  // Any object is an event (see readEvents), not only a checked Message.
+  input.message = value as unknown as InputMessage["message"];
 }
 
 function readRequestFile(file: string, cwd: string): RequestFile {
@@ -176,7 +180,7 @@ function summarize(output: Output, kind: FunctionModule["kind"], report: Invocat
   output.event("summary", { kind, invocations: total, delivered, skipped, failed, retry, interrupted: signal.aborted });
   const noun = kind === "source" ? "request" : "event";
   const success = kind === "source" ? "accepted" : "delivered";
-  output.line(`${total} ${noun}${total === 1 ? "" : "s"}: ${delivered} ${success}, ${skipped} skipped, ${failed} failed, ${retry} to be retried`);
+  output.line(`${total} ${noun}${total === 1 ? "" : "s"}: ${tallyText(report.tally, success)}`);
   if (signal.aborted) return interruptedExitCode(signal);
   return failed + retry > 0 ? 1 : 0;
 }

@@ -13,13 +13,20 @@ export interface Tally {
   retry: number;
 }
 
+const emptyTally = (): Tally => ({ delivered: 0, skipped: 0, failed: 0, retry: 0 });
+
+/** `N delivered, N skipped, N failed, N to be retried`: a batch's line and the summary (`success` is a source's `accepted`). */
+export function tallyText(tally: Tally, success = "delivered"): string {
+  return `${tally.delivered} ${success}, ${tally.skipped} skipped, ${tally.failed} failed, ${tally.retry} to be retried`;
+}
+
 /**
  * Prints what each invocation did (docs/commands/function.md#output): a line with the handler,
  * the input and the outcome, then its return or error, console output, fetches and `Segment`
  * calls; under --json one `invocation` object each. Counts outcomes per event for the summary.
  */
 export class InvocationReport {
-  readonly tally: Tally = { delivered: 0, skipped: 0, failed: 0, retry: 0 };
+  readonly tally: Tally = emptyTally();
   /** The first outcome that is a setup problem (a package to install), to end the run with. */
   setupProblem: string | undefined;
 
@@ -36,7 +43,7 @@ export class InvocationReport {
   }
 
   event(input: InputMessage, record: InvocationRecord): void {
-    this.count(record.outcome);
+    this.count([record.outcome]);
     this.output.event("invocation", { input: describeInput(input), ...jsonOf(record) });
     this.output.line(
       `${this.mark(record.outcome)} ${record.handler ?? "(no handler)"}: ${labelOf(input)} → ${verdict(record.outcome, "delivered")} (${formatDuration(record.ms)})`,
@@ -45,15 +52,14 @@ export class InvocationReport {
   }
 
   batch(inputs: readonly InputMessage[], record: BatchRecord): void {
-    for (const outcome of record.events) this.count(outcome);
+    const counts = this.count(record.events);
     this.output.event("invocation", {
       input: { events: inputs.map(describeInput) },
       ...jsonOf(record),
       events: record.events.map((outcome, i) => ({ ...describeInput(inputs[i] as InputMessage), outcome })),
     });
-    const counts = countsOf(record.events);
     const range = inputs.length > 1 ? `${inputs[0]?.where} … ${inputs.at(-1)?.where}` : (inputs[0]?.where ?? "");
-    this.output.line(`${this.mark(record.outcome)} onBatch: ${inputs.length} events (${range}) → ${counts} (${formatDuration(record.ms)})`);
+    this.output.line(`${this.mark(record.outcome)} onBatch: ${inputs.length} events (${range}) → ${tallyText(counts)} (${formatDuration(record.ms)})`);
     this.details(record);
     record.events.forEach((outcome, i) => {
       if (outcome.kind !== "delivered") this.output.line(`    ${labelOf(inputs[i] as InputMessage)} → ${verdict(outcome, "delivered")}`);
@@ -61,15 +67,21 @@ export class InvocationReport {
   }
 
   request(url: string, record: InvocationRecord): void {
-    this.count(record.outcome);
+    this.count([record.outcome]);
     this.output.event("invocation", { input: { request: { method: "POST", url } }, ...jsonOf(record) });
     this.output.line(`${this.mark(record.outcome)} onRequest: POST ${printable(url)} → ${verdict(record.outcome, "accepted")} (${formatDuration(record.ms)})`);
     this.details(record);
   }
 
-  private count(outcome: Outcome): void {
-    this.tally[outcome.kind] += 1;
-    if (outcome.kind === "failed" && outcome.setup && this.setupProblem === undefined) this.setupProblem = outcome.reason;
+  /** Counts the outcomes into the run's tally, and returns their own. */
+  private count(outcomes: readonly Outcome[]): Tally {
+    const counts = emptyTally();
+    for (const outcome of outcomes) {
+      counts[outcome.kind] += 1;
+      this.tally[outcome.kind] += 1;
+      if (outcome.kind === "failed" && outcome.setup && this.setupProblem === undefined) this.setupProblem = outcome.reason;
+    }
+    return counts;
   }
 
   private mark(outcome: Outcome): string {
@@ -79,12 +91,6 @@ export class InvocationReport {
   private details(record: InvocationDetails): void {
     for (const text of detailLines(record)) this.output.line(`    ${text}`);
   }
-}
-
-function countsOf(outcomes: readonly Outcome[]): string {
-  const tally: Tally = { delivered: 0, skipped: 0, failed: 0, retry: 0 };
-  for (const outcome of outcomes) tally[outcome.kind] += 1;
-  return `${tally.delivered} delivered, ${tally.skipped} skipped, ${tally.failed} failed, ${tally.retry} to be retried`;
 }
 
 function describeInput(input: InputMessage): Record<string, unknown> {

@@ -4,12 +4,16 @@ import { UsageError } from "../../../errors.js";
 import { curlOf } from "../../../inspector/curl.js";
 import { messageId, SCHEMES, schemeKeys, signRequest, withBodyHash, type Scheme, type SignedRequest } from "../../../signing/index.js";
 import { readBodyInput } from "../../shared/body-input.js";
+import { checkFullUrl } from "../../shared/full-url.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput } from "../../terminal/output.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
 import type { SignFlags } from "./options.js";
 
 export type SignOptions = SignFlags & { file?: string | undefined };
+
+/** What --curl and --url must be. */
+const FULL_URL = "a full http:// or https:// URL";
 
 /**
  * `sign` (docs/commands/sign.md): the headers a scheme's sender would send with this body, signed
@@ -22,8 +26,8 @@ export async function sign(options: SignOptions, io: CliIo): Promise<number> {
   const secrets = resolveSecrets({ secrets: options.secrets, secretFiles: options.secretFiles, cwd: io.cwd, env: io.env });
   if (secrets.length === 0) throw new UsageError("give a secret to sign with: --secret, --secret-file or $WEBHOOK_SECRET", { flag: "--secret" });
   const keys = schemeKeys(scheme, secrets);
-  if (options.curl !== undefined) checkUrl(options.curl, "--curl");
-  if (options.url !== undefined) checkUrl(options.url, "--url");
+  if (options.curl !== undefined) checkFullUrl(options.curl, "--curl", FULL_URL);
+  if (options.url !== undefined) checkFullUrl(options.url, "--url", FULL_URL);
   const body = await readBodyInput(options.file, io, output, "to sign");
   if (body === INTERRUPTED) return interruptedExitCode(io.signal);
   const id = options.id ?? messageId(scheme, randomBytes);
@@ -64,8 +68,4 @@ function printCurl(options: SignOptions, signed: SignedRequest, body: Buffer, io
   if (options.json) io.stdout.write(`${JSON.stringify({ event: "signed", scheme: options.scheme, curl: copy.command, url })}\n`);
   else io.stdout.write(`${copy.command}\n`);
   return 0;
-}
-
-function checkUrl(url: string, flag: string): void {
-  if (!/^https?:\/\/[^/?#\s]+/i.test(url)) throw new UsageError(`expected a full http:// or https:// URL, got ${JSON.stringify(url)}`, { flag });
 }

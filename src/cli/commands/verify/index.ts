@@ -3,6 +3,7 @@ import { resolveSecrets } from "../../../config/secret.js";
 import { UsageError, type ErrorSource } from "../../../errors.js";
 import { describeSkew, requestVerifier, type NotRecognised, type Verification, type Verified } from "../../../signing/index.js";
 import { readBodyInput } from "../../shared/body-input.js";
+import { checkFullUrl } from "../../shared/full-url.js";
 import { interruptedExitCode, type CliIo } from "../../terminal/io.js";
 import { createOutput, type Output } from "../../terminal/output.js";
 import { INTERRUPTED } from "../../shared/stdin.js";
@@ -21,9 +22,7 @@ export async function verify(options: VerifyOptions, io: CliIo): Promise<number>
   const secrets = resolveSecrets({ secrets: options.secrets, secretFiles: options.secretFiles, cwd: io.cwd, env: io.env });
   if (secrets.length === 0) throw new UsageError("give the secret to verify with: --secret, --secret-file or $WEBHOOK_SECRET", { flag: "--secret" });
   const headers = parseHeaders(options.headers ?? [], io.cwd);
-  if (options.url !== undefined && !/^https?:\/\/[^/?#\s]+/i.test(options.url)) {
-    throw new UsageError(`expected the full http:// or https:// URL the sender used, got ${JSON.stringify(options.url)}`, { flag: "--url" });
-  }
+  if (options.url !== undefined) checkFullUrl(options.url, "--url", "the full http:// or https:// URL the sender used");
   const toleranceSeconds = options.toleranceMs === undefined ? undefined : options.toleranceMs / 1000;
   const verifier = requestVerifier({ scheme: options.scheme, secrets, toleranceSeconds });
   const body = await readBodyInput(options.file, io, output, "to verify");
