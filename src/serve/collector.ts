@@ -299,13 +299,12 @@ export class Collector {
     return { status: 200, body: { success: true, sources } };
   }
 
-  /** Stops delivering (what is in flight stays queued), then closes connections and the queue. */
+  /** Stops delivering (what is in flight stays queued), then closes connections and the queue; the source functions are closed by whoever loaded them. */
   async close(): Promise<void> {
     // Attempts cut by the stop are not a URL failing.
     this.health?.close();
     await this.worker?.stop();
     await this.engine?.close();
-    await this.sourceFunctions?.close();
     this.queue.close();
   }
 }

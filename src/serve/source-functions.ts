@@ -97,10 +97,6 @@ export class SourceFunctions {
     return answer;
   }
 
-  async close(): Promise<void> {
-    await Promise.all([...this.byName.values()].map(({ fn }) => fn.close()));
-  }
-
   private stored(name: string, record: InvocationRecord, ip: string | undefined): FunctionAnswer {
     const answer = record.messages.length > 0 ? this.accept(name, record.messages, ip) : { status: 200, body: { success: true } };
     if (answer.status === 200) this.objects += record.objects.length;
