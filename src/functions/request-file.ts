@@ -1,5 +1,5 @@
 import { InputError } from "../errors.js";
-import { isPlainObject } from "../json/parse.js";
+import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
 import type { RequestPayload } from "./request.js";
 import { checkSettings, type FunctionSettings } from "./settings.js";
 
@@ -24,7 +24,7 @@ export interface RequestFile {
 export function parseRequestFile(text: string, file: string): RequestFile {
   let document: unknown;
   try {
-    document = JSON.parse(text.replace(/^\uFEFF/, ""));
+    document = parseUntrustedJson(text.replace(/^\uFEFF/, ""));
   } catch (error) {
     throw new InputError(`not valid JSON: ${(error as Error).message}`, { file });
   }

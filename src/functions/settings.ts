@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { type ErrorSource, InputError } from "../errors.js";
-import { isPlainObject } from "../json/parse.js";
+import { isPlainObject, parseUntrustedJson } from "../json/parse.js";
 import { MAX_SETTINGS_FILE_BYTES, readRegularFile } from "../util/readable-file.js";
 
 /** A function's settings: the object its handlers get as their second argument. */
@@ -27,7 +27,7 @@ export function readSettings(value: string, cwd: string, flag: string): Function
 function parseSettings(text: string, source: ErrorSource): FunctionSettings {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseUntrustedJson(text);
   } catch (error) {
     throw new InputError(`settings are not valid JSON: ${(error as Error).message}`, source);
   }

@@ -115,6 +115,30 @@ describe("deeply nested JSON never stops a command or a receiver", () => {
     expect(target.requests.length).toBe(before + 2);
   });
 
+  it("function run: an event, a --request file and --settings nested too deep: exit 2 naming the file, the function not run", async () => {
+    const fn = join(dir, "destination.js");
+    writeFileSync(fn, "async function onTrack(event) { return 1; }\n");
+    const source = join(dir, "source.js");
+    writeFileSync(source, "async function onRequest(request) {}\n");
+    const events = join(dir, "deep-events.ndjson");
+    writeFileSync(events, `${deepTrack}\n`);
+    const deepEvent = await runInProcess(["function", "run", fn, events]);
+    expect(deepEvent.code).toBe(2);
+    expect(deepEvent.stderr).toMatch(/deep-events\.ndjson: not JSON: nested deeper than 512 levels: an event is a JSON object/);
+    expect(deepEvent.stdout).not.toContain("onTrack");
+    noStack(deepEvent);
+    const requestFile = join(dir, "deep-request.json");
+    writeFileSync(requestFile, `{"payload":{"body":{"x":${DEEP}},"headers":{},"queryParameters":{}}}`);
+    const deepRequest = await runInProcess(["function", "run", source, "--request", requestFile]);
+    expect(deepRequest.code).toBe(2);
+    expect(deepRequest.stderr).toMatch(/deep-request\.json: .*nested deeper than 512 levels/);
+    noStack(deepRequest);
+    const deepSettings = await runInProcess(["function", "run", fn, "--type", "track", "--settings", `{"x":${DEEP}}`]);
+    expect(deepSettings.code).toBe(2);
+    expect(deepSettings.stderr).toMatch(/--settings: .*nested deeper than 512 levels/);
+    noStack(deepSettings);
+  });
+
   it("serve: a poison batch gets 400 (not a retry-forever 503)", async () => {
     const { url, run, done } = await start(["serve", "--port", "0", "--write-key", "wk", "--url", target.url, "--state", join(dir, "serve-state")]);
     const auth = { authorization: `Basic ${Buffer.from("wk:").toString("base64")}` };

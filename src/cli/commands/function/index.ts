@@ -5,7 +5,7 @@ import { MAX_REQUEST_FILE_BYTES, parseRequestFile, type RequestFile } from "../.
 import { requestFromPayload } from "../../../functions/request.js";
 import { type FunctionModule, loadFunction } from "../../../functions/runtime.js";
 import { type FunctionSettings, readSettings } from "../../../functions/settings.js";
-import { isPlainObject } from "../../../json/parse.js";
+import { isPlainObject, jsonTooDeep, parseUntrustedJson } from "../../../json/parse.js";
 import { exampleMessage } from "../../../messages/examples.js";
 import type { InputMessage } from "../../../messages/input.js";
 import type { Clock } from "../../../util/clock.js";
@@ -134,9 +134,11 @@ function checkEvent(input: InputMessage): void {
   if (input.message !== undefined) return;
   let value: unknown;
   try {
-    value = JSON.parse(input.body);
-  } catch {
-    throw new InputError("not JSON: an event is a JSON object", { file: input.where });
+    value = parseUntrustedJson(input.body);
+  } catch (error) {
+    // Past the nesting bound: say so, as send and replay do for the same line.
+    const why = jsonTooDeep(input.body) ? `not JSON: ${(error as Error).message}` : "not JSON";
+    throw new InputError(`${why}: an event is a JSON object`, { file: input.where });
   }
   if (!isPlainObject(value)) throw new InputError("an event is a JSON object", { file: input.where });
   // Any object is an event (see readEvents), not only a checked Message.
